@@ -1,0 +1,57 @@
+# racer-companion: one plain target per stage.
+#   make book   build the Jupyter Book on the default profile (simulated records)
+#   make test   run the test suite
+# Both create .venv when it is missing. Override PYTHON, VENV, TORCH_SPEC or PROFILE on the
+# command line, e.g. `make book PROFILE=smoke` or `make test TORCH_SPEC='torch==2.5.1'`.
+
+PYTHON     ?= python3
+VENV       ?= .venv
+# Installed before the project so that its `torch>=2.3,<3` range is already satisfied and pip
+# never reaches for a CUDA build (DEVELOPERS.md, "PyTorch").
+TORCH_SPEC ?= torch==2.13.0
+PROFILE    ?= sim
+PYTEST_ARGS ?=
+
+BIN := $(VENV)/bin
+STAMP_BASE := $(VENV)/.racer-base
+STAMP_BOOK := $(VENV)/.racer-book
+STAMP_TEST := $(VENV)/.racer-test
+
+.PHONY: book test install sim-check results clean help
+
+help:
+	@sed -n '1,6p' Makefile
+
+$(STAMP_BASE):
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	touch $@
+
+$(STAMP_BOOK): $(STAMP_BASE) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[book]"
+	touch $@
+
+$(STAMP_TEST): $(STAMP_BASE) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+install: $(STAMP_BOOK)
+
+## Run every notebook of $(PROFILE) with papermill, then build the HTML book.
+book: $(STAMP_BOOK)
+	$(BIN)/racer run --profile $(PROFILE)
+
+## Run the notebooks of $(PROFILE) without building the book.
+results: $(STAMP_BOOK)
+	$(BIN)/racer run --profile $(PROFILE) --no-book
+
+## Print the simulator's aggregates next to the paper's targets (exit 1 if one is out of tolerance).
+sim-check: $(STAMP_BOOK)
+	$(BIN)/racer simulate check
+
+test: $(STAMP_TEST)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf build results book/_build

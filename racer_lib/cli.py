@@ -1,0 +1,191 @@
+"""The ``racer`` command.
+
+One function per subcommand: ``_add_<name>(subparsers)`` declares its arguments and sets
+``handler`` to ``cmd_<name>(args) -> int``. To add a subcommand, write both and append the
+``_add_<name>`` function to :data:`SUBCOMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from racer_lib import __version__
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``racer run``: execute a profile's notebooks, then build the book."""
+    from racer_lib.pipeline import run_profile
+
+    result = run_profile(
+        args.profile,
+        only=args.only,
+        build_book=not args.no_book,
+        root=args.root,
+        build_dir=args.build_dir,
+        results_root=args.results_dir,
+        book_out=args.book_out,
+        verbose=args.verbose,
+    )
+    print(result.summary())
+    return 0
+
+
+def _add_run(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="execute a profile's notebooks with papermill and build the book",
+        description="Execute the notebooks of a profile in order with papermill, then build "
+        "the Jupyter Book from the executed notebooks (offline, warnings are errors).",
+    )
+    parser.add_argument("--profile", required=True, help="profile name (profiles/NAME.yaml)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        action="extend",
+        metavar="NOTEBOOK",
+        help="run only these notebooks (stem or unique prefix, e.g. 02); the book reuses "
+        "the other notebooks' previous executions",
+    )
+    parser.add_argument("--no-book", action="store_true", help="do not build the book")
+    parser.add_argument(
+        "--root", type=Path, help="repository root (default: found from the current directory)"
+    )
+    parser.add_argument(
+        "--build-dir",
+        type=Path,
+        help="default ROOT/build; executed notebooks go to BUILD_DIR/PROFILE/executed",
+    )
+    parser.add_argument(
+        "--results-dir",
+        type=Path,
+        help="default ROOT/results; notebook results go to RESULTS_DIR/PROFILE/NOTEBOOK",
+    )
+    parser.add_argument(
+        "--book-out",
+        type=Path,
+        help="default ROOT/book; the HTML is written to BOOK_OUT/_build/html",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show papermill's per-cell progress and the Jupyter Book build output",
+    )
+    parser.set_defaults(handler=cmd_run)
+
+
+def cmd_simulate_check(args: argparse.Namespace) -> int:
+    """``racer simulate check``: the simulator's aggregates next to the paper's targets."""
+    import pandas as pd
+
+    from racer_lib.simulate import TOL_ACC, TOL_RATIO, check
+
+    report = check(seed=args.seed, scale=args.scale)
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(report.drop(columns=["tolerance"]).to_string(index=False))
+    n_bad = int((~report["ok"]).sum())
+    print(f"\n{len(report) - n_bad} of {len(report)} aggregates within tolerance "
+          f"(accuracy ±{TOL_ACC} points, cost ratio ±{TOL_RATIO:.0%}); seed {args.seed}")
+    return 1 if n_bad else 0
+
+
+def cmd_simulate_generate(args: argparse.Namespace) -> int:
+    """``racer simulate generate``: write simulated records and their embeddings."""
+    from racer_lib.simulate import write_simulated
+
+    rpath, epath = write_simulated(args.out, args.judge, args.recipe, seed=args.seed,
+                                   dim=args.dim, scale=args.scale)
+    print(f"wrote {rpath}")
+    if epath is not None:
+        print(f"wrote {epath}")
+    return 0
+
+
+def _add_simulate(subparsers: argparse._SubParsersAction) -> None:
+    from racer_lib.simulate import JUDGES, RECIPES
+
+    parser = subparsers.add_parser(
+        "simulate", help="simulated judge records calibrated to the paper",
+        description="Simulated judge records (racer_lib.simulate): check the calibration "
+        "against the paper's aggregates, or write records and embeddings to disk.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check = actions.add_parser("check", help="print simulated aggregates next to the paper's "
+                               "targets; exit 1 if one is out of tolerance")
+    check.add_argument("--seed", type=int, default=0)
+    check.add_argument("--scale", type=float, default=1.0,
+                       help="share of each record set to draw (default 1.0)")
+    check.set_defaults(handler=cmd_simulate_check)
+    gen = actions.add_parser("generate", help="write simulated records (+ embeddings beside)")
+    gen.add_argument("--judge", required=True, choices=list(JUDGES))
+    gen.add_argument("--recipe", nargs="+", default=["training_mix"], choices=list(RECIPES),
+                     help="set(s) of pairs to draw (default training_mix: the paper's 40k)")
+    gen.add_argument("--out", required=True, type=Path, help="records file (.parquet or .csv)")
+    gen.add_argument("--dim", type=int, default=64,
+                     help="embedding dimension (the paper: 7680; 0 = no embeddings)")
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--scale", type=float, default=1.0)
+    gen.set_defaults(handler=cmd_simulate_generate)
+
+
+def cmd_records_validate(args: argparse.Namespace) -> int:
+    """``racer records validate``: check record files (and embeddings beside them)."""
+    from racer_lib import records as rec
+    from racer_lib.evaluate import mode_summary
+
+    for path in args.files:
+        records = rec.read_records(path)
+        s = mode_summary(records).iloc[0]
+        line = (f"{path}: {len(records):,} valid records ({rec.provenance(records)}); "
+                f"accuracy instruct {s['acc_instruct']:.2f} %, reasoning "
+                f"{s['acc_reasoning']:.2f} %, cost ratio {s['cost_ratio']:.2f}")
+        epath = rec.embeddings_path(path)
+        if epath.exists():
+            emb = rec.read_embeddings(epath)
+            rec.align_embeddings(records, emb, epath, path)
+            line += f"; embeddings {emb.dim}-d ({emb.embedder or 'unnamed embedder'})"
+        print(line)
+    return 0
+
+
+def _add_records(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("records", help="judge records: validate files",
+                                   description="Judge records (racer_lib.records).")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    val = actions.add_parser("validate", help="validate record files; errors name the file, "
+                             "row and field")
+    val.add_argument("files", nargs="+", type=Path)
+    val.set_defaults(handler=cmd_records_validate)
+
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    _add_run, _add_simulate, _add_records]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``racer`` argument parser with every subcommand of :data:`SUBCOMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="racer", description="RACER companion: run the notebooks and build the book, "
+        "simulate and validate judge records.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``racer``; return the exit status (2 on a pipeline error)."""
+    from racer_lib.pipeline import PipelineError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except (PipelineError, ValueError, FileNotFoundError) as exc:  # RecordsError is a ValueError
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,569 @@
+"""The papermill runner: execute a profile's notebooks in order, then build the book.
+
+Repository layout it works on (``root`` is the folder holding ``notebooks/`` and ``profiles/``)::
+
+    notebooks/NN_name.md      jupytext MyST notebooks, one cell tagged ``parameters``
+    profiles/NAME.yaml        description, optional ``extends``, ordered ``notebooks`` mapping
+    book/                     Jupyter Book 1.x sources (_config.yml, _toc.yml template, pages)
+
+Outputs, with their defaults (each overridable, see :func:`run_profile`)::
+
+    results/<profile>/<stem>/                     what each notebook writes (``results_dir``)
+    build/<profile>/executed/<stem>.ipynb         the executed notebooks
+    build/<profile>/executed/<stem>.failed.ipynb  the executed part of a notebook that failed
+    build/<profile>/book/                         the staged book sources
+    build/<profile>/book-build.log                the Jupyter Book output
+    book/_build/html/index.html                   the built book (<book_out>/_build/html)
+
+While a notebook runs, papermill saves it cell by cell as ``<stem>.partial.ipynb``; it becomes
+``<stem>.ipynb`` on success, or ``<stem>.failed.ipynb`` (and any older ``<stem>.ipynb`` is
+removed) on failure, so ``--only`` never builds the book from a broken or outdated execution.
+
+Notebooks run with the repository root as working directory, so relative paths such as
+``data/...`` or ``profiles/...`` resolve against the repository. Every notebook receives
+``profile`` (the profile name) and ``results_dir`` (the absolute path of its results folder,
+created beforehand) on top of the profile's parameters.
+
+All checks (profile, ``--only`` names, parameters, previously executed notebooks, table of
+contents) happen before the first notebook runs; any problem raises :class:`PipelineError`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import yaml
+
+KERNEL_NAME = "python3"
+PARAMETERS_TAG = "parameters"
+INJECTED_PARAMETERS = ("profile", "results_dir")
+PROFILE_KEYS = {"description", "extends", "notebooks"}
+TOC_NOTEBOOK_PREFIX = "notebooks/"
+IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|Error:")  # lines of a build log to show
+# Sphinx copies every rendered image (notebook outputs and Markdown figures) to _images/.
+_IMG_TAG = re.compile(r"<img\b[^>]*\bsrc=\"[^\"]*_images/", re.IGNORECASE)
+# jupyter_book has no __main__; this is what its `jupyter-book` console script runs.
+_JUPYTER_BOOK = "from jupyter_book.cli.main import main; main()"
+
+
+class PipelineError(Exception):
+    """A problem with a profile, a notebook, its execution or the book build."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A resolved profile: ``notebooks`` maps notebook stems, in run order, to parameters."""
+
+    name: str
+    description: str
+    notebooks: dict[str, dict[str, Any]]
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_profile` produced."""
+
+    profile: str
+    executed: list[Path] = field(default_factory=list)
+    results_dirs: dict[str, Path] = field(default_factory=dict)
+    html_index: Path | None = None
+
+    def summary(self) -> str:
+        """Human-readable list of where everything went."""
+        lines = [f"profile {self.profile}", "executed notebooks:"]
+        lines += [f"  {path}" for path in self.executed] or ["  (none)"]
+        lines.append("results:")
+        lines += [f"  {stem}: {path}" for stem, path in self.results_dirs.items()] or ["  (none)"]
+        if self.html_index is not None:
+            lines.append(f"book: {self.html_index}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Absolute paths of one run's inputs and outputs."""
+
+    root: Path
+    build: Path  # <build_dir>/<profile>
+    results: Path  # <results_root>/<profile>
+    book_out: Path  # jupyter-book --path-output; the HTML lands in <book_out>/_build/html
+
+    @property
+    def book_src(self) -> Path:
+        return self.root / "book"
+
+    @property
+    def executed(self) -> Path:
+        return self.build / "executed"
+
+    @property
+    def staging(self) -> Path:
+        return self.build / "book"
+
+    @property
+    def html(self) -> Path:
+        return self.book_out / "_build" / "html"
+
+    def notebook(self, stem: str) -> Path:
+        """The MyST source of notebook ``stem``."""
+        return self.root / "notebooks" / f"{stem}.md"
+
+    def executed_notebook(self, stem: str, kind: str = "") -> Path:
+        """The executed notebook (``kind`` "failed" or "partial" for the other states)."""
+        suffix = f".{kind}.ipynb" if kind else ".ipynb"
+        return self.executed / f"{stem}{suffix}"
+
+    def results_dir(self, stem: str) -> Path:
+        """The folder notebook ``stem`` writes its tables and figures into."""
+        return self.results / stem
+
+
+# --------------------------------------------------------------------------- repository
+
+
+def find_root(start: Path | str | None = None) -> Path:
+    """Walk up from ``start`` (default: cwd) to the folder with ``notebooks/`` and ``profiles/``."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "notebooks").is_dir() and (folder / "profiles").is_dir():
+            return folder
+    raise PipelineError(
+        f"no repository root above {here}: expected a folder with notebooks/ and profiles/ "
+        "(run from inside the repository or pass --root)"
+    )
+
+
+def profile_names(root: Path) -> list[str]:
+    """Names of the profiles in ``root/profiles``."""
+    return sorted(path.stem for path in (root / "profiles").glob("*.yaml"))
+
+
+def notebook_names(root: Path) -> list[str]:
+    """Stems of the notebooks in ``root/notebooks``."""
+    return sorted(path.stem for path in (root / "notebooks").glob("*.md"))
+
+
+def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
+    path = root / "profiles" / f"{name}.yaml"
+    if not path.is_file():
+        valid = ", ".join(profile_names(root)) or "(none)"
+        raise PipelineError(f"unknown profile {name!r}; valid profiles: {valid}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise PipelineError(f"profile {name!r}: {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise PipelineError(f"profile {name!r}: {path} must hold a mapping")
+    unknown = sorted(set(data) - PROFILE_KEYS)
+    if unknown:
+        raise PipelineError(
+            f"profile {name!r}: unknown key(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(PROFILE_KEYS))}"
+        )
+    notebooks = data.get("notebooks") or {}
+    if not isinstance(notebooks, dict):
+        raise PipelineError(f"profile {name!r}: 'notebooks' must map notebook names to parameters")
+    for stem, params in notebooks.items():
+        if params is not None and not isinstance(params, dict):
+            raise PipelineError(
+                f"profile {name!r}: parameters of notebook {stem!r} must be a mapping"
+            )
+    return data
+
+
+def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile:
+    """Load ``profiles/<name>.yaml``, resolving ``extends`` (parent notebooks first).
+
+    A child's entry overrides its parent's parameters key by key and may add notebooks.
+    Every notebook named must exist in ``notebooks/``.
+    """
+    if name in _chain:
+        raise PipelineError(f"profile 'extends' cycle: {' -> '.join((*_chain, name))}")
+    data = _read_profile_file(name, root)
+    notebooks: dict[str, dict[str, Any]] = {}
+    description = str(data.get("description") or "")
+    parent = data.get("extends")
+    if parent is not None:
+        base = load_profile(str(parent), root, (*_chain, name))
+        notebooks = {stem: dict(params) for stem, params in base.notebooks.items()}
+        description = description or base.description
+    for stem, params in (data.get("notebooks") or {}).items():
+        notebooks.setdefault(str(stem), {}).update(params or {})
+
+    available = set(notebook_names(root))
+    missing = [stem for stem in notebooks if stem not in available]
+    if missing:
+        raise PipelineError(
+            f"profile {name!r} names notebook(s) not in notebooks/: {', '.join(missing)}; "
+            f"available: {', '.join(sorted(available)) or '(none)'}"
+        )
+    return Profile(name=name, description=description, notebooks=notebooks)
+
+
+def resolve_only(only: Iterable[str], profile: Profile) -> list[str]:
+    """Map ``--only`` names (a stem or a unique prefix such as ``02``) to stems, in run order."""
+    valid = list(profile.notebooks)
+    chosen: set[str] = set()
+    for name in only:
+        matches = [name] if name in valid else [stem for stem in valid if stem.startswith(name)]
+        if len(matches) != 1:
+            problem = "matches several notebooks of" if matches else "is not a notebook of"
+            raise PipelineError(
+                f"--only {name!r} {problem} profile {profile.name!r}; "
+                f"valid notebooks: {', '.join(valid)}"
+            )
+        chosen.add(matches[0])
+    return [stem for stem in valid if stem in chosen]
+
+
+# --------------------------------------------------------------------------- preflight
+
+
+@dataclass
+class _Prepared:
+    """A notebook converted to .ipynb, checked and ready to execute."""
+
+    stem: str
+    ipynb: Path
+    parameters: dict[str, Any]
+    parameters_cell: int
+
+
+def _prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> _Prepared:
+    """Convert one MyST notebook to ``tmp/<stem>.ipynb`` and check its parameters."""
+    import jupytext
+    import nbformat
+    from papermill import inspect_notebook
+
+    source = layout.notebook(stem)
+    try:
+        nb = jupytext.read(source)
+    except Exception as exc:  # jupytext raises many kinds of parse errors
+        raise PipelineError(f"notebook {stem!r}: cannot read {source}: {exc}") from exc
+    tagged = [
+        index
+        for index, cell in enumerate(nb.cells)
+        if PARAMETERS_TAG in cell.metadata.get("tags", [])
+    ]
+    if len(tagged) != 1:
+        found = "no cell" if not tagged else f"{len(tagged)} cells (cells {tagged})"
+        raise PipelineError(
+            f"notebook {stem!r}: {found} tagged 'parameters' in {source}; exactly one is "
+            "required (`:tags: [parameters]` on a code-cell)"
+        )
+    ipynb = tmp / f"{stem}.ipynb"
+    nbformat.write(nb, ipynb)
+    try:
+        declared = list(inspect_notebook(ipynb))
+    except ValueError as exc:  # e.g. no kernelspec language in the header
+        raise PipelineError(f"notebook {stem!r}: cannot read its parameters: {exc}") from exc
+    missing = [name for name in INJECTED_PARAMETERS if name not in declared]
+    if missing:
+        raise PipelineError(
+            f"notebook {stem!r} must declare {', '.join(missing)} in its parameters cell "
+            f"(the runner always sets {' and '.join(INJECTED_PARAMETERS)}); "
+            f"declared: {', '.join(declared) or '(none)'}"
+        )
+    given = profile.notebooks[stem]
+    reserved = [name for name in given if name in INJECTED_PARAMETERS]
+    if reserved:
+        raise PipelineError(
+            f"profile {profile.name!r} sets {', '.join(reserved)} for notebook {stem!r}; "
+            "the runner sets these itself"
+        )
+    undeclared = [name for name in given if name not in declared]
+    if undeclared:
+        raise PipelineError(
+            f"profile {profile.name!r} gives notebook {stem!r} parameter(s) it does not "
+            f"declare: {', '.join(undeclared)}; declared parameters: {', '.join(declared)}"
+        )
+    parameters = {
+        **given,
+        "profile": profile.name,
+        "results_dir": str(layout.results_dir(stem)),
+    }
+    return _Prepared(stem, ipynb, parameters, tagged[0])
+
+
+def _toc_files(entries: Any) -> Iterator[str]:
+    """Every ``file:`` named anywhere in a parsed _toc.yml."""
+    if isinstance(entries, dict):
+        if isinstance(entries.get("file"), str):
+            yield entries["file"]
+        for value in entries.values():
+            yield from _toc_files(value)
+    elif isinstance(entries, list):
+        for item in entries:
+            yield from _toc_files(item)
+
+
+def _toc_stem(file: str) -> str | None:
+    """The notebook stem of a toc ``file:`` entry, or None for other pages."""
+    if not file.startswith(TOC_NOTEBOOK_PREFIX):
+        return None
+    name = file[len(TOC_NOTEBOOK_PREFIX) :]
+    return name.removesuffix(".ipynb").removesuffix(".md")
+
+
+def _read_toc(layout: Layout) -> dict[str, Any]:
+    path = layout.book_src / "_toc.yml"
+    if not path.is_file():
+        raise PipelineError(f"no table of contents at {path}")
+    toc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(toc, dict):
+        raise PipelineError(f"{path} must hold a mapping")
+    return toc
+
+
+def _check_book_inputs(profile: Profile, to_run: list[str], layout: Layout) -> None:
+    """Before running: the toc lists every notebook, and skipped ones were executed before."""
+    in_toc = {_toc_stem(file) for file in _toc_files(_read_toc(layout))}
+    absent = [stem for stem in profile.notebooks if stem not in in_toc]
+    if absent:
+        raise PipelineError(
+            f"book/_toc.yml has no entry 'file: {TOC_NOTEBOOK_PREFIX}<stem>' for notebook(s) "
+            f"{', '.join(absent)} of profile {profile.name!r}"
+        )
+    for stem in profile.notebooks:
+        if stem not in to_run and not layout.executed_notebook(stem).is_file():
+            raise PipelineError(
+                f"notebook {stem} has not been executed for profile {profile.name}; "
+                "run without --only"
+            )
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def _execute(prepared: _Prepared, layout: Layout, verbose: bool) -> Path:
+    """Run one notebook with papermill; return the executed notebook's path."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    stem = prepared.stem
+    layout.results_dir(stem).mkdir(parents=True, exist_ok=True)
+    partial = layout.executed_notebook(stem, "partial")
+    done, failed = layout.executed_notebook(stem), layout.executed_notebook(stem, "failed")
+    try:
+        papermill.execute_notebook(
+            prepared.ipynb,
+            partial,
+            parameters=prepared.parameters,
+            kernel_name=KERNEL_NAME,
+            language="python",
+            cwd=layout.root,
+            progress_bar=verbose,
+            # Quiet kernels unless verbose (ipykernel warns about plain TCP on every start).
+            extra_arguments=[] if verbose else ["--IPKernelApp.log_level=ERROR"],
+        )
+    except PapermillExecutionError as exc:
+        partial.replace(failed)
+        done.unlink(missing_ok=True)  # never leave an executed notebook of older code behind
+        # papermill counts the cell it injects right after the parameters cell: undo that.
+        index = exc.cell_index - 1 if exc.cell_index > prepared.parameters_cell else exc.cell_index
+        first_line = next((line for line in exc.source.splitlines() if line.strip()), "")
+        raise PipelineError(
+            f"notebook {stem!r} ({layout.notebook(stem)}) failed in cell {index} "
+            f"(0-based, markdown cells included), which starts with {first_line!r}:\n"
+            f"  {exc.ename}: {exc.evalue}\n"
+            f"executed part saved to {failed}"
+        ) from None
+    except Exception as exc:  # kernel died, could not start, timed out, ...
+        if partial.exists():
+            partial.replace(failed)
+        done.unlink(missing_ok=True)
+        raise PipelineError(
+            f"notebook {stem!r} could not be executed: {type(exc).__name__}: {exc}"
+        ) from exc
+    failed.unlink(missing_ok=True)
+    return partial.replace(done)
+
+
+# --------------------------------------------------------------------------- book
+
+
+def _filter_toc(entries: Any, keep: set[str]) -> Any:
+    """Drop toc entries of notebooks not in ``keep``, and containers left empty."""
+    if isinstance(entries, list):
+        kept = [_filter_toc(item, keep) for item in entries]
+        return [item for item in kept if item is not None]
+    if not isinstance(entries, dict):
+        return entries
+    file = entries.get("file")
+    stem = _toc_stem(file) if isinstance(file, str) else None
+    if stem is not None and stem not in keep:
+        return None
+    result = {}
+    for key, value in entries.items():
+        value = _filter_toc(value, keep)
+        if isinstance(value, list) and not value and key in ("parts", "chapters", "sections"):
+            if key == "chapters":
+                return None  # a part without chapters is invalid: drop the part
+            continue
+        result[key] = value
+    return result
+
+
+def _stage_book(profile: Profile, layout: Layout) -> Path:
+    """Copy book/ to build/<profile>/book with the executed notebooks and a filtered toc."""
+    staging = layout.staging
+    if staging.exists():
+        shutil.rmtree(staging)
+    shutil.copytree(
+        layout.book_src, staging, ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints")
+    )
+    (staging / "notebooks").mkdir(exist_ok=True)
+    for stem in profile.notebooks:
+        shutil.copy2(layout.executed_notebook(stem), staging / "notebooks" / f"{stem}.ipynb")
+    toc = _filter_toc(_read_toc(layout), set(profile.notebooks))
+    (staging / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
+    return staging
+
+
+def _count_image_outputs(ipynb: Path) -> int:
+    """Number of outputs of a notebook that carry an image."""
+    import nbformat
+
+    nb = nbformat.read(ipynb, as_version=4)
+    return sum(
+        any(mime in output.get("data", {}) for mime in IMAGE_MIMES)
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+
+
+def _check_figures(profile: Profile, layout: Layout) -> None:
+    """Every image output of every executed notebook shows up in its built page."""
+    problems = []
+    for stem in profile.notebooks:
+        page = layout.html / "notebooks" / f"{stem}.html"
+        expected = _count_image_outputs(layout.staging / "notebooks" / f"{stem}.ipynb")
+        if not page.is_file():
+            problems.append(f"page of notebook {stem} is missing: {page}")
+            continue
+        shown = len(_IMG_TAG.findall(page.read_text(encoding="utf-8")))
+        if shown < expected:
+            problems.append(
+                f"notebook {stem} has {expected} image output(s) but its page {page} shows {shown}"
+            )
+    if problems:
+        raise PipelineError("book is missing figures:\n  " + "\n  ".join(problems))
+
+
+def _build_problems(log: Path, layout: Layout) -> str:
+    """The warnings and errors of a failed build log, with staged paths mapped to sources."""
+    text = _ANSI.sub("", log.read_text(encoding="utf-8", errors="replace"))
+    lines = text.splitlines()
+    problems = [line for line in lines if _PROBLEM.search(line)]
+    shown = problems or lines[-30:]
+    staged_notebooks = f"{layout.staging / 'notebooks'}{os.sep}"
+    renamed = (
+        line.replace(staged_notebooks, f"{layout.executed}{os.sep}").replace(
+            f"{layout.staging}{os.sep}", f"{layout.book_src}{os.sep}"
+        )
+        for line in shown
+    )
+    return "\n".join(f"  {line.strip()}" for line in renamed) + f"\nfull log: {log}"
+
+
+def make_book(profile: Profile, layout: Layout, verbose: bool = False) -> Path:
+    """Stage and build the book (no execution, warnings are errors); return index.html."""
+    staging = _stage_book(profile, layout)
+    build = layout.book_out / "_build"
+    if build.exists():
+        shutil.rmtree(build)  # a fresh build: no pages left over from another profile
+    command = [
+        sys.executable, "-c", _JUPYTER_BOOK, "build", str(staging),
+        "--path-output", str(layout.book_out), "--builder", "html",
+        "-W", "-n", "--keep-going",
+    ]  # fmt: skip
+    log = layout.build / "book-build.log"
+    if verbose:
+        returncode = subprocess.run(command, cwd=layout.root).returncode
+    else:
+        with log.open("w", encoding="utf-8") as stream:
+            returncode = subprocess.run(
+                command, cwd=layout.root, stdout=stream, stderr=subprocess.STDOUT
+            ).returncode
+    if returncode != 0:
+        details = "see the output above" if verbose else _build_problems(log, layout)
+        raise PipelineError(
+            f"book build failed for profile {profile.name!r} (Sphinx warnings are errors); "
+            f"staged sources in {staging}\n{details}"
+        )
+    index = layout.html / "index.html"
+    if not index.is_file():
+        raise PipelineError(f"book build wrote no {index}")
+    _check_figures(profile, layout)
+    return index
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def run_profile(
+    profile: str,
+    only: Iterable[str] | None = None,
+    build_book: bool = True,
+    root: Path | str | None = None,
+    build_dir: Path | str | None = None,
+    results_root: Path | str | None = None,
+    book_out: Path | str | None = None,
+    verbose: bool = False,
+) -> RunResult:
+    """Execute the notebooks of ``profile`` in order, then (optionally) build the book.
+
+    Args:
+        profile: name of ``profiles/<profile>.yaml``.
+        only: run only these notebooks (stems or unique prefixes); the book then uses the
+            other notebooks' earlier executions from ``<build_dir>/<profile>/executed``.
+        build_book: build the HTML book after running.
+        root: repository root (default: found by walking up from the cwd).
+        build_dir: default ``<root>/build``; executed notebooks go to
+            ``<build_dir>/<profile>/executed``, the staged book to ``<build_dir>/<profile>/book``.
+        results_root: default ``<root>/results``; notebook results go to
+            ``<results_root>/<profile>/<stem>``.
+        book_out: default ``<root>/book``; the HTML is written to ``<book_out>/_build/html``
+            (this ``_build`` folder is replaced on every build).
+        verbose: show papermill's per-cell progress and the Jupyter Book output.
+    """
+    from tqdm import tqdm
+
+    root_path = Path(root).resolve() if root is not None else find_root()
+    resolved = load_profile(profile, root_path)
+    layout = Layout(
+        root=root_path,
+        build=Path(build_dir or root_path / "build").resolve() / profile,
+        results=Path(results_root or root_path / "results").resolve() / profile,
+        book_out=Path(book_out or root_path / "book").resolve(),
+    )
+    to_run = resolve_only(only, resolved) if only else list(resolved.notebooks)
+    result = RunResult(profile=profile)
+
+    with tempfile.TemporaryDirectory(prefix="racer-") as tmp:
+        prepared = [_prepare(stem, resolved, layout, Path(tmp)) for stem in to_run]
+        if build_book:
+            _check_book_inputs(resolved, to_run, layout)
+        layout.executed.mkdir(parents=True, exist_ok=True)
+        description = resolved.description or "(no description)"
+        tqdm.write(f"profile {profile}: {description}", file=sys.stderr)
+        with tqdm(prepared, desc=profile, unit="notebook", file=sys.stderr) as bar:
+            for item in bar:
+                bar.set_postfix_str(item.stem)
+                result.executed.append(_execute(item, layout, verbose))
+                result.results_dirs[item.stem] = layout.results_dir(item.stem)
+
+    if build_book:
+        result.html_index = make_book(resolved, layout, verbose)
+    return result

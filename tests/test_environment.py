@@ -1,0 +1,50 @@
+"""pyproject.toml is the one source of dependencies; environment.yml must mirror it."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONDA_NAMES = {"torch": "pytorch"}  # PyPI name -> conda name where they differ
+CONDA_ONLY = {"python", "pip", "cpuonly"}
+
+
+def _split(req: str) -> tuple[str, str]:
+    name, spec = re.match(r"^\s*([A-Za-z0-9_.\-\[\]]+)\s*(.*)$", req).groups()
+    return name.lower().replace("_", "-"), spec.replace(" ", "")
+
+
+def _pyproject() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = list(project["dependencies"])
+    for extra in ("book", "test"):
+        reqs += [r for r in project["optional-dependencies"][extra]
+                 if not r.startswith(project["name"])]
+    return {CONDA_NAMES.get(n, n): s for n, s in map(_split, reqs)}
+
+
+def _environment() -> dict[str, str]:
+    deps = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
+    return dict(_split(d) for d in deps if isinstance(d, str) and _split(d)[0] not in CONDA_ONLY)
+
+
+def test_environment_yml_mirrors_pyproject():
+    assert _environment() == _pyproject()
+
+
+def test_environment_installs_the_project_itself():
+    deps = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
+    pip = next(d["pip"] for d in deps if isinstance(d, dict))
+    assert "-e ." in pip
+
+
+def test_torch_range_admits_the_cpu_wheel():
+    """make installs torch==2.13.0 first; the project's range must accept it (no CUDA pull)."""
+    from packaging.specifiers import SpecifierSet
+
+    spec = SpecifierSet(_pyproject()["pytorch"])
+    assert "2.13.0" in spec
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^TORCH_SPEC\s*\?=\s*torch==2\.13\.0$", makefile, re.M)

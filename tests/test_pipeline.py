@@ -1,0 +1,308 @@
+"""The papermill runner and the book build, on a tiny fake repository.
+
+The fake repository (tests/fixtures/pipeline) has three small MyST notebooks, a few profiles
+and two book pages; its book/_config.yml is the real one and its _toc.yml is the real one with
+the notebook chapters replaced by the fake notebooks. Tests marked ``slow`` start kernels or
+build the book; one successful build is shared by the module.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from racer_lib.cli import main
+from racer_lib.pipeline import (
+    PipelineError,
+    RunResult,
+    find_root,
+    load_profile,
+    resolve_only,
+    run_profile,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = Path(__file__).parent / "fixtures" / "pipeline"
+NOTEBOOKS = ["01_alpha", "02_beta", "03_gamma"]
+IMG = re.compile(r"<img\b[^>]*_images/")
+
+
+def make_repo(dest: Path) -> Path:
+    """Copy the fake repository to ``dest`` with the real book config and an adjusted toc."""
+    shutil.copytree(FIXTURE, dest)
+    shutil.copy(REPO / "book" / "_config.yml", dest / "book" / "_config.yml")
+    toc = yaml.safe_load((REPO / "book" / "_toc.yml").read_text())
+    notebook_parts = [
+        part
+        for part in toc["parts"]
+        if any(chapter.get("file", "").startswith("notebooks/") for chapter in part["chapters"])
+    ]
+    assert notebook_parts, "the real toc has a part listing notebooks/<stem> chapters"
+    notebook_parts[0]["chapters"] = [{"file": f"notebooks/{stem}"} for stem in NOTEBOOKS]
+    write_toc(dest, toc)
+    return dest
+
+
+def write_toc(repo: Path, toc: dict) -> None:
+    (repo / "book" / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+
+
+def write_profile(repo: Path, name: str, notebooks: dict, **extra) -> None:
+    data = {"description": f"test profile {name}", **extra, "notebooks": notebooks}
+    (repo / "profiles" / f"{name}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def cli(repo: Path, *args: str) -> int:
+    return main(["run", "--root", str(repo), *args])
+
+
+def built_files(repo: Path) -> list[Path]:
+    """Everything the runner may have written under the repository."""
+    return [path for folder in ("build", "results") for path in (repo / folder).rglob("*")]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunResult]:
+    """One full run of the ``child`` profile (three notebooks and the book)."""
+    repo = make_repo(tmp_path_factory.mktemp("built") / "repo")
+    return repo, run_profile("child", root=repo)
+
+
+# --------------------------------------------------------------------------- checks before running
+
+
+def test_find_root_walks_up(repo: Path) -> None:
+    assert find_root(repo / "book") == repo.resolve()
+    with pytest.raises(PipelineError, match="--root"):
+        find_root(repo.parent)
+
+
+def test_extends_merges_parameters_key_by_key(repo: Path) -> None:
+    profile = load_profile("child", repo)
+    assert list(profile.notebooks) == NOTEBOOKS  # parent's order first, then additions
+    assert profile.notebooks == {
+        "01_alpha": {"seed": 3, "label": "child"},
+        "02_beta": {"scale": 2.0},
+        "03_gamma": {},
+    }
+    assert load_profile("base", repo).notebooks["01_alpha"] == {"seed": 3, "label": "base"}
+
+
+def test_extends_cycle_is_an_error(repo: Path) -> None:
+    write_profile(repo, "ping", {}, extends="pong")
+    write_profile(repo, "pong", {}, extends="ping")
+    with pytest.raises(PipelineError, match="cycle: ping -> pong -> ping"):
+        load_profile("ping", repo)
+
+
+def test_unknown_profile_lists_valid_names(repo: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli(repo, "--profile", "nope") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown profile 'nope'")
+    assert "base, child, failing, undeclared" in err
+
+
+def test_unknown_notebook_lists_valid_names(repo: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli(repo, "--profile", "base", "--only", "03") == 2
+    err = capsys.readouterr().err
+    assert "'03' is not a notebook of profile 'base'" in err
+    assert "valid notebooks: 01_alpha, 02_beta" in err
+    assert built_files(repo) == []
+
+
+def test_only_accepts_stems_and_unique_prefixes_in_run_order(repo: Path) -> None:
+    profile = load_profile("child", repo)
+    assert resolve_only(["03", "01_alpha"], profile) == ["01_alpha", "03_gamma"]
+    with pytest.raises(PipelineError, match="matches several"):
+        resolve_only(["0"], profile)
+
+
+def test_undeclared_parameter_fails_before_anything_runs(repo: Path) -> None:
+    with pytest.raises(PipelineError) as info:
+        run_profile("undeclared", root=repo)
+    message = str(info.value)
+    assert "profile 'undeclared'" in message and "notebook '02_beta'" in message
+    assert "scael" in message
+    assert "declared parameters: profile, results_dir, scale, fail" in message
+    assert built_files(repo) == []  # 01_alpha, listed first, did not run
+
+
+@pytest.mark.parametrize(
+    ("parameters_cell", "expected"),
+    [
+        ("```{code-cell} ipython3\nx = 1\n```", "no cell tagged 'parameters'"),
+        (
+            "```{code-cell} ipython3\n:tags: [parameters]\n\nprofile = None\n```",
+            "must declare results_dir",
+        ),
+    ],
+)
+def test_notebook_must_declare_its_parameters(
+    repo: Path, parameters_cell: str, expected: str
+) -> None:
+    header = (FIXTURE / "notebooks" / "03_gamma.md").read_text().split("# Gamma")[0]
+    (repo / "notebooks" / "09_bad.md").write_text(f"{header}# Bad\n\n{parameters_cell}\n")
+    write_profile(repo, "bad", {"01_alpha": {}, "09_bad": {}})
+    with pytest.raises(PipelineError, match=f"notebook '09_bad'.*{re.escape(expected)}"):
+        run_profile("bad", root=repo, build_book=False)
+    assert built_files(repo) == []
+
+
+def test_book_needs_earlier_executions_when_using_only(repo: Path) -> None:
+    with pytest.raises(
+        PipelineError,
+        match="notebook 01_alpha has not been executed for profile child; run without --only",
+    ):
+        run_profile("child", only=["02"], root=repo)
+    assert built_files(repo) == []
+
+
+def test_notebook_missing_from_toc_fails_before_running(repo: Path) -> None:
+    toc = yaml.safe_load((repo / "book" / "_toc.yml").read_text())
+    toc["parts"][0]["chapters"] = [{"file": "notebooks/01_alpha"}]
+    write_toc(repo, toc)
+    with pytest.raises(PipelineError, match="no entry.*02_beta"):
+        run_profile("base", root=repo)
+    assert built_files(repo) == []
+
+
+def test_python_m_racer_lib_runs_the_cli() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "racer_lib", "run", "--help"], capture_output=True, text=True
+    )
+    assert completed.returncode == 0
+    assert "--profile" in completed.stdout and "--no-book" in completed.stdout
+
+
+# --------------------------------------------------------------------------- running
+
+
+@pytest.mark.slow
+def test_parameters_reach_the_notebooks(built: tuple[Path, RunResult]) -> None:
+    repo, result = built
+    results = repo / "results" / "child"
+    assert result.results_dirs == {stem: results / stem for stem in NOTEBOOKS}
+    params = pd.read_csv(results / "01_alpha" / "params.csv").iloc[0].to_dict()
+    assert params == {"profile": "child", "seed": 3, "label": "child"}
+    assert pd.read_csv(results / "02_beta" / "scale.csv")["scale"].tolist() == [2.0]
+    assert (results / "01_alpha" / "alpha.png").stat().st_size > 0
+    # notebooks run with the repository root as working directory
+    assert pd.read_csv(results / "03_gamma" / "cwd.csv")["cwd"].tolist() == [str(repo)]
+    executed = repo / "build" / "child" / "executed"
+    assert result.executed == [executed / f"{stem}.ipynb" for stem in NOTEBOOKS]
+    assert all(path.is_file() for path in result.executed)
+    assert sorted(path.name for path in (repo / "notebooks").iterdir()) == [
+        f"{stem}.md" for stem in NOTEBOOKS
+    ]
+
+
+@pytest.mark.slow
+def test_book_is_built_with_the_figures(built: tuple[Path, RunResult]) -> None:
+    repo, result = built
+    html = repo / "book" / "_build" / "html"
+    assert result.html_index == html / "index.html"
+    assert result.html_index.is_file()
+    for stem, images in {"01_alpha": 1, "02_beta": 1, "03_gamma": 0}.items():
+        page = (html / "notebooks" / f"{stem}.html").read_text()
+        assert len(IMG.findall(page)) == images, stem
+    assert "rerun.html" in (html / "intro.html").read_text()
+
+
+@pytest.mark.slow
+def test_failing_notebook_stops_the_run(repo: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli(repo, "--profile", "failing") == 2
+    err = capsys.readouterr().err
+    message = err[err.index("error: ") :]
+    assert "notebook '02_beta'" in message
+    assert "cell 4" in message and "'if fail:'" in message  # 0-based, markdown cells included
+    assert "ValueError: beta failed on purpose" in message
+    assert "Traceback" not in err
+    executed = repo / "build" / "failing" / "executed"
+    assert sorted(path.name for path in executed.iterdir()) == [
+        "01_alpha.ipynb",
+        "02_beta.failed.ipynb",
+    ]
+    assert not (repo / "results" / "failing" / "03_gamma").exists()
+    assert not (repo / "book" / "_build").exists()
+
+
+@pytest.mark.slow
+def test_only_reuses_earlier_executions_for_the_book(
+    repo: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """``base`` runs two of the three notebooks: the toc entry of the third is dropped."""
+    assert cli(repo, "--profile", "base", "--no-book") == 0
+    executed = repo / "build" / "base" / "executed"
+    alpha_mtime = (executed / "01_alpha.ipynb").stat().st_mtime_ns
+    assert not (repo / "book" / "_build").exists()
+    capsys.readouterr()
+
+    assert cli(repo, "--profile", "base", "--only", "02") == 0
+    out = capsys.readouterr().out
+    html = repo / "book" / "_build" / "html"
+    assert f"executed notebooks:\n  {executed / '02_beta.ipynb'}\nresults:\n" in out
+    assert "01_alpha.ipynb" not in out
+    assert f"book: {html / 'index.html'}" in out
+    assert (executed / "01_alpha.ipynb").stat().st_mtime_ns == alpha_mtime
+    assert len(IMG.findall((html / "notebooks" / "01_alpha.html").read_text())) == 1
+    assert not (html / "notebooks" / "03_gamma.html").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("breakage", "page", "warning"),
+    [
+        ("toc", "intro.md", "toctree contains reference to nonexisting document 'missing_page'"),
+        ("figure", "rerun.md", "image file not readable: images/missing.png"),
+    ],
+)
+def test_missing_page_or_figure_fails_the_build(
+    repo: Path, breakage: str, page: str, warning: str
+) -> None:
+    write_profile(repo, "pages", {})  # no notebooks: only the book's own pages
+    if breakage == "toc":
+        toc = yaml.safe_load((repo / "book" / "_toc.yml").read_text())
+        toc["parts"][-1]["chapters"].append({"file": "missing_page"})
+        write_toc(repo, toc)
+    else:
+        with (repo / "book" / "rerun.md").open("a") as stream:
+            stream.write("\n```{figure} images/missing.png\nA figure that is not there.\n```\n")
+    with pytest.raises(PipelineError, match="book build failed") as info:
+        run_profile("pages", root=repo)
+    message = str(info.value)
+    assert warning in message
+    assert f"{repo / 'book' / page}:" in message  # the source file, not its staged copy
+
+
+@pytest.mark.slow
+def test_hidden_image_output_fails_the_build_and_paths_are_overridable(
+    repo: Path, tmp_path: Path
+) -> None:
+    """An image output that does not reach the page is an error (here removed by a tag)."""
+    alpha = repo / "notebooks" / "01_alpha.md"
+    source = alpha.read_text()
+    marker = "```{code-cell} ipython3\nfrom pathlib import Path"
+    tagged = marker.replace("ipython3\n", "ipython3\n:tags: [remove-output]\n\n")
+    alpha.write_text(source.replace(marker, tagged))
+    write_profile(repo, "alpha", {"01_alpha": {"seed": 5}})
+    dirs = {name: tmp_path / name for name in ("build_dir", "results_root", "book_out")}
+    with pytest.raises(PipelineError, match="01_alpha has 1 image output.*shows 0"):
+        run_profile("alpha", root=repo, **dirs)
+    assert (dirs["build_dir"] / "alpha" / "executed" / "01_alpha.ipynb").is_file()
+    params = pd.read_csv(dirs["results_root"] / "alpha" / "01_alpha" / "params.csv")
+    assert params["seed"].tolist() == [5]
+    assert (dirs["book_out"] / "_build" / "html" / "notebooks" / "01_alpha.html").is_file()
+    assert built_files(repo) == []
+    assert not (repo / "book" / "_build").exists()

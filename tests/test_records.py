@@ -1,0 +1,173 @@
+"""Judge records: schema, IO, embeddings beside the records, cost unit, and every bad input."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from racer_lib import records as rec
+from racer_lib.simulate import simulate
+
+
+@pytest.fixture(scope="module")
+def sim():
+    records, emb = simulate("qwen3-4b", "judgebench", seed=3, dim=8, scale=0.1)
+    return records, emb
+
+
+def _write_parquet(df, path):
+    """Write raw (unvalidated) records, as a third party's file would be."""
+    df.to_parquet(path, index=False)
+    return path
+
+
+def test_round_trip_parquet_and_csv(sim, tmp_path):
+    records, _ = sim
+    for name in ["r.parquet", "r.csv"]:
+        path = rec.write_records(records, tmp_path / name)
+        back = rec.read_records(path)
+        pd.testing.assert_frame_equal(back, records, check_dtype=False)
+        assert back["label"].isin([0, 1]).all()
+
+
+def test_embeddings_beside_records_keyed_by_id(sim, tmp_path):
+    records, emb = sim
+    path = rec.write_records(records, tmp_path / "r.parquet")
+    epath = rec.embeddings_path(path)
+    assert epath.name == "r.embeddings.parquet"
+    # Written in two chunks and in reversed order: alignment goes by id, not by position.
+    order = np.arange(len(records))[::-1]
+    half = len(order) // 2
+    rec.write_embeddings(epath, [(records["id"].to_numpy()[order[:half]], emb[order[:half]]),
+                                 (records["id"].to_numpy()[order[half:]], emb[order[half:]])],
+                         embedder="test-8d")
+    loaded, matrix = rec.load(path)
+    np.testing.assert_array_equal(matrix, emb)
+    assert rec.read_embeddings(epath).embedder == "test-8d"
+
+
+def _bad(records, path, row, field, value):
+    """Records with one value replaced, written without validation."""
+    df = records.copy()
+    df[field] = df[field].astype(object)
+    df.loc[row, field] = value
+    return _write_parquet(df, path)
+
+
+def _raises(path, *pieces):
+    with pytest.raises(rec.RecordsError) as err:
+        rec.read_records(path)
+    message = str(err.value)
+    for piece in [str(path), *pieces]:
+        assert piece in message, message
+    return err.value
+
+
+def test_missing_column_names_file_and_field(sim, tmp_path):
+    records, _ = sim
+    path = _write_parquet(records.drop(columns=["tokens_reasoning"]), tmp_path / "m.parquet")
+    err = _raises(path, "field 'tokens_reasoning'", "missing column")
+    assert err.field == "tokens_reasoning"
+
+
+def test_label_outside_0_1(sim, tmp_path):
+    records, _ = sim
+    path = _bad(records, tmp_path / "l.parquet", 5, "label", 2)
+    err = _raises(path, "row 5", f"id {records['id'][5]!r}", "field 'label'", "2 is not a label")
+    assert err.row == 5
+
+
+@pytest.mark.parametrize("value, words", [(-3, "negative token count"),
+                                          (None, "missing or non-numeric token count")])
+def test_negative_or_missing_tokens(sim, tmp_path, value, words):
+    records, _ = sim
+    path = _bad(records, tmp_path / "t.parquet", 7, "tokens_instruct", value)
+    _raises(path, "row 7", "field 'tokens_instruct'", words)
+
+
+def test_duplicate_id_names_both_rows(sim, tmp_path):
+    records, _ = sim
+    path = _bad(records, tmp_path / "d.parquet", 9, "id", records["id"][2])
+    _raises(path, "row 9", "field 'id'", "duplicate id, first seen at row 2")
+
+
+def test_correct_must_agree_with_verdict(sim, tmp_path):
+    records, _ = sim
+    row = int(np.flatnonzero(records["correct_reasoning"].to_numpy())[0])
+    path = _bad(records, tmp_path / "c.parquet", row, "correct_reasoning", False)
+    _raises(path, f"row {row}", "field 'correct_reasoning'", "disagrees with verdict_reasoning")
+
+
+def test_nan_in_embedding(sim, tmp_path):
+    records, emb = sim
+    bad = emb.copy()
+    bad[4, 6] = np.nan
+    path = tmp_path / "e.embeddings.parquet"
+    with pytest.raises(rec.RecordsError, match=re.escape(f"{path}: row 4 (id {records['id'][4]!r}), "
+                                                         "field 'embedding': nan at dimension 6")):
+        rec.write_embeddings(path, [(records["id"], bad)], embedder="x")
+    assert not path.exists()  # nothing half-written
+    # A file written by someone else with a NaN is caught on reading too.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    values = pa.FixedSizeListArray.from_arrays(pa.array(bad.reshape(-1)), bad.shape[1])
+    pq.write_table(pa.table({"id": records["id"].tolist(), "embedding": values}), path)
+    with pytest.raises(rec.RecordsError, match="row 4 .*field 'embedding': nan at dimension 6"):
+        rec.read_embeddings(path)
+
+
+def test_embedding_ids_must_match_records(sim, tmp_path):
+    records, emb = sim
+    path = rec.write_records(records, tmp_path / "r.parquet")
+    epath = rec.embeddings_path(path)
+    ids = records["id"].to_numpy().copy()
+    ids[3] = "someone-else"
+    rec.write_embeddings(epath, [(ids, emb)], embedder="x")
+    with pytest.raises(rec.RecordsError) as err:
+        rec.load(path)
+    assert f"{path}: row 3 (id {records['id'][3]!r}), field 'id': no embedding for this id" \
+        in str(err.value)
+    # An extra embedding (records are a subset) names the embeddings file and its row.
+    rec.write_embeddings(epath, [(records["id"], emb)], embedder="x")
+    with pytest.raises(rec.RecordsError, match=re.escape(f"{epath}: row 0")):
+        rec.align_embeddings(records.iloc[1:], rec.read_embeddings(epath), epath, path)
+
+
+def test_cost_unit_and_realized_cost_ratio(sim):
+    records, _ = sim
+    unit = rec.CostUnit.from_records(records)
+    c = unit.cost(records)
+    assert c[:, 0].mean() == pytest.approx(1.0)  # All-Instruct costs 1 on its own training set
+    t = rec.token_matrix(records)
+    assert rec.realized_cost_ratio(records, 0.0) == pytest.approx(1.0)
+    assert rec.realized_cost_ratio(records, 1.0) == pytest.approx(t[:, 1].sum() / t[:, 0].sum())
+    # Per-pair decisions: reasoning on the first half only.
+    p = np.zeros(len(records))
+    p[: len(p) // 2] = 1
+    expected = (t[: len(p) // 2, 1].sum() + t[len(p) // 2:, 0].sum()) / t[:, 0].sum()
+    assert rec.realized_cost_ratio(records, p) == pytest.approx(expected)
+    # On another set, the ratio is against that set's own instruct tokens, not the unit.
+    other = records.assign(tokens_instruct=records["tokens_instruct"] * 2)
+    assert rec.realized_cost_ratio(other, 0.0) == pytest.approx(1.0)
+
+
+def test_infeasible_budget(sim):
+    records, _ = sim
+    unit = rec.CostUnit.from_records(records)
+    cheapest = rec.check_budget(2.0, records, unit, file="train.parquet")
+    assert 0 < cheapest <= 1.0 + 1e-12
+    with pytest.raises(rec.RecordsError) as err:
+        rec.check_budget(0.5, records, unit, file="train.parquet")
+    assert "train.parquet: field 'budget': budget C = 0.5 is infeasible" in str(err.value)
+    assert f"{cheapest:.4f}" in str(err.value)
+
+
+def test_provenance(sim):
+    records, _ = sim
+    assert rec.provenance(records) == "simulated"
+    assert rec.provenance(records.assign(source="release:llmbar")) == "release"
+    mixed = pd.concat([records, records.assign(source="generated:vllm:Qwen/Qwen3-4B")])
+    assert rec.provenance(mixed) == "mixed"
+    with pytest.raises(ValueError, match="unknown record source"):
+        rec.provenance(records.assign(source="somewhere"))
