@@ -17,7 +17,7 @@ STAMP_BASE := $(VENV)/.racer-base
 STAMP_BOOK := $(VENV)/.racer-book
 STAMP_TEST := $(VENV)/.racer-test
 
-.PHONY: book test install sim-check results clean help
+.PHONY: book test install sim-check results bench clean help
 
 help:
 	@sed -n '1,6p' Makefile
@@ -49,6 +49,10 @@ results: $(STAMP_BOOK)
 ## Print the simulator's aggregates next to the paper's targets (exit 1 if one is out of tolerance).
 sim-check: $(STAMP_BOOK)
 	$(BIN)/racer simulate check
+
+## Speed benchmarks: ratios against reference implementations, measured in one run.
+bench: $(STAMP_TEST)
+	$(BIN)/python benchmarks/run.py
 
 test: $(STAMP_TEST)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -111,3 +111,47 @@ def test_figures_are_written(smoke):
     for name in ["fig2_upper_delta_accuracy_vs_cost.png", "fig2_lower_agreement.png"]:
         png = (results / name).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+THEORY = "03_dro_theory"
+
+
+def test_theorem_31_exact_solver_agrees_with_cvxpy(smoke):
+    result, _ = smoke
+    table = pd.read_csv(Path(result.results_dirs[THEORY]) / "thm31_exact_vs_cvxpy.csv")
+    assert {"reward", "cost"} <= set(table["kind"])
+    assert table["instance"].str.startswith("simulated records").any()
+    assert (table["objective_rel_gap"] <= 1e-6).all()
+    assert (table["weights_max_gap"] <= 1e-5).all()
+    assert (table["tilted_form_max_gap"] <= 1e-9).all()
+    assert table["s_on_the_right_side"].all()
+    rewards = table[table["kind"] == "reward"]
+    assert (rewards["s"] <= rewards["mean"]).all() and (rewards["exact"] <= rewards["mean"]).all()
+
+
+def test_batch_gap_table_covers_the_grid(smoke):
+    result, _ = smoke
+    params = yaml.safe_load((ROOT / "profiles" / "smoke.yaml").read_text())["notebooks"][THEORY]
+    gaps = pd.read_csv(Path(result.results_dirs[THEORY]) / "thm31_batch_gap.csv")
+    assert len(gaps) == 2 * len(params["taus"]) * len(params["batch_sizes"])
+    assert set(gaps["provenance"]) == {"simulated"}
+    np.testing.assert_allclose(gaps["gap"], gaps["algorithm_mean"] - gaps["exact_worst_case"])
+    # Reweighting can only move the value towards the worst side of the mean.
+    rew, cost = gaps[gaps["kind"] == "reward"], gaps[gaps["kind"] == "cost"]
+    assert (rew["exact_worst_case"] <= rew["mean"] + 1e-12).all()
+    assert (cost["exact_worst_case"] >= cost["mean"] - 1e-12).all()
+
+
+def test_theorems_41_and_42_hold_on_every_instance(smoke):
+    result, _ = smoke
+    results = Path(result.results_dirs[THEORY])
+    checks = pd.read_csv(results / "thm41_checks.csv")
+    assert (checks["min_concavity_margin"] > 0).all()
+    assert (checks["min_convexity_margin"] > 0).all()
+    assert (checks["limit_minus_lambda_star"] < 1e-8).all()
+    rates = pd.read_csv(results / "thm42_rates.csv")
+    assert rates["under_bound_lambda"].all() and rates["under_bound_kl"].all()
+    assert (rates["observed_rate"] <= rates["bound_rate_q"]).all()
+    conv = pd.read_csv(results / "thm42_convergence.csv")
+    assert (conv["lambda_error"] <= conv["bound_lambda"] * (1 + 1e-9) + 1e-15).all()
+    assert set(conv["beta"]) == set(rates["beta"])
