@@ -87,15 +87,20 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
 def _tilt(g: np.ndarray, rho: np.ndarray, eta: float):
     """Tilt ``rho exp(-eta g)`` of ``g >= 0``; returns (weights, log Z, KL, mean g, var g).
 
-    ``log Z = log1p(E_rho[expm1(-eta g)])`` and ``KL = -eta E_w[g] - log Z`` stay accurate for
-    tiny ``eta``, where ``KL ~ eta^2 Var(g) / 2`` would otherwise vanish in rounding.
+    For a small tilt, ``log Z = log1p(E_rho[expm1(-eta g)])`` keeps ``KL = -eta E_w[g] - log Z``
+    accurate where ``KL ~ eta^2 Var(g) / 2`` would otherwise vanish in rounding.
     """
-    em1 = np.expm1(-eta * g)
-    log_z = float(np.log1p(rho @ em1))
-    e = rho * (em1 + 1.0)
+    t = -eta * g
+    if eta * g.max() < 1.0:  # small tilt: every e >= exp(-1), so e = expm1 + 1 keeps precision
+        em1 = np.expm1(t)
+        log_z = float(np.log1p(rho @ em1))
+        e = rho * (em1 + 1.0)
+    else:
+        e = rho * np.exp(t)
+        log_z = float(np.log(e.sum()))
     w = e / e.sum()
     mean = float(w @ g)
-    var = max(float(w @ (g * g)) - mean * mean, 0.0)
+    var = float(w @ (g - mean) ** 2)
     kl = max(-eta * mean - log_z, 0.0)
     return w, log_z, kl, mean, var
 
