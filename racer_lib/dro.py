@@ -277,3 +277,17 @@ def worst_case_cvxpy(f, delta: float, kind: Kind = "reward", rho=None,
         value, p = (min if kind == "reward" else max)(fallback, key=lambda vp: vp[0])
         return m + scale * value, p
     raise RuntimeError("cvxpy could not solve the KL-ball problem: " + "; ".join(statuses))
+
+
+def batch_weights_torch(f, tau, kind: Kind = "reward"):
+    """:func:`batch_weights` (normalised) for a stack of batches, in torch, for the trainer.
+
+    ``f`` has shape ``(P, B)`` (one batch per policy) and ``tau`` shape ``(P,)``; ``tau = inf``
+    gives uniform weights (no reweighting). Each row equals ``batch_weights(f[p], tau[p])``.
+    """
+    import torch
+
+    sign = -1.0 if kind == "reward" else 1.0
+    centred = sign * (f - f.mean(dim=1, keepdim=True))
+    z = torch.where(torch.isinf(tau)[:, None], torch.zeros_like(centred), centred / tau[:, None])
+    return torch.softmax(z, dim=1)

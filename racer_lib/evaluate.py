@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .records import MODES, correct_matrix, mode_columns, realized_cost_ratio
+from .records import MODES, correct_matrix, mode_columns, realized_cost_ratio, token_matrix
 
 AGREEMENT_CELLS = ("both_right", "only_reasoning", "only_instruct", "both_wrong")
 
@@ -63,3 +63,79 @@ def headroom(summary: pd.DataFrame) -> pd.Series:
     """Points an oracle router gains over the better single mode (the room when modes disagree)."""
     return summary["oracle_accuracy"] - np.maximum(summary["acc_instruct"],
                                                    summary["acc_reasoning"])
+
+
+# ----------------------------------------------------------------------------------------
+# Routing policies on a record set (§5 of the paper): accuracy, realized cost, baselines
+
+
+def policy_point(records: pd.DataFrame, p_reasoning) -> dict[str, float]:
+    """Expected accuracy (%), realized cost ratio and reasoning rate of a policy on a set.
+
+    ``p_reasoning`` is ``pi(1|z)`` per pair (or 0/1 decisions). Expectations are taken under
+    the policy rather than sampling decisions; the cost is against the set's own All-Instruct
+    tokens (:func:`racer_lib.records.realized_cost_ratio`).
+    """
+    p = np.broadcast_to(np.asarray(p_reasoning, dtype=np.float64), (len(records),))
+    r = correct_matrix(records)
+    return {"accuracy": 100 * float(np.mean((1 - p) * r[:, 0] + p * r[:, 1])),
+            "cost": realized_cost_ratio(records, p), "reasoning_rate": float(p.mean())}
+
+
+def endpoints(records: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """All-Instruct and All-Reasoning on a set."""
+    return {"All-Instruct": policy_point(records, 0.0),
+            "All-Reasoning": policy_point(records, 1.0)}
+
+
+def random_point(records: pd.DataFrame, rate: float) -> dict[str, float]:
+    """Random routing: reasoning with probability ``rate`` on every pair, independently."""
+    return policy_point(records, rate)
+
+
+def oracle_frontier(records: pd.DataFrame) -> pd.DataFrame:
+    """The best accuracy reachable at each cost with hindsight (both outcomes known).
+
+    Start from the cheapest policy that is never worse than instruct (reasoning where it is
+    both right-or-tied and cheaper); then switch to reasoning, cheapest extra tokens first,
+    the pairs only the reasoning mode gets right. Columns: ``cost`` (realized cost ratio) and
+    ``accuracy`` (%).
+    """
+    r = correct_matrix(records).astype(bool)
+    t = token_matrix(records)
+    free = (r[:, 1] >= r[:, 0]) & (t[:, 1] <= t[:, 0])
+    p = free.astype(float)
+    gain = ~r[:, 0] & r[:, 1] & ~free
+    order = np.flatnonzero(gain)[np.argsort((t[:, 1] - t[:, 0])[gain], kind="stable")]
+    base_tokens = np.where(p > 0, t[:, 1], t[:, 0]).sum()
+    base_correct = np.where(p > 0, r[:, 1], r[:, 0]).sum()
+    extra = np.concatenate([[0.0], np.cumsum(t[order, 1] - t[order, 0])])
+    correct = base_correct + np.arange(len(order) + 1)
+    return pd.DataFrame({"cost": (base_tokens + extra) / t[:, 0].sum(),
+                         "accuracy": 100 * correct / len(records)})
+
+
+def area_above_random(points: pd.DataFrame, records: pd.DataFrame) -> float:
+    """Area (accuracy points x cost ratio) between a policy's curve and Random's line.
+
+    ``points`` has one row per budget with ``cost`` and ``accuracy`` of the policy on
+    ``records``; Random at the same cost lies on the chord between the two endpoints. The
+    trapezoid rule integrates the difference over the policy's cost range.
+    """
+    ends = endpoints(records)
+    (c0, a0), (c1, a1) = [(ends[k]["cost"], ends[k]["accuracy"])
+                          for k in ("All-Instruct", "All-Reasoning")]
+    pts = points.sort_values("cost")
+    chord = a0 + (a1 - a0) * (pts["cost"].to_numpy() - c0) / (c1 - c0)
+    return float(np.trapezoid(pts["accuracy"].to_numpy() - chord, pts["cost"].to_numpy()))
+
+
+def over_seeds(table: pd.DataFrame, by: Sequence[str], budget_col: str = "budget"
+               ) -> pd.DataFrame:
+    """Mean and sd over seeds of accuracy and cost, and the budget violation rate."""
+    g = table.assign(violated=table["cost"] > table[budget_col]).groupby(list(by), sort=True)
+    out = g.agg(accuracy_mean=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
+                cost_mean=("cost", "mean"), cost_sd=("cost", "std"),
+                reasoning_rate=("reasoning_rate", "mean"),
+                violation_rate=("violated", "mean"), seeds=("accuracy", "size"))
+    return out.reset_index()

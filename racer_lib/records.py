@@ -385,19 +385,29 @@ def realized_cost_ratio(records: pd.DataFrame, p_reasoning: float | np.ndarray) 
     return float(np.mean((1 - p) * t[:, 0] + p * t[:, 1]) / np.mean(t[:, 0]))
 
 
+def infeasible_budget(budget: float, cheapest: float, file: str | os.PathLike = IN_MEMORY,
+                      tokens_per_unit: float | None = None) -> RecordsError | None:
+    """The error for a budget at or below the cheapest possible cost, or ``None`` if feasible."""
+    if np.isfinite(budget) and budget > cheapest:
+        return None
+    unit = f" (1 unit = {tokens_per_unit:.1f} instruct tokens)" if tokens_per_unit else ""
+    return RecordsError(file, "budget", f"budget C = {budget} is infeasible: at or below the "
+                        f"cheapest possible cost {cheapest:.4f} cost units (the cheaper mode on "
+                        f"every pair){unit}")
+
+
 def check_budget(budget: float, records: pd.DataFrame, unit: CostUnit | None = None,
                  file: str | os.PathLike = IN_MEMORY) -> float:
-    """Raise when no policy can meet ``budget`` on ``records``; return the cheapest cost.
+    """Raise when ``budget`` is at or below the cheapest cost on ``records``; return that cost.
 
     The cheapest policy takes the cheaper mode on every pair, so its cost is
     ``mean_z min_a c(z, a)`` (1.0 or a little less on the training set).
     """
     unit = unit or CostUnit.from_records(records)
     cheapest = float(unit.cost(records).min(axis=1).mean())
-    if not np.isfinite(budget) or budget < cheapest:
-        raise RecordsError(file, "budget", f"budget C = {budget} is infeasible: the cheapest "
-                           f"policy (the cheaper mode on every pair) costs {cheapest:.4f} "
-                           f"cost units (1 unit = {unit.tokens_per_unit:.1f} instruct tokens)")
+    error = infeasible_budget(budget, cheapest, file, unit.tokens_per_unit)
+    if error is not None:
+        raise error
     return cheapest
 
 

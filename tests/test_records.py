@@ -159,8 +159,10 @@ def test_infeasible_budget(sim):
     assert 0 < cheapest <= 1.0 + 1e-12
     with pytest.raises(rec.RecordsError) as err:
         rec.check_budget(0.5, records, unit, file="train.parquet")
-    assert "train.parquet: field 'budget': budget C = 0.5 is infeasible" in str(err.value)
+    assert "train.parquet: field 'budget': budget C = 0.5 is infeasible: at or below" in str(err.value)
     assert f"{cheapest:.4f}" in str(err.value)
+    with pytest.raises(rec.RecordsError, match="at or below the cheapest"):
+        rec.check_budget(cheapest, records, unit)  # exactly the cheapest cost: infeasible too
 
 
 def test_provenance(sim):
