@@ -160,15 +160,81 @@ def _add_records(subparsers: argparse._SubParsersAction) -> None:
     val.set_defaults(handler=cmd_records_validate)
 
 
+def routes_path(records_path: Path) -> Path:
+    """``train.parquet`` -> ``train.routes.csv`` (``racer route``'s default output, beside)."""
+    return records_path.with_name(records_path.name.removesuffix(records_path.suffix)
+                                  + ".routes.csv")
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    """``racer route``: a saved router's decisions for every pair of a record file."""
+    import numpy as np
+    import pandas as pd
+
+    from racer_lib import records as rec
+    from racer_lib.evaluate import policy_point
+    from racer_lib.policy import Router
+
+    records = rec.read_records(args.records)
+    epath = rec.embeddings_path(args.records)
+    if not epath.exists():
+        raise FileNotFoundError(f"{epath}: no embeddings beside {args.records}; the router "
+                                "needs each pair's embedding")
+    emb = rec.read_embeddings(epath)
+    try:
+        router = Router.load(args.router)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # not a torch file, or not one Router.save wrote
+        raise ValueError(f"{args.router}: not a router file ({type(exc).__name__}: {exc})"
+                         ) from exc
+    router.check(emb.dim, emb.embedder or None, file=str(epath))
+    if not emb.embedder:
+        print(f"warning: {epath} does not name its embedder; cannot check it against the "
+              f"router's ({router.embedder!r})", file=sys.stderr)
+    x = rec.align_embeddings(records, emb, epath, args.records)
+    p = router.p_reasoning(x).astype(np.float64)
+    decision = (np.random.default_rng(args.seed).random(len(p)) < p).astype(np.int8)
+    out = args.out or routes_path(args.records)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"id": records["id"], "p_reasoning": p, "decision": decision}).to_csv(
+        out, index=False)
+    point = policy_point(records, p)
+    print(f"wrote {out}: {len(records):,} pairs routed, reasoning on {decision.mean():.1%} "
+          f"(seed {args.seed}; expected rate {point['reasoning_rate']:.1%})")
+    print(f"expected accuracy {point['accuracy']:.2f} %, realized cost ratio "
+          f"{point['cost']:.3f} (All-Instruct = 1); router budget C = {router.budget:g} cost "
+          f"units of its training set (1 unit = {router.tokens_per_unit:.1f} instruct tokens)")
+    return 0
+
+
+def _add_route(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "route", help="route record pairs with a saved router",
+        description="Apply a saved router (racer_lib.policy.Router) to every pair of a record "
+        "file, using the embeddings beside it (which must come from the router's embedder, "
+        "at its dimension). Writes a CSV with columns id, p_reasoning, decision (1 = "
+        "reasoning, a Bernoulli draw from p_reasoning) and prints the expected accuracy and "
+        "realized cost ratio on these records.")
+    parser.add_argument("records", type=Path, help="records file (.parquet or .csv); the "
+                        "embeddings are read from the .embeddings.parquet file beside it")
+    parser.add_argument("--router", required=True, type=Path, help="router file (Router.save)")
+    parser.add_argument("--out", type=Path, help="CSV to write (default: beside RECORDS, "
+                        "named RECORDS_STEM.routes.csv)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the decisions' draws (numpy default_rng; default 0)")
+    parser.set_defaults(handler=cmd_route)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    _add_run, _add_simulate, _add_records]
+    _add_run, _add_simulate, _add_records, _add_route]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``racer`` argument parser with every subcommand of :data:`SUBCOMMANDS`."""
     parser = argparse.ArgumentParser(
         prog="racer", description="RACER companion: run the notebooks and build the book, "
-        "simulate and validate judge records.")
+        "simulate and validate judge records, route pairs with a saved router.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in SUBCOMMANDS:

@@ -133,7 +133,8 @@ def area_above_random(points: pd.DataFrame, records: pd.DataFrame) -> float:
 def over_seeds(table: pd.DataFrame, by: Sequence[str], budget_col: str = "budget"
                ) -> pd.DataFrame:
     """Mean and sd over seeds of accuracy and cost, and the budget violation rate."""
-    g = table.assign(violated=table["cost"] > table[budget_col]).groupby(list(by), sort=True)
+    g = table.assign(violated=table["cost"] > table[budget_col]).groupby(list(by), sort=True,
+                                                                      dropna=False)
     out = g.agg(accuracy_mean=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
                 cost_mean=("cost", "mean"), cost_sd=("cost", "std"),
                 reasoning_rate=("reasoning_rate", "mean"),

@@ -30,12 +30,14 @@ contents) happen before the first notebook runs; any problem raises :class:`Pipe
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -77,6 +79,7 @@ class RunResult:
     executed: list[Path] = field(default_factory=list)
     results_dirs: dict[str, Path] = field(default_factory=dict)
     html_index: Path | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # execution time per notebook
 
     def summary(self) -> str:
         """Human-readable list of where everything went."""
@@ -84,6 +87,9 @@ class RunResult:
         lines += [f"  {path}" for path in self.executed] or ["  (none)"]
         lines.append("results:")
         lines += [f"  {stem}: {path}" for stem, path in self.results_dirs.items()] or ["  (none)"]
+        if self.seconds:
+            lines.append(f"executed in {sum(self.seconds.values()):.0f} s: "
+                         + ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items()))
         if self.html_index is not None:
             lines.append(f"book: {self.html_index}")
         return "\n".join(lines)
@@ -512,6 +518,14 @@ def make_book(profile: Profile, layout: Layout, verbose: bool = False) -> Path:
 # --------------------------------------------------------------------------- entry point
 
 
+def _record_timings(layout: Layout, seconds: dict[str, float]) -> None:
+    """Merge this run's execution times into ``<build>/<profile>/timings.json``."""
+    path = layout.build / "timings.json"
+    timings = json.loads(path.read_text()) if path.is_file() else {}
+    timings.update({stem: round(s, 3) for stem, s in seconds.items()})
+    path.write_text(json.dumps(timings, indent=2) + "\n")
+
+
 def run_profile(
     profile: str,
     only: Iterable[str] | None = None,
@@ -561,8 +575,11 @@ def run_profile(
         with tqdm(prepared, desc=profile, unit="notebook", file=sys.stderr) as bar:
             for item in bar:
                 bar.set_postfix_str(item.stem)
+                start = time.perf_counter()
                 result.executed.append(_execute(item, layout, verbose))
+                result.seconds[item.stem] = time.perf_counter() - start
                 result.results_dirs[item.stem] = layout.results_dir(item.stem)
+        _record_timings(layout, result.seconds)
 
     if build_book:
         result.html_index = make_book(resolved, layout, verbose)

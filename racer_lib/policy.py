@@ -157,5 +157,6 @@ class Router:
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such router file")
-        blob = torch.load(path, weights_only=False)
+        # Tensors and plain metadata only: a router file cannot run code when it is loaded.
+        blob = torch.load(path, weights_only=True)
         return cls(layers=[(w, b) for w, b in blob["layers"]], **blob["meta"])

@@ -390,6 +390,8 @@ def infeasible_budget(budget: float, cheapest: float, file: str | os.PathLike = 
     """The error for a budget at or below the cheapest possible cost, or ``None`` if feasible."""
     if np.isfinite(budget) and budget > cheapest:
         return None
+    if not np.isfinite(budget):
+        return RecordsError(file, "budget", f"budget C = {budget} is not a finite number")
     unit = f" (1 unit = {tokens_per_unit:.1f} instruct tokens)" if tokens_per_unit else ""
     return RecordsError(file, "budget", f"budget C = {budget} is infeasible: at or below the "
                         f"cheapest possible cost {cheapest:.4f} cost units (the cheaper mode on "

@@ -27,7 +27,7 @@ tested and benchmarked against.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -84,6 +84,14 @@ class TrainSettings:
     lam0: float = 0.0
     fused: bool = True  # PyTorch's fused AdamW kernel (same update, one pass per tensor)
 
+    def __post_init__(self):
+        for name in ("epochs", "batch_size"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)})")
+        if self.lr < 0 or self.dual_step < 0 or self.lam0 < 0:
+            raise ValueError(f"lr, dual_step and lam0 must be >= 0 (got {self.lr}, "
+                             f"{self.dual_step}, {self.lam0})")
+
 
 @dataclass
 class Split:
@@ -93,6 +101,7 @@ class Split:
     x: torch.Tensor  # (n, D) float32
     r: torch.Tensor  # (n, 2) correctness
     c: torch.Tensor  # (n, 2) cost in the training set's unit
+    unit: CostUnit | None = None  # the cost unit of ``c``
 
     @property
     def n(self) -> int:
@@ -111,13 +120,19 @@ def make_split(name: str, records: pd.DataFrame, embeddings: np.ndarray, unit: C
                            f"embeddings of shape {shape}")
     return Split(name, torch.as_tensor(np.asarray(embeddings, dtype=np.float32)),
                  torch.as_tensor(correct_matrix(records), dtype=torch.float32),
-                 torch.as_tensor(unit.cost(records), dtype=torch.float32))
+                 torch.as_tensor(unit.cost(records), dtype=torch.float32), unit)
 
 
-def _entropy(p1: torch.Tensor) -> torch.Tensor:
-    """Entropy of Bernoulli(p1), safe at 0 and 1."""
-    p0 = 1 - p1
-    return -(torch.xlogy(p1, p1) + torch.xlogy(p0, p0))
+def _entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy of Bernoulli(sigmoid(logits)), from the logits.
+
+    ``H = p1 softplus(-l) + p0 softplus(l)`` (since ``-log p1 = softplus(-l)``): the same
+    value as ``-(p1 log p1 + p0 log p0)``, with a finite gradient where ``sigmoid`` saturates
+    to exactly 0 or 1 in float32 (the ``xlogy`` form's gradient is NaN there).
+    """
+    p1 = torch.sigmoid(logits)
+    softplus = torch.nn.functional.softplus
+    return p1 * softplus(-logits) + (1 - p1) * softplus(logits)
 
 
 def _step_terms(logits, r, c, tau_r, tau_c):
@@ -126,8 +141,9 @@ def _step_terms(logits, r, c, tau_r, tau_c):
     rew = (1 - p1) * r[..., 0] + p1 * r[..., 1]
     cost = (1 - p1) * c[..., 0] + p1 * c[..., 1]
     w_r = dro.batch_weights_torch(rew.detach().reshape(-1, rew.shape[-1]), tau_r).reshape(rew.shape)
-    w_c = dro.batch_weights_torch(cost.detach().reshape(-1, cost.shape[-1]), tau_c).reshape(cost.shape)
-    return rew, cost, w_r, w_c, _entropy(p1)
+    w_c = dro.batch_weights_torch(cost.detach().reshape(-1, cost.shape[-1]), tau_c,
+                                  "cost").reshape(cost.shape)
+    return rew, cost, w_r, w_c, _entropy(logits)
 
 
 def _optimizer(params, settings: TrainSettings) -> torch.optim.AdamW:
@@ -186,7 +202,7 @@ def _evaluate(policies: PolicyBatch, split: Split) -> tuple[np.ndarray, np.ndarr
     return acc.numpy(), cost.numpy()
 
 
-def _check_inputs(train: Split, valid: Split, configs, unit: CostUnit, train_records=None):
+def _check_inputs(train: Split, valid: Split, configs, unit: CostUnit):
     if not configs:
         raise ValueError("no policy configurations to train")
     if train.x.shape[1] != valid.x.shape[1]:
@@ -202,8 +218,11 @@ def _check_inputs(train: Split, valid: Split, configs, unit: CostUnit, train_rec
 def train_policies(train: Split, valid: Split, configs: list[PolicyConfig],
                    settings: TrainSettings = TrainSettings(), unit: CostUnit | None = None,
                    progress: bool = True) -> TrainResult:
-    """Train every configuration in one pass over the data; return the best valid checkpoints."""
-    unit = unit or CostUnit(1.0)
+    """Train every configuration in one pass over the data; return the best valid checkpoints.
+
+    ``unit`` defaults to the train split's cost unit (the one its costs are expressed in).
+    """
+    unit = unit or train.unit or CostUnit(1.0)
     _check_inputs(train, valid, configs, unit)
     P = len(configs)
     policies = PolicyBatch([c.seed for c in configs], train.x.shape[1], settings.arch)
@@ -291,6 +310,7 @@ def splits(records: pd.DataFrame, embeddings: np.ndarray, names=("train", "valid
            unit: CostUnit | None = None) -> tuple[CostUnit, dict[str, Split]]:
     """The named splits of a record set (column ``split``), with the train split's cost unit."""
     mask = {n: (records["split"] == n).to_numpy() for n in names}
-    unit = unit or CostUnit.from_records(records[mask[names[0]]]) if mask[names[0]].any() \
-        else unit or CostUnit(1.0)
+    if unit is None:
+        first = records[mask[names[0]]]
+        unit = CostUnit.from_records(first) if len(first) else CostUnit(1.0)
     return unit, {n: make_split(n, records[m], embeddings[m], unit) for n, m in mask.items()}

@@ -1,6 +1,8 @@
-"""The racer command: simulate check / generate and records validate."""
+"""The racer command: simulate check / generate, records validate and route."""
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from racer_lib import cli, records as rec
 
@@ -29,3 +31,104 @@ def test_validate_reports_file_row_and_field(tmp_path, capsys):
     assert cli.main(["records", "validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"error: {path}: row 0 (id 'x'), field 'label': 'x' is not a label" in err
+
+
+# ----------------------------------------------------------------------------------------
+# racer route
+
+
+@pytest.fixture(scope="module")
+def routed(tmp_path_factory):
+    """Simulated records on disk (embeddings beside them) and a tiny router saved from them."""
+    import torch
+
+    from racer_lib import train as tr
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny tensors: threads cost more than they save
+    try:
+        folder = tmp_path_factory.mktemp("route")
+        path = folder / "mix.parquet"
+        assert cli.main(["simulate", "generate", "--judge", "qwen3-4b", "--scale", "0.03",
+                         "--dim", "16", "--out", str(path)]) == 0
+        records, emb = rec.load(path)
+        unit, sp = tr.splits(records, emb)
+        result = tr.train_policies(sp["train"], sp["valid"], [tr.PolicyConfig(budget=2.5)],
+                                   tr.TrainSettings(epochs=1, lr=1e-3), unit, progress=False)
+        router = result.router(0, rec.read_embeddings(rec.embeddings_path(path)).embedder)
+        router_path = router.save(folder / "router.pt")
+    finally:
+        torch.set_num_threads(threads)
+    return path, router_path, router, records, emb
+
+
+def test_route_round_trip(routed, tmp_path, capsys):
+    from racer_lib.evaluate import policy_point
+
+    path, router_path, router, records, emb = routed
+    capsys.readouterr()
+    assert cli.main(["route", str(path), "--router", str(router_path), "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    default = path.with_name("mix.routes.csv")
+    assert f"wrote {default}: {len(records):,} pairs routed" in out
+    routes = pd.read_csv(default)
+    assert list(routes.columns) == ["id", "p_reasoning", "decision"]
+    assert routes["id"].tolist() == records["id"].tolist()
+    p = router.p_reasoning(emb)
+    np.testing.assert_allclose(routes["p_reasoning"], p, rtol=1e-7, atol=0)
+    assert set(routes["decision"].unique()) == {0, 1}
+    # Bernoulli draws from p: reasoning where p is high, instruct where it is low, on average.
+    assert abs(routes["decision"].mean() - p.mean()) < 0.05
+    draws = np.random.default_rng(3).random(len(p))
+    np.testing.assert_array_equal(routes["decision"], (draws < routes["p_reasoning"]).astype(int))
+    point = policy_point(records, p)
+    assert f"reasoning on {routes['decision'].mean():.1%} (seed 3" in out
+    assert f"expected accuracy {point['accuracy']:.2f} %" in out
+    assert f"realized cost ratio {point['cost']:.3f}" in out
+    assert "router budget C = 2.5 cost units" in out
+    assert f"1 unit = {router.tokens_per_unit:.1f} instruct tokens" in out
+    # Seeded: the same seed gives the same decisions, another seed others.
+    again, other = tmp_path / "again.csv", tmp_path / "sub" / "other.csv"
+    assert cli.main(["route", str(path), "--router", str(router_path), "--seed", "3",
+                     "--out", str(again)]) == 0
+    assert cli.main(["route", str(path), "--router", str(router_path), "--seed", "4",
+                     "--out", str(other)]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(again), routes)
+    assert not pd.read_csv(other)["decision"].equals(routes["decision"])
+
+
+def test_route_refuses_another_embedder(routed, tmp_path, capsys):
+    path, router_path, _, records, emb = routed
+    other = rec.write_records(records, tmp_path / "other.parquet")
+    rec.write_embeddings(rec.embeddings_path(other), [(records["id"].to_numpy(), emb)],
+                         embedder="another-model")
+    assert cli.main(["route", str(other), "--router", str(router_path)]) == 2
+    err = capsys.readouterr().err
+    assert ("embeddings come from 'another-model', but this router was trained on embeddings "
+            "from 'simulated-16d'") in err
+    assert str(rec.embeddings_path(other)) in err
+    assert not other.with_name("other.routes.csv").exists()
+
+
+def test_route_refuses_another_dimension(routed, tmp_path, capsys):
+    path, router_path, _, records, emb = routed
+    other = rec.write_records(records, tmp_path / "wide.parquet")
+    rec.write_embeddings(rec.embeddings_path(other),
+                         [(records["id"].to_numpy(), np.hstack([emb, emb]))],
+                         embedder="simulated-16d")
+    assert cli.main(["route", str(other), "--router", str(router_path)]) == 2
+    assert ("embeddings have dimension 32, but this router was trained on 16-dimensional "
+            "embeddings") in capsys.readouterr().err
+
+
+def test_route_refuses_missing_embeddings_and_bad_router(routed, tmp_path, capsys):
+    path, router_path, _, records, _ = routed
+    bare = rec.write_records(records, tmp_path / "bare.parquet")
+    assert cli.main(["route", str(bare), "--router", str(router_path)]) == 2
+    assert "bare.embeddings.parquet: no embeddings beside" in capsys.readouterr().err
+    assert cli.main(["route", str(path), "--router", str(tmp_path / "none.pt")]) == 2
+    assert "none.pt: no such router file" in capsys.readouterr().err
+    junk = tmp_path / "junk.pt"
+    junk.write_text("not a router")
+    assert cli.main(["route", str(path), "--router", str(junk)]) == 2
+    assert "junk.pt: not a router file" in capsys.readouterr().err

@@ -8,6 +8,8 @@ build the book; one successful build is shared by the module.
 
 from __future__ import annotations
 
+import json
+
 import re
 import shutil
 import subprocess
@@ -206,6 +208,10 @@ def test_parameters_reach_the_notebooks(built: tuple[Path, RunResult]) -> None:
     assert sorted(path.name for path in (repo / "notebooks").iterdir()) == [
         f"{stem}.md" for stem in NOTEBOOKS
     ]
+    # each notebook's execution time is kept, for the sweep-time report
+    timings = json.loads((repo / "build" / "child" / "timings.json").read_text())
+    assert set(timings) == set(NOTEBOOKS) and all(t > 0 for t in timings.values())
+    assert timings == pytest.approx({k: round(v, 3) for k, v in result.seconds.items()})
 
 
 @pytest.mark.slow

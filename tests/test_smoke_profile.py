@@ -155,3 +155,156 @@ def test_theorems_41_and_42_hold_on_every_instance(smoke):
     conv = pd.read_csv(results / "thm42_convergence.csv")
     assert (conv["lambda_error"] <= conv["bound_lambda"] * (1 + 1e-9) + 1e-15).all()
     assert set(conv["beta"]) == set(rates["beta"])
+
+
+# ---------------------------------------------------------------------- routing chapters 04-07
+
+DYNAMICS, FRONTIER, ABLATION, BETA = ("04_training_dynamics", "05_budget_frontier",
+                                      "06_robustness_ablation", "07_beta_sensitivity")
+
+
+def _smoke_params(stem):
+    return yaml.safe_load((ROOT / "profiles" / "smoke.yaml").read_text())["notebooks"][stem]
+
+
+def _csv(smoke, stem, name):
+    result, _ = smoke
+    table = pd.read_csv(Path(result.results_dirs[stem]) / name)
+    assert set(table["provenance"]) == {"simulated"}, (stem, name)
+    return table
+
+
+@pytest.mark.parametrize("stem, figures", [
+    (DYNAMICS, ["training_curves.png"]),
+    (FRONTIER, ["fig4_accuracy_vs_cost.png"]),
+    (ABLATION, ["fig3_reward_vs_cost_under_shift.png"]),
+    (BETA, ["beta_sensitivity.png"])])
+def test_routing_chapters_are_in_the_book_with_their_figures(smoke, stem, figures):
+    result, _ = smoke
+    results = Path(result.results_dirs[stem])
+    for name in figures:
+        png = (results / name).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    chapter = (Path(result.html_index).parent / "notebooks" / f"{stem}.html").read_text()
+    assert chapter.count("<img") >= len(figures)
+    assert "simulated" in chapter.lower()
+
+
+def test_training_history_has_every_epoch_of_every_run(smoke):
+    params = _smoke_params(DYNAMICS)
+    history = _csv(smoke, DYNAMICS, "training_history.csv")
+    epochs = params["epochs"]
+    runs = history.groupby(["budget", "seed"])["epoch"].apply(sorted)
+    assert sorted(set(history["budget"])) == sorted(params["budgets"])
+    assert len(runs) == len(params["budgets"]) * params["n_seeds"]
+    for epochs_seen in runs:
+        assert epochs_seen == list(range(1, epochs + 1))
+    assert (history["lambda"] >= 0).all()
+    assert history[["train_reward", "train_cost", "valid_accuracy", "valid_cost"]].notna().all().all()
+    assert history["train_reward"].between(0, 1).all() and (history["train_cost"] > 0).all()
+    selected = _csv(smoke, DYNAMICS, "selected_checkpoints.csv")
+    assert selected["best_epoch"].between(1, epochs).all()
+
+
+def test_frontier_covers_every_judge_set_and_budget(smoke):
+    params = _smoke_params(FRONTIER)
+    summary = _csv(smoke, FRONTIER, "frontier_summary.csv")
+    sets = ["train", "test", *params.get("benchmarks", ["judgebench", "rewardbench",
+                                                          "rewardbench2"])]
+    expected = {(j, s, m, float(b)) for j in params["judges"] for s in sets
+                for m in ("RACER", "Random") for b in params["budgets"]}
+    got = set(zip(summary["judge"], summary["set"], summary["method"], summary["budget"]))
+    assert got == expected
+    assert (summary["seeds"] == params["n_seeds"]).all()
+    assert summary["violation_rate"].between(0, 1).all()
+    areas = _csv(smoke, FRONTIER, "area_above_random.csv")
+    assert set(zip(areas["judge"], areas["set"])) == {(j, s) for j in params["judges"]
+                                                      for s in sets}
+
+
+def test_racer_beats_random_at_every_budget_in_distribution(smoke):
+    """Acceptance: on the in-distribution test split RACER is above Random at every budget."""
+    runs = _csv(smoke, FRONTIER, "frontier_runs.csv")
+    test = runs[runs["set"] == "test"].pivot_table(index=["judge", "budget", "seed"],
+                                                   columns="method", values="accuracy")
+    gap = test["RACER"] - test["Random"]
+    assert (gap > 0).all(), gap[gap <= 0]
+    by_budget = gap.groupby(level=["judge", "budget"]).mean()
+    assert (by_budget > 0.5).all(), by_budget
+    areas = _csv(smoke, FRONTIER, "area_above_random.csv")
+    assert (areas.loc[areas["set"] == "test", "area_above_random"] > 0).all()
+
+
+def test_random_lies_on_the_chord_between_the_endpoints(smoke):
+    runs = _csv(smoke, FRONTIER, "frontier_runs.csv")
+    ends = _csv(smoke, FRONTIER, "frontier_endpoints.csv").set_index(["judge", "set", "method"])
+    rand = runs[runs["method"] == "Random"]
+    racer = runs[runs["method"] == "RACER"]
+    np.testing.assert_allclose(rand["reasoning_rate"].to_numpy(),
+                               racer["reasoning_rate"].to_numpy())
+    for (judge, name), sub in rand.groupby(["judge", "set"]):
+        a0, c0 = ends.loc[(judge, name, "All-Instruct"), ["accuracy", "cost"]]
+        a1, c1 = ends.loc[(judge, name, "All-Reasoning"), ["accuracy", "cost"]]
+        assert c0 == pytest.approx(1.0)
+        q = sub["reasoning_rate"].to_numpy()
+        np.testing.assert_allclose(sub["accuracy"], a0 + q * (a1 - a0), rtol=1e-9)
+        np.testing.assert_allclose(sub["cost"], c0 + q * (c1 - c0), rtol=1e-9)
+
+
+def test_dataset_statistics_hold_the_paper_column(smoke):
+    stats = _csv(smoke, ABLATION, "dataset_statistics.csv").set_index("subset")
+    paper = {"magpie_ultra": (27785, 11.2), "wildguardmix": (6709, 3.4),
+             "offsetbias": (8504, 4.7)}
+    assert set(stats.index) == set(paper)
+    for subset, (pairs, ratio) in paper.items():
+        assert stats.loc[subset, "paper_pairs"] == pairs
+        assert stats.loc[subset, "paper_cost_ratio"] == pytest.approx(ratio)
+        assert stats.loc[subset, "pairs"] == pairs  # simulated at the paper's size
+        assert stats.loc[subset, "cost_ratio"] == pytest.approx(ratio, rel=0.05)
+
+
+def test_ablation_runs_and_violations_are_consistent(smoke):
+    params = _smoke_params(ABLATION)
+    runs = _csv(smoke, ABLATION, "ablation_runs.csv")
+    n_methods = 1 + len(params["taus_r"]) + len(params["taus_c"])
+    assert len(runs) == 2 * n_methods * params["n_seeds"]
+    assert (runs["violated"] == (runs["cost"] > runs["budget"])).all()
+    summary = _csv(smoke, ABLATION, "ablation_summary.csv")
+    assert len(summary) == 2 * n_methods and (summary["seeds"] == params["n_seeds"]).all()
+    viol = _csv(smoke, ABLATION, "violation_rates.csv")
+    for _, row in viol.iterrows():
+        sub = runs[runs["scenario"] == row["scenario"]]
+        if row["method"] == "ACER":
+            sub = sub[sub["variant"] == "ACER"]
+        elif row["method"] == "RACER-C (all τ)":
+            sub = sub[sub["variant"] == "RACER-C"]
+        else:
+            sub = sub[sub["method"] == row["method"]]
+        assert row["runs"] == len(sub) and row["violations"] == sub["violated"].sum()
+
+
+def test_cost_robustness_keeps_the_costlier_shift_within_budget_more_often(smoke):
+    """Acceptance: under the costlier shift, RACER-C exceeds the budget less often than ACER."""
+    viol = _csv(smoke, ABLATION, "violation_rates.csv")
+    b = viol[viol["scenario"] == "(b) costlier shift"].set_index("method")["violation_rate"]
+    assert b["RACER-C (all τ)"] < b["ACER"], b
+    racer_c = b[[m for m in b.index if m.startswith("RACER-C τ=")]]
+    assert (racer_c <= b["ACER"]).all(), b
+
+
+def test_beta_table_has_all_twelve_cells_with_the_paper_values(smoke):
+    table = _csv(smoke, BETA, "beta_table.csv")
+    paper = {(0.0, 2.0): (85.2, 1.9), (0.0, 3.0): (86.7, 2.9), (0.0, 4.0): (86.8, 3.7),
+             (0.005, 2.0): (85.5, 2.0), (0.005, 3.0): (86.7, 2.9), (0.005, 4.0): (86.7, 3.6),
+             (0.01, 2.0): (85.5, 2.0), (0.01, 3.0): (86.7, 2.9), (0.01, 4.0): (86.7, 3.8),
+             (0.05, 2.0): (84.8, 2.0), (0.05, 3.0): (86.0, 2.9), (0.05, 4.0): (86.2, 3.8)}
+    assert len(table) == 12
+    cells = {(row["beta"], row["budget"]): row for _, row in table.iterrows()}
+    assert set(cells) == set(paper)
+    for key, (acc, cost) in paper.items():
+        assert cells[key]["paper_accuracy"] == pytest.approx(acc)
+        assert cells[key]["paper_cost"] == pytest.approx(cost)
+        assert 50 < cells[key]["accuracy_mean"] < 100 and cells[key]["cost_mean"] >= 1.0
+    assert set(table["evaluation_set"]) == {"in-distribution test split"}
+    runs = _csv(smoke, BETA, "beta_runs.csv")
+    assert len(runs) == 12 * _smoke_params(BETA)["n_seeds"]
