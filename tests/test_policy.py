@@ -8,7 +8,6 @@ import torch
 
 from racer_lib import policy as pol
 from racer_lib import train as tr
-from racer_lib.simulate import simulate
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")

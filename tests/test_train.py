@@ -10,7 +10,6 @@ import torch
 from racer_lib import dro
 from racer_lib import train as tr
 from racer_lib.records import CostUnit, RecordsError
-from racer_lib.simulate import simulate
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
