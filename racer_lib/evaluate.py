@@ -140,3 +140,65 @@ def over_seeds(table: pd.DataFrame, by: Sequence[str], budget_col: str = "budget
                 reasoning_rate=("reasoning_rate", "mean"),
                 violation_rate=("violated", "mean"), seeds=("accuracy", "size"))
     return out.reset_index()
+
+
+def random_at_cost(records: pd.DataFrame, cost: float) -> dict[str, float]:
+    """Random routing whose expected realized cost equals ``cost`` (clipped to the endpoints).
+
+    Random's cost is linear in its rate ``q``: ``cost(q) = 1 + q (ratio - 1)`` on the set's own
+    unit, so ``q = (cost - 1) / (ratio - 1)``.
+    """
+    ratio = realized_cost_ratio(records, 1.0)
+    rate = 0.0 if ratio == 1.0 else float(np.clip((cost - 1.0) / (ratio - 1.0), 0.0, 1.0))
+    return policy_point(records, rate)
+
+
+# ----------------------------------------------------------------------------------------
+# RouteLLM's summaries of an accuracy-cost curve (Ong et al., 2025, §5.1)
+
+
+def routing_metrics(points: pd.DataFrame, records: pd.DataFrame,
+                    pgr_target: float = 0.5) -> dict[str, float]:
+    """AUC, APGR and CPT of one method's operating points on a set.
+
+    ``points`` has one row per operating point (e.g. per budget) with ``reasoning_rate``,
+    ``accuracy`` (%) and ``cost`` (realized cost ratio) on ``records``. The curve runs through
+    the two endpoints, All-Instruct (rate 0) and All-Reasoning (rate 1), and is linear between
+    points:
+
+    * ``auc``: area under accuracy against cost, divided by the cost span of the endpoints,
+      i.e. the curve's mean accuracy (%) over ``[1, ratio]``; Random scores the midpoint of the
+      endpoints' accuracies;
+    * ``apgr``: area under the *performance gap recovered*,
+      ``PGR = (acc - acc_instruct) / (acc_reasoning - acc_instruct)``, against the share of
+      calls to the reasoning mode (Random: 0.5);
+    * ``cpt``: the smallest share of reasoning calls at which the curve reaches
+      ``PGR = pgr_target`` (CPT(50%) by default); NaN if the gap is zero.
+
+    With several points at one rate (e.g. seeds) their mean is used.
+    """
+    if not 0 < pgr_target <= 1:
+        raise ValueError(f"pgr_target must lie in (0, 1] (got {pgr_target})")
+    ends = endpoints(records)
+    lo, hi = ends["All-Instruct"], ends["All-Reasoning"]
+    pts = points[["reasoning_rate", "accuracy", "cost"]].astype(float)
+    pts = pd.concat([pd.DataFrame([{k: lo[k] for k in pts.columns}]), pts,
+                     pd.DataFrame([{k: hi[k] for k in pts.columns}])], ignore_index=True)
+    by_cost = pts.groupby("cost", sort=True)["accuracy"].mean()
+    span = hi["cost"] - lo["cost"]
+    auc = (float(np.trapezoid(by_cost.to_numpy(), by_cost.index.to_numpy())) / span
+           if span > 0 else float(lo["accuracy"]))
+    by_rate = pts.groupby("reasoning_rate", sort=True)["accuracy"].mean()
+    gap = hi["accuracy"] - lo["accuracy"]
+    if gap == 0:
+        return {"auc": auc, "apgr": float("nan"), "cpt": float("nan")}
+    rate, pgr = by_rate.index.to_numpy(), (by_rate.to_numpy() - lo["accuracy"]) / gap
+    apgr = float(np.trapezoid(pgr, rate))
+    reached = np.flatnonzero(pgr >= pgr_target)
+    k = int(reached[0])  # the last point (All-Reasoning, PGR 1) always reaches it
+    if k == 0:
+        cpt = float(rate[0])
+    else:  # linear interpolation on the segment where the curve first crosses the target
+        r0, r1, g0, g1 = rate[k - 1], rate[k], pgr[k - 1], pgr[k]
+        cpt = float(r0 + (pgr_target - g0) * (r1 - r0) / (g1 - g0))
+    return {"auc": auc, "apgr": apgr, "cpt": cpt}

@@ -47,8 +47,13 @@ def mode_columns(mode: str) -> dict[str, str]:
 REQUIRED_COLUMNS = ID_COLUMNS + [
     mode_columns(m)[k] for m in MODES for k in ("verdict", "correct", "tokens")
 ]
-#: Thinking tokens are known only for some backends; a missing column is filled with NA.
-OPTIONAL_COLUMNS = [mode_columns(m)["thinking_tokens"] for m in MODES]
+#: The self-routing decision (the instruct mode asked whether it needs reasoning, see
+#: :mod:`racer_lib.prompts`): ``yes``, ``no``, ``unparseable``, or missing where not asked.
+SELF_ROUTE = "self_route"
+SELF_ROUTE_VALUES: tuple[str, ...] = ("yes", "no", "unparseable")
+#: Thinking tokens are known only for some backends, and the self-routing decision only where
+#: it was asked; a missing column is filled with NA.
+OPTIONAL_COLUMNS = [mode_columns(m)["thinking_tokens"] for m in MODES] + [SELF_ROUTE]
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 IN_MEMORY = "<in-memory records>"
 
@@ -92,7 +97,8 @@ def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> p
     Checks: every required column is present; ids are present and unique; labels are 0 or 1;
     token counts are present, whole and non-negative; thinking tokens, where given, lie in
     ``[0, tokens]``; verdicts are ``A``, ``B`` or ``unparseable``; ``correct`` agrees with the
-    verdict and the label (an unparseable verdict counts as incorrect).
+    verdict and the label (an unparseable verdict counts as incorrect); the self-routing
+    decision, where given, is ``yes``, ``no`` or ``unparseable``.
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
@@ -155,7 +161,34 @@ def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> p
                   f"disagrees with {verdict_col} and label (correct means the verdict names the "
                   "preferred response; unparseable counts as incorrect)")
         out[correct_col] = correct.astype(bool)
+
+    route = out[SELF_ROUTE]
+    given = route.notna().to_numpy()
+    _raise_at(out, file, SELF_ROUTE, given & ~route.isin(SELF_ROUTE_VALUES).to_numpy(),
+              lambda v: f"{v!r} is not a self-routing decision; decisions are "
+                        f"{', '.join(SELF_ROUTE_VALUES)} (empty where not asked)")
+    out[SELF_ROUTE] = route.astype("string")
     return out
+
+
+def self_route_decisions(records: pd.DataFrame, unparseable: str = "reasoning",
+                         file: str | os.PathLike = IN_MEMORY) -> np.ndarray:
+    """Follow the judge's own yes/no answer: 1 = reasoning, 0 = instruct, per pair.
+
+    ``yes`` reasons and ``no`` does not; an ``unparseable`` answer goes to ``unparseable``'s
+    mode (default: reasoning, since the judge did not decline it). Every record must carry a
+    decision: a missing one is an error naming the row.
+    """
+    if unparseable not in MODES:
+        raise ValueError(f"unparseable must be one of {MODES} (got {unparseable!r})")
+    if SELF_ROUTE not in records.columns:
+        raise RecordsError(file, SELF_ROUTE, "missing column; these records have no "
+                           "self-routing decisions (judge them with the self-routing prompt)")
+    route = records[SELF_ROUTE]
+    _raise_at(records, file, SELF_ROUTE, route.isna().to_numpy(),
+              "no self-routing decision for this pair")
+    return np.where(route == "unparseable", MODES.index(unparseable),
+                    (route == "yes").astype(int)).astype(np.int8)
 
 
 # ----------------------------------------------------------------------------------------
@@ -181,8 +214,9 @@ def read_records(path: str | os.PathLike) -> pd.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such records file")
     if path.suffix == ".csv":
-        df = pd.read_csv(path, dtype={c: str for c in STRING_COLUMNS}, keep_default_na=False,
-                         na_values={c: [""] for c in df_numeric_columns()})
+        df = pd.read_csv(path, dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
+                         keep_default_na=False,
+                         na_values={c: [""] for c in [*df_numeric_columns(), SELF_ROUTE]})
     else:
         df = pd.read_parquet(path)
     return validate_records(df, file=path)

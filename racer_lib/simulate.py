@@ -30,6 +30,9 @@ with ``R_jc = k_j q_c``: ``q_c`` is the cell's cost ratio for the reference judg
 (the Skywork subsets are Table 1 of the paper verbatim) and ``k_j`` is solved so that the
 training mixture has the judge's published cost ratio. Harder pairs think longer.
 
+Self-routing: the instruct mode's yes/no answer to the paper's self-routing prompt is drawn
+from its own stream (:func:`_self_route`), with the judge's published share of "yes".
+
 Embeddings (dimension ``dim``): a cell centroid (its domain's direction plus its dataset's),
 plus noisy copies of ``u``, ``v``, ``w`` along fixed directions (only a share ``READABLE`` of
 each latent's variance is readable), plus isotropic noise. A router can learn the domain and
@@ -52,7 +55,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from . import __version__
-from .records import MODES, mode_columns, validate_records
+from .records import MODES, SELF_ROUTE, mode_columns, validate_records
 
 CHUNK = 4096
 READABLE = 0.5  # share of each pair latent's variance that the embedding carries
@@ -75,15 +78,18 @@ class Judge:
     tokens_instruct: float  # mean instruct-mode tokens on a length-1.0 cell (ours)
     unparseable: tuple[float, float]  # share of wrong verdicts that are unparseable (ours)
     source: str  # the paper table each target comes from
+    self_route: float | None = None  # share (%) of self-routing "yes" answers, if reported
 
 
-#: The judges. Targets: the paper's self-routing table (Qwen3) and its Llama-family table.
+#: The judges. Targets: the paper's self-routing table (Qwen3) and its Llama-family table;
+#: ``self_route`` is the share (%) of pairs on which the instruct mode asks for reasoning when
+#: given the self-routing prompt (the self-routing table; not reported for the Llama pair).
 JUDGES: dict[str, Judge] = {j.name: j for j in [
-    #     name            instruct model                reasoning model                  acc_0  acc_1  ratio  rho   tok0 unparseable   source
-    Judge('qwen3-1.7b',   'Qwen3-1.7B (thinking off)',  'Qwen3-1.7B (thinking on)',      70.04, 78.35, 19.07, 0.30, 150, (0.02, 0.1),  'self-routing table'),
-    Judge('qwen3-4b',     'Qwen3-4B (thinking off)',    'Qwen3-4B (thinking on)',        81.96, 86.50,  6.25, 0.45, 180, (0.02, 0.04), 'self-routing table'),
-    Judge('qwen3-8b',     'Qwen3-8B (thinking off)',    'Qwen3-8B (thinking on)',        82.20, 87.86,  6.36, 0.55, 190, (0.01, 0.03), 'self-routing table'),
-    Judge('llama-3.1-8b', 'Llama-3.1-8B-Instruct',      'DeepSeek-R1-Distill-Llama-8B',  67.32, 79.93,  4.12, 0.15, 320, (0.03, 0.06), 'Llama-family table'),
+    #     name            instruct model                reasoning model                  acc_0  acc_1  ratio  rho   tok0 unparseable   source                 self_route
+    Judge('qwen3-1.7b',   'Qwen3-1.7B (thinking off)',  'Qwen3-1.7B (thinking on)',      70.04, 78.35, 19.07, 0.30, 150, (0.02, 0.1),  'self-routing table',  99.91),
+    Judge('qwen3-4b',     'Qwen3-4B (thinking off)',    'Qwen3-4B (thinking on)',        81.96, 86.50,  6.25, 0.45, 180, (0.02, 0.04), 'self-routing table',  99.51),
+    Judge('qwen3-8b',     'Qwen3-8B (thinking off)',    'Qwen3-8B (thinking on)',        82.20, 87.86,  6.36, 0.55, 190, (0.01, 0.03), 'self-routing table',  99.88),
+    Judge('llama-3.1-8b', 'Llama-3.1-8B-Instruct',      'DeepSeek-R1-Distill-Llama-8B',  67.32, 79.93,  4.12, 0.15, 320, (0.03, 0.06), 'Llama-family table',  None),
 ]}
 
 
@@ -312,7 +318,26 @@ def _judge_chunk(seed: int, cell: Cell, chunk: int, pairs: dict, judge: str) -> 
         cols[mc["correct"]] = correct[a]
         cols[mc["tokens"]] = tokens[a].astype(np.int64)
         cols[mc["thinking_tokens"]] = thinking[a]
+    cols[SELF_ROUTE] = _self_route(seed, cell, chunk, v, j)
     return pd.DataFrame(cols)
+
+
+SELF_ROUTE_SIGNAL = 0.3  # weight of the "reasoning helps" latent v in the yes/no answer
+
+
+def _self_route(seed: int, cell: Cell, chunk: int, v: np.ndarray, j: Judge) -> pd.Series:
+    """The instruct mode's answer to the self-routing prompt (its own stream of draws).
+
+    ``yes`` iff ``Phi^-1(share) + 0.3 v + sqrt(1 - 0.3^2) e > 0``, so ``P(yes)`` is the judge's
+    published share exactly, leaning slightly towards pairs where reasoning helps. Missing for
+    a judge whose share the paper does not report.
+    """
+    if j.self_route is None:
+        return pd.Series(pd.NA, index=range(len(v)), dtype="string")
+    e = _rng(seed, "self_route", j.name, cell.key, cell.domain, chunk).standard_normal(len(v))
+    k = SELF_ROUTE_SIGNAL
+    yes = stats.norm.ppf(j.self_route / 100) + k * v + np.sqrt(1 - k**2) * e > 0
+    return pd.Series(np.where(yes, "yes", "no"), dtype="string")
 
 
 def iter_simulate(judge: str, recipe: str | list[str] = "training_mix", *, seed: int = 0,
@@ -385,23 +410,25 @@ def write_simulated(path, judge: str, recipe: str | list[str] = "training_mix", 
 # The calibration check: simulated aggregates next to the paper's numbers
 
 
-#: Tolerances of the check (issue acceptance): accuracy in points, cost ratio relative.
-TOL_ACC, TOL_RATIO = 1.5, 0.10
+#: Tolerances of the check (issue acceptance): accuracy in points, cost ratio relative; the
+#: self-routing share in points (a binomial share of 99.5% on 40k pairs has an sd of 0.04).
+TOL_ACC, TOL_RATIO, TOL_SELF_ROUTE = 1.5, 0.10, 0.15
 
 
 def check(seed: int = 0, scale: float = 1.0) -> pd.DataFrame:
     """Regenerate the records and compare their aggregates with the paper's targets.
 
     Rows: All-Instruct / All-Reasoning accuracy and cost ratio of every judge on the training
-    mixture (self-routing and Llama tables), and Qwen3-4B's cost ratio on the three Skywork
-    subsets of the dataset-statistics table. Column ``ok`` applies the tolerances.
+    mixture (self-routing and Llama tables), the share of self-routing "yes" answers where the
+    paper reports it, and Qwen3-4B's cost ratio on the three Skywork subsets of the
+    dataset-statistics table. Column ``ok`` applies the tolerances.
     """
     from .evaluate import mode_summary
 
     rows = []
 
-    def add(what, judge, subset, paper, sim, source, rel=False):
-        tol = TOL_RATIO * paper if rel else TOL_ACC
+    def add(what, judge, subset, paper, sim, source, rel=False, tol=TOL_ACC):
+        tol = TOL_RATIO * paper if rel else tol
         rows.append(dict(quantity=what, judge=judge, set=subset, paper=paper,
                          simulated=round(sim, 2), tolerance=round(tol, 3),
                          ok=abs(sim - paper) <= tol, paper_table=source))
@@ -415,6 +442,10 @@ def check(seed: int = 0, scale: float = 1.0) -> pd.DataFrame:
             s["acc_reasoning"], j.source)
         add("cost ratio", name, "training_mix", j.cost_ratio, s["cost_ratio"], j.source,
             rel=True)
+        if j.self_route is not None:
+            add("self-routing reasoning share (%)", name, "training_mix", j.self_route,
+                100 * float((recs[SELF_ROUTE] == "yes").mean()), "self-routing table",
+                tol=TOL_SELF_ROUTE)
     for c in CELLS:
         if c.dataset == "skywork" and c.source.startswith("Table 1"):
             recs, _ = simulate("qwen3-4b", c.subset, seed=seed, dim=0, scale=scale)

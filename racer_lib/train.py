@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from . import dro
 from .policy import PolicyBatch, Router, reference_policy

@@ -1,10 +1,24 @@
-"""Fixtures shared by the router tests (test_policy, test_train)."""
+"""Fixtures shared by several test files: the smoke run, and small routing data."""
+
+from pathlib import Path
 
 import pytest
 import torch
 
+from racer_lib import pipeline
 from racer_lib import train as tr
 from racer_lib.simulate import simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory):
+    """The smoke profile run once per session: papermill runs every notebook, then the book."""
+    out = tmp_path_factory.mktemp("smoke")
+    result = pipeline.run_profile("smoke", root=ROOT, build_dir=out / "build",
+                                  results_root=out / "results", book_out=out / "book")
+    return result, out
 
 
 @pytest.fixture(scope="module")

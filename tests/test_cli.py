@@ -10,7 +10,7 @@ from racer_lib import cli, records as rec
 def test_simulate_check_prints_targets_and_passes(capsys):
     assert cli.main(["simulate", "check"]) == 0
     out = capsys.readouterr().out
-    assert "15 of 15 aggregates within tolerance" in out
+    assert "18 of 18 aggregates within tolerance" in out
     assert "19.07" in out and "magpie_ultra" in out  # the paper's 1.7B cost ratio, Table 1
 
 

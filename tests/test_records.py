@@ -173,3 +173,41 @@ def test_provenance(sim):
     assert rec.provenance(mixed) == "mixed"
     with pytest.raises(ValueError, match="unknown record source"):
         rec.provenance(records.assign(source="somewhere"))
+
+
+# ---------------------------------------------------------------------- self-routing decisions
+
+
+def test_self_route_round_trips_with_missing_values(sim, tmp_path):
+    records, _ = sim
+    df = records.copy()
+    df["self_route"] = ["yes", "no", "unparseable", None] * (len(df) // 4) + [None] * (len(df) % 4)
+    for name in ["r.parquet", "r.csv"]:
+        back = rec.read_records(rec.write_records(df, tmp_path / name))
+        assert back["self_route"].iloc[:4].tolist()[:3] == ["yes", "no", "unparseable"]
+        assert pd.isna(back["self_route"].iloc[3])
+
+
+def test_bad_self_route_names_row_and_field(sim, tmp_path):
+    records, _ = sim
+    df = records.copy()
+    df["self_route"] = "no"
+    df.loc[5, "self_route"] = "Maybe"
+    path = _write_parquet(df, tmp_path / "bad.parquet")
+    with pytest.raises(rec.RecordsError, match=re.escape(
+            f"bad.parquet: row 5 (id '{df['id'].iloc[5]}'), field 'self_route': 'Maybe' is "
+            "not a self-routing decision")):
+        rec.read_records(path)
+
+
+def test_self_route_decisions(sim):
+    records, _ = sim
+    df = records.iloc[:3].copy()
+    df["self_route"] = ["yes", "no", "unparseable"]
+    np.testing.assert_array_equal(rec.self_route_decisions(df), [1, 0, 1])
+    np.testing.assert_array_equal(rec.self_route_decisions(df, unparseable="instruct"), [1, 0, 0])
+    df.loc[df.index[1], "self_route"] = None
+    with pytest.raises(rec.RecordsError, match="row 1 .*no self-routing decision"):
+        rec.self_route_decisions(df, file="mine.parquet")
+    with pytest.raises(rec.RecordsError, match="no self-routing decisions"):
+        rec.self_route_decisions(records.drop(columns="self_route"))

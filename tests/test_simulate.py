@@ -16,8 +16,12 @@ def report():
 
 
 def test_aggregates_match_paper_targets(report):
-    # Self-routing table (Qwen3), Llama-family table, dataset-statistics table.
-    assert len(report) == 3 * len(simulate.JUDGES) + 3
+    # Self-routing table (Qwen3: three aggregates and the share of "yes"), Llama-family table,
+    # dataset-statistics table.
+    assert len(report) == 3 * len(simulate.JUDGES) + 3 + 3
+    share = report[report["quantity"] == "self-routing reasoning share (%)"]
+    assert share.set_index("judge")["paper"].to_dict() == {
+        "qwen3-1.7b": 99.91, "qwen3-4b": 99.51, "qwen3-8b": 99.88}
     bad = report[~report["ok"]]
     assert bad.empty, bad.to_string()
     acc = report[report["quantity"].str.contains("accuracy")]
@@ -138,3 +142,14 @@ def test_paper_scale_streams_in_bounded_memory():
     assert n == 40000
     assert np.isfinite(total)
     assert peak < 400 * 2**20, f"peak {peak / 2**20:.0f} MiB"  # a few chunks, not 1.2 GB
+
+
+def test_self_route_share_and_its_lean_towards_pairs_where_reasoning_helps():
+    records, _ = simulate.simulate("qwen3-1.7b", "training_mix", seed=0, dim=0)
+    yes = (records["self_route"] == "yes").to_numpy()
+    assert 100 * yes.mean() == pytest.approx(simulate.JUDGES["qwen3-1.7b"].self_route, abs=0.15)
+    assert set(records["self_route"].unique()) == {"yes", "no"}
+    helps = (~records["correct_instruct"] & records["correct_reasoning"]).to_numpy()
+    assert yes[helps].mean() > yes[~helps].mean()  # the answer leans on the latent v
+    llama, _ = simulate.simulate("llama-3.1-8b", "judgebench", seed=0, dim=0)
+    assert llama["self_route"].isna().all()  # the paper reports no share for this pair

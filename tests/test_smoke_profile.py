@@ -19,14 +19,6 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    out = tmp_path_factory.mktemp("smoke")
-    result = pipeline.run_profile("smoke", root=ROOT, build_dir=out / "build",
-                                  results_root=out / "results", book_out=out / "book")
-    return result, out
-
-
-@pytest.fixture(scope="module")
 def smoke_records():
     params = yaml.safe_load((ROOT / "profiles" / "smoke.yaml").read_text())["notebooks"][FIG2]
     return pd.concat([simulate.simulate(j, params["benchmarks"], seed=params["seed"], dim=0,

