@@ -53,7 +53,7 @@ def test_mf_learns_a_separable_preference():
     x = rng.standard_normal((400, 4)).astype(np.float32)
     reasoning_wins = x[:, 0] > 0
     r = np.column_stack([~reasoning_wins, reasoning_wins]).astype(float)
-    mf = bl.MFRouter(seed=0).fit(x, r)  # the original defaults: 100 epochs
+    mf = bl.MFRouter(epochs=30, lr=3e-3, seed=0).fit(x, r)
     test = rng.standard_normal((400, 4)).astype(np.float32)
     score = mf.score(test)
     assert ((score > 0.5) == (test[:, 0] > 0)).mean() > 0.95
