@@ -462,3 +462,100 @@ def provenance(records: pd.DataFrame) -> str:
         raise ValueError(f"unknown record source kind(s) {sorted(unknown)}; a source starts with "
                          f"one of {', '.join(PROVENANCE_KINDS)} followed by ':'")
     return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+# ----------------------------------------------------------------------------------------
+# A folder of judge records, one sub-folder per judge (the ``records_dir`` of the chapters)
+
+#: The layout :func:`load_set` reads (the ``records_dir`` parameter of the routing chapters).
+RECORDS_DIR_LAYOUT = """\
+records_dir/<judge>/<set>.parquet             judge records (racer_lib.records schema)
+records_dir/<judge>/<set>.embeddings.parquet  their embeddings, keyed by id (records.load)
+  <set>: training_mix (column split: train, valid, test), or a benchmark (judgebench,
+  rewardbench, rewardbench2) or a Skywork subset (magpie_ultra, wildguardmix, offsetbias, ...);
+  every embeddings file of one judge folder has one dimension and one embedder"""
+TRAINING_SPLITS = ("train", "valid", "test")
+
+
+def _listing(folder: Path, pattern: str = "*") -> str:
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.glob(pattern)
+                   if not p.name.startswith("."))
+    return ", ".join(names) if names else "nothing"
+
+
+def _embeddings_meta(path: Path) -> tuple[int | None, str]:
+    """Dimension and embedder of an embeddings file, from its schema alone (no data read)."""
+    schema = pq.read_schema(path)
+    meta = schema.metadata or {}
+    field = schema.field("embedding") if "embedding" in schema.names else None
+    dim = getattr(field.type, "list_size", None) if field is not None else None
+    return dim, meta.get(b"embedder", b"").decode()
+
+
+def load_set(records_dir: str | os.PathLike, judge: str, name: str, *,
+             embeddings: bool = True) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Read one judge's set of records (and its embeddings) from a records folder.
+
+    Layout (:data:`RECORDS_DIR_LAYOUT`)::
+
+        records_dir/<judge>/<set>.parquet             judge records (this module's schema)
+        records_dir/<judge>/<set>.embeddings.parquet  their embeddings, keyed by id
+
+    ``<set>`` is ``training_mix`` (whose ``split`` column must hold ``train``, ``valid`` and
+    ``test``), a benchmark (``judgebench``, ``rewardbench``, ``rewardbench2``) or a Skywork
+    subset name. ``racer judge`` + ``racer judge-merge`` write the records, ``racer embed`` the
+    embeddings (``racer simulate generate`` writes both, for a simulated judge).
+
+    Returns ``(records, matrix)`` like :func:`load` (``matrix`` is ``None`` with
+    ``embeddings=False``). Raises :class:`FileNotFoundError` naming the missing file, the
+    expected layout and what the folder holds; :class:`RecordsError` when the set holds several
+    judges, when the training mixture lacks a split, or when the set's embeddings differ in
+    dimension or embedder from another embeddings file of the same judge folder (a router
+    trained on one set is applied to the others; the message names both files). An embeddings
+    file that does not name its embedder is not compared by embedder.
+    """
+    root = Path(records_dir)
+    folder = root / judge
+    path = folder / f"{name}.parquet"
+    layout = f"expected layout:\n{RECORDS_DIR_LAYOUT}"
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such records folder; {layout}")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no records of judge {judge!r} (the folder {root} "
+                                f"holds {_listing(root)}); {layout}")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such records file (set {name!r} of judge "
+                                f"{judge!r}; {folder} holds {_listing(folder)}); {layout}")
+    records = read_records(path)
+    judges = sorted(records["judge"].unique())
+    if len(judges) > 1:
+        raise RecordsError(path, "judge", f"records of several judges ({', '.join(judges)}); "
+                           f"{folder} must hold the records of one judge")
+    if name == "training_mix":
+        missing = [s for s in TRAINING_SPLITS if s not in set(records["split"])]
+        if missing:
+            holds = ", ".join(sorted(set(records["split"])))
+            raise RecordsError(path, "split", f"no {', '.join(map(repr, missing))} pairs; the "
+                               "training mixture's split column needs "
+                               f"{', '.join(TRAINING_SPLITS)} (it holds {holds})")
+    if not embeddings:
+        return records, None
+    epath = embeddings_path(path)
+    if not epath.is_file():
+        raise FileNotFoundError(f"{epath}: no embeddings beside {path} (make them with "
+                                f"`racer embed PAIRS --out {epath}`); {layout}")
+    emb = read_embeddings(epath)
+    for other in sorted(folder.glob("*.embeddings.parquet")):
+        if other.name == epath.name:
+            continue
+        dim, embedder = _embeddings_meta(other)
+        if dim is not None and dim != emb.dim:
+            raise RecordsError(epath, "embedding", f"{emb.dim} dimensions, but {other} has "
+                               f"{dim}; every embeddings file of {folder} must have one "
+                               "dimension (a router trained on one set is applied to the others)")
+        if embedder and emb.embedder and embedder != emb.embedder:
+            raise RecordsError(epath, "embedding", f"embedder {emb.embedder!r}, but {other} "
+                               f"comes from {embedder!r}; every embeddings file of {folder} must "
+                               "come from one embedder (a router trained on one set is applied "
+                               "to the others)")
+    return records, align_embeddings(records, emb, epath, path)

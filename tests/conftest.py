@@ -16,7 +16,7 @@ MIRROR = ROOT.parent / "shared" / "data"  # the data mirror beside a checkout (C
 
 
 def smoke_profile() -> str:
-    """``full-smoke`` (smoke plus the real-data chapters) when the LLMBar files are at hand.
+    """``full-smoke`` (smoke plus the real-data chapters) when the data files are at hand.
 
     The files are read from ``RACER_DATA_DIR``, else from the mirror beside the checkout (then
     exported, so that the notebooks' kernels see it too), else from the download cache. Without
@@ -28,7 +28,7 @@ def smoke_profile() -> str:
 
     if data.data_dir() is None and MIRROR.is_dir():
         os.environ[data.ENV_DATA_DIR] = str(MIRROR.resolve())
-    files = [f for f in data.load_manifest().files if f.source == "llmbar"]
+    files = [f for f in data.load_manifest().files if f.source in ("llmbar", "judgebench")]
     return "smoke" if data.check(files) else "full-smoke"
 
 

@@ -1,0 +1,148 @@
+"""The `paper` profile: the chapters read a records folder (records/<judge>/<set>.parquet).
+
+The folder is written by the simulator at sizes no chapter would simulate, and its records are
+relabelled ``generated`` (as `racer judge-merge` writes them): a chapter that read the files
+says ``generated`` and counts the files' pairs; one that simulated would say ``simulated``.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pandas as pd
+import papermill
+import pytest
+import yaml
+
+from racer_lib import evaluate, pipeline, simulate
+from racer_lib import records as rec
+
+ROOT = Path(__file__).resolve().parents[1]
+JUDGE = "qwen3-4b"
+BENCHMARKS = ["judgebench", "rewardbench", "rewardbench2"]
+ROUTING = ["04_training_dynamics", "05_budget_frontier", "07_beta_sensitivity",
+           "08_advanced_baselines", "10_llama_family"]
+ALL = ["02_reasoning_vs_instruct", *ROUTING[:4], "09_self_routing", ROUTING[4]]
+SOURCE = "generated:test:tiny-judge"
+FAST = {"n_seeds": 1, "epochs": 2, "torch_threads": 1}
+# Extends `paper`, shrunk: one judge, one seed, two epochs, two budgets where allowed.
+TINY = {
+    "description": "the paper profile on a tiny records folder (tests)",
+    "extends": "paper",
+    "notebooks": {
+        "02_reasoning_vs_instruct": {
+            "records_paths": [f"records/{JUDGE}/{b}.parquet" for b in BENCHMARKS]},
+        "04_training_dynamics": {**FAST, "budgets": [2.0, 4.0]},
+        "05_budget_frontier": {**FAST, "judges": [JUDGE], "budgets": [2.0, 4.0]},
+        "07_beta_sensitivity": {**FAST, "betas": [0.0, 0.005], "budgets": [2.0, 4.0]},
+        "08_advanced_baselines": {**FAST, "judges": [JUDGE], "budgets": [2.0, 4.0],
+                                  "mf_epochs": 3, "mirt_epochs": 2},
+        "09_self_routing": {
+            "records_paths": [f"records/{JUDGE}/{s}.parquet"
+                              for s in ["training_mix", *BENCHMARKS]]},
+        "10_llama_family": {**FAST, "judge": JUDGE, "budgets": [2.0, 3.0]},
+    },
+}
+
+
+def test_paper_profile_names_the_routing_chapters_and_the_protocol():
+    profile = pipeline.load_profile("paper", ROOT)
+    assert set(ROUTING) <= set(profile.notebooks)
+    assert "03_dro_theory" not in profile.notebooks  # theory: no records to read
+    for stem in ROUTING:
+        params = profile.notebooks[stem]
+        assert params["records_dir"] == "records", stem
+        assert (params["arch"], params["epochs"], params["lr"], params["dual_step"],
+                params["torch_threads"]) == ("mlp", 60, 1e-4, 1e-3, 0), stem
+    paper_budgets = [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 10.0]
+    assert profile.notebooks["05_budget_frontier"]["budgets"] == paper_budgets
+    assert profile.notebooks["05_budget_frontier"]["n_seeds"] == 20
+    assert profile.notebooks["08_advanced_baselines"]["budgets"] == paper_budgets
+    assert profile.notebooks["07_beta_sensitivity"]["n_seeds"] == 10
+    assert profile.notebooks["08_advanced_baselines"]["n_seeds"] == 10
+    for stem in ("02_reasoning_vs_instruct", "09_self_routing"):
+        assert all(p.startswith("records/") for p in profile.notebooks[stem]["records_paths"])
+
+
+@pytest.mark.parametrize("stem", [*ROUTING, "06_robustness_ablation"])
+def test_routing_chapters_declare_records_dir_empty_by_default(tmp_path, stem):
+    src = tmp_path / f"{stem}.ipynb"
+    jupytext.write(jupytext.read(ROOT / "notebooks" / f"{stem}.md"), src)
+    params = papermill.inspect_notebook(src)
+    assert params["records_dir"]["default"] == '""'
+    given = pipeline.load_profile("paper", ROOT).notebooks.get(stem, {})
+    assert set(given) <= set(params), stem  # the runner would refuse an undeclared one
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A copy of the repository's notebooks and profiles, a records folder, the tiny profile."""
+    root = tmp_path_factory.mktemp("paper")
+    for folder in ("notebooks", "profiles"):
+        shutil.copytree(ROOT / folder, root / folder)
+    (root / "profiles" / "tiny.yaml").write_text(yaml.safe_dump(TINY, sort_keys=False))
+    files = {}
+    for name, scale in [("training_mix", 0.02), *[(b, 0.1) for b in BENCHMARKS]]:
+        path = root / "records" / JUDGE / f"{name}.parquet"
+        simulate.write_simulated(path, JUDGE, name, seed=7, dim=16, scale=scale)
+        records = rec.read_records(path).assign(source=SOURCE)
+        rec.write_records(records, path)
+        files[name] = records
+    result = pipeline.run_profile("tiny", build_book=False, root=root,
+                                  build_dir=root / "build", results_root=root / "results")
+    return result, files
+
+
+def _printed(result, stem):
+    """Everything a chapter printed (stream outputs of its executed notebook)."""
+    path = next(p for p in result.executed if p.name == f"{stem}.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for o in c.get("outputs", []) if o.get("output_type") == "stream")
+
+
+@pytest.mark.slow
+def test_every_chapter_reads_the_records_folder(tiny_run):
+    result, _ = tiny_run
+    assert list(result.results_dirs) == ALL
+    for stem, folder in result.results_dirs.items():
+        tables = sorted(Path(folder).glob("*.csv"))
+        assert tables, stem
+        for table in tables:
+            df = pd.read_csv(table)
+            if "provenance" in df.columns:
+                assert set(df["provenance"]) == {"generated"}, (stem, table.name)
+
+
+@pytest.mark.slow
+def test_pair_counts_are_the_files(tiny_run):
+    result, files = tiny_run
+    mix = files["training_mix"]
+    test = mix[mix["split"] == "test"]
+    assert f"{len(mix):,} pairs of {JUDGE} (generated)" in _printed(result, ROUTING[0])
+    assert f"test split {len(test):,} pairs" in _printed(result, "07_beta_sensitivity")
+    assert f"test split {len(test):,} pairs" in _printed(result, "10_llama_family")
+    n_train = int((mix["split"] == "train").sum())
+    n_valid = int((mix["split"] == "valid").sum())
+    assert (f"on {n_train:,} training pairs ({n_valid:,} for validation; generated)"
+            in _printed(result, "08_advanced_baselines"))
+
+    # Fig. 4's endpoints on every set are those of the files' records
+    ends = pd.read_csv(Path(result.results_dirs["05_budget_frontier"]) / "frontier_endpoints.csv")
+    sets = {"train": mix[mix["split"] == "train"], "test": test,
+            **{b: files[b] for b in BENCHMARKS}}
+    assert set(ends["set"]) == set(sets)
+    for _, row in ends.iterrows():
+        want = evaluate.endpoints(sets[row["set"]])[row["method"]]
+        assert row["accuracy"] == pytest.approx(want["accuracy"]), (row["set"], row["method"])
+        assert row["cost"] == pytest.approx(want["cost"]), (row["set"], row["method"])
+
+    # Fig. 2 counts every pair of the benchmark files
+    by_domain = pd.read_csv(Path(result.results_dirs["02_reasoning_vs_instruct"])
+                            / "delta_accuracy_by_domain.csv")
+    counts = by_domain.groupby("dataset")["n"].sum().to_dict()
+    assert counts == {b: len(files[b]) for b in BENCHMARKS}
+    timings = json.loads((Path(result.executed[0]).parents[1] / "timings.json").read_text())
+    assert set(timings) == set(ALL)
