@@ -56,3 +56,16 @@ def routing_data():
     records, emb = simulate("qwen3-4b", "training_mix", dim=16, scale=0.03)
     unit, sp = tr.splits(records, emb)
     return records, emb, unit, sp
+
+
+def notebook_parameters(ipynb):
+    """The parameters an executed notebook ran with: its defaults, then papermill's injection."""
+    import nbformat
+
+    nb = nbformat.read(ipynb, as_version=4)
+    space = {}
+    for tag in ("parameters", "injected-parameters"):
+        for cell in nb.cells:
+            if cell.cell_type == "code" and tag in cell.metadata.get("tags", []):
+                exec(cell.source, space)
+    return {k: v for k, v in space.items() if not k.startswith("__")}

@@ -28,6 +28,7 @@ from papermill.exceptions import PapermillExecutionError
 
 from racer_lib import data, evaluate, judging, prompts
 from racer_lib import records as rec
+from conftest import notebook_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "01_judging"
@@ -49,15 +50,7 @@ def _source_notebook(tmp):
     return src
 
 
-def _notebook_parameters(ipynb):
-    """The parameters an executed notebook ran with: its defaults, then papermill's injection."""
-    nb = nbformat.read(ipynb, as_version=4)
-    space = {}
-    for tag in ("parameters", "injected-parameters"):
-        for cell in nb.cells:
-            if cell.cell_type == "code" and tag in cell.metadata.get("tags", []):
-                exec(cell.source, space)
-    return {k: v for k, v in space.items() if not k.startswith("__")}
+_notebook_parameters = notebook_parameters  # shared with the other chapter tests (conftest)
 
 
 def _stream_text(ipynb):

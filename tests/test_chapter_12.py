@@ -13,13 +13,13 @@ the session fixture ``smoke`` only runs it when they are available; otherwise th
 from pathlib import Path
 
 import jupytext
-import nbformat
 import numpy as np
 import pandas as pd
 import papermill
 import pytest
 
 from racer_lib import baselines, data, embed, evaluate
+from conftest import notebook_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "12_llmbar_routing"
@@ -35,15 +35,7 @@ pytestmark = pytest.mark.slow
 # The chapter's run and its parameters
 
 
-def _notebook_parameters(ipynb):
-    """The parameters an executed notebook ran with: its defaults, then papermill's injection."""
-    nb = nbformat.read(ipynb, as_version=4)
-    space = {}
-    for tag in ("parameters", "injected-parameters"):
-        for cell in nb.cells:
-            if cell.cell_type == "code" and tag in cell.metadata.get("tags", []):
-                exec(cell.source, space)
-    return {k: v for k, v in space.items() if not k.startswith("__")}
+_notebook_parameters = notebook_parameters  # shared with the other chapter tests (conftest)
 
 
 @pytest.fixture(scope="module")
