@@ -105,6 +105,28 @@ class KNNRouter(_Fitted):
         return pred[:, 1] - pred[:, 0]
 
 
+def _fit_bce(logits_of, y: torch.Tensor, opt, gen: torch.Generator, batch_size: int,
+             epochs: int, desc: str, progress: bool) -> list[float]:
+    """Minibatch BCE training shared by the learned baselines; returns the loss per epoch.
+
+    ``logits_of(idx)`` gives the logits of the rows ``idx`` of ``y``; every epoch visits the
+    rows in an order drawn from ``gen``.
+    """
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    history = []
+    for _ in tqdm(range(epochs), desc=desc, disable=not progress, leave=False):
+        order, total = torch.randperm(len(y), generator=gen), 0.0
+        for start in range(0, len(y), batch_size):
+            idx = order[start:start + batch_size]
+            loss = loss_fn(logits_of(idx), y[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(idx)
+        history.append(total / len(y))
+    return history
+
+
 # ----------------------------------------------------------------------------------------
 # RouteLLM-MF
 
@@ -154,20 +176,12 @@ class MFRouter(_Fitted):
         self.model_ = _MF(x.shape[1], self.dim, gen)
         opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr,
                                weight_decay=self.weight_decay)
-        loss_fn = torch.nn.BCEWithLogitsLoss()
-        self.history = []
-        for _ in tqdm(range(self.epochs), desc="RouteLLM-MF", disable=not self.progress,
-                      leave=False):
-            order, total = torch.randperm(len(e), generator=gen), 0.0
-            for start in range(0, len(e), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                noisy = e[idx] + self.alpha * torch.randn(e[idx].shape, generator=gen)
-                loss = loss_fn(self.model_(noisy), y[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                total += float(loss.detach()) * len(idx)
-            self.history.append(total / len(e))
+
+        def logits(idx):  # Gaussian noise on the embeddings, in training only
+            return self.model_(e[idx] + self.alpha * torch.randn(e[idx].shape, generator=gen))
+
+        self.history = _fit_bce(logits, y, opt, gen, self.batch_size, self.epochs,
+                                "RouteLLM-MF", self.progress)
         self.in_dim = x.shape[1]
         return self
 
@@ -236,20 +250,9 @@ class MIRTRouter(_Fitted):
         gen = torch.Generator().manual_seed(int(self.seed))
         self.model_ = _MIRT(x.shape[1], self.latent, gen)
         opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
-        loss_fn = torch.nn.BCEWithLogitsLoss()
-        self.history = []
-        for _ in tqdm(range(self.epochs), desc="M-IRT", disable=not self.progress,
-                      leave=False):
-            order, total = torch.randperm(len(e), generator=gen), 0.0
-            for start in range(0, len(e), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                logits = self.model_(e[idx]).gather(1, mode[idx, None]).squeeze(1)
-                loss = loss_fn(logits, y[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                total += float(loss.detach()) * len(idx)
-            self.history.append(total / len(e))
+        self.history = _fit_bce(
+            lambda idx: self.model_(e[idx]).gather(1, mode[idx, None]).squeeze(1), y, opt,
+            gen, self.batch_size, self.epochs, "M-IRT", self.progress)
         self.cold_ = NearestNeighbors(n_neighbors=min(self.cold_k, n), metric="cosine",
                                       algorithm="brute").fit(x)
         self.x_ = x

@@ -495,19 +495,16 @@ def _add_judge(subparsers: argparse._SubParsersAction) -> None:
 def cmd_judge_merge(args: argparse.Namespace) -> int:
     """``racer judge-merge``: a finished run's shards -> validated judge records."""
     from racer_lib import judging
-    from racer_lib import records as rec
     from racer_lib.evaluate import mode_summary
 
     pairs = judging.load_pairs(args.dataset, args.limit) if args.dataset else None
     records = judging.merge(args.run, pairs, out=args.out, split=args.split,
                             order_rule=args.order_rule)
     s = mode_summary(records).iloc[0]
-    unparseable = {m: int((records[rec.mode_columns(m)["verdict"]] == rec.UNPARSEABLE).sum())
-                   for m in rec.MODES}
     print(f"wrote {args.out}: {len(records):,} judge records ({records['source'].iloc[0]}); "
           f"accuracy instruct {s['acc_instruct']:.2f} %, reasoning {s['acc_reasoning']:.2f} %, "
           f"cost ratio {s['cost_ratio']:.2f}; unparseable verdicts: instruct "
-          f"{unparseable['instruct']}, reasoning {unparseable['reasoning']}")
+          f"{s['unparseable_instruct']}, reasoning {s['unparseable_reasoning']}")
     return 0
 
 

@@ -400,6 +400,30 @@ def read_judgebench(path: str | os.PathLike) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
+def read_pairs_file(path: str | os.PathLike) -> pd.DataFrame:
+    """A pairs table as stored, unvalidated: ``.parquet``, ``.csv`` or ``.jsonl`` (``.gz`` too).
+
+    The one reader of pairs files (``racer embed`` and ``racer judge`` validate what they need).
+    CSV fields are read as strings, so an empty field is an empty text, not NaN.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such pairs file")
+    suffixes = [s.lower() for s in path.suffixes]
+    kind = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 \
+        else (suffixes[-1] if suffixes else "")
+    if kind in (".parquet", ".pq"):
+        df = pd.read_parquet(path)
+    elif kind == ".csv":  # every field a string: an empty field is an empty text, not NaN
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    elif kind in (".jsonl", ".ndjson"):
+        df = pd.read_json(path, lines=True, dtype=False)
+    else:
+        raise ValueError(f"{path}: unknown pairs format {kind or '(no suffix)'!r}; use .parquet, "
+                         ".csv or .jsonl")
+    return df
+
+
 def judgebench_pairs(manifest: Manifest | None = None) -> pd.DataFrame:
     """JudgeBench's 620 pairs: GPT-4o's 350 then Claude-3.5-Sonnet's 270."""
     manifest = _manifest(manifest)

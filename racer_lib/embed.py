@@ -65,6 +65,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from racer_lib.data import read_pairs_file
 from racer_lib.records import RecordsError, embeddings_path, write_embeddings
 
 TEXT_FIELDS: tuple[str, str, str] = ("prompt", "response_a", "response_b")
@@ -523,25 +524,7 @@ def validate_pairs(pairs: pd.DataFrame, file: str | os.PathLike = IN_MEMORY_PAIR
 
 def read_pairs(path: str | os.PathLike) -> pd.DataFrame:
     """Read pairs from ``.parquet``, ``.csv`` or ``.jsonl`` (``.gz`` too) and validate them."""
-    return validate_pairs(_read_pairs_raw(Path(path)), file=path)
-
-
-def _read_pairs_raw(path: Path) -> pd.DataFrame:
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such pairs file")
-    suffixes = [s.lower() for s in path.suffixes]
-    kind = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 \
-        else (suffixes[-1] if suffixes else "")
-    if kind in (".parquet", ".pq"):
-        df = pd.read_parquet(path)
-    elif kind == ".csv":  # every field a string: an empty field is an empty text, not NaN
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    elif kind in (".jsonl", ".ndjson"):
-        df = pd.read_json(path, lines=True, dtype=False)
-    else:
-        raise ValueError(f"{path}: unknown pairs format {kind or '(no suffix)'!r}; use .parquet, "
-                         ".csv or .jsonl")
-    return df
+    return validate_pairs(read_pairs_file(path), file=path)
 
 
 @dataclass
@@ -624,7 +607,7 @@ def embed_file(pairs_path: str | os.PathLike, out_path: str | os.PathLike | None
         raise ValueError(f"{out}: embeddings files are parquet; name it *.parquet")
     if out.resolve() == pairs_path.resolve():
         raise ValueError(f"{out}: the output would overwrite the pairs file")
-    pairs = _read_pairs_raw(pairs_path)  # validated (once) by _embed
+    pairs = read_pairs_file(pairs_path)  # validated (once) by _embed
     matrix, stats, enc, clean = _embed(pairs, encoder, batch_size=batch_size,
                                        cache_dir=cache_dir, use_cache=use_cache,
                                        progress=progress, file=pairs_path)

@@ -312,6 +312,13 @@ def _split_generation(decode, prompt_ids, gen_ids, think_start, think_end, finis
                       thinking=thinking, answer=answer, token_ids=gen_ids)
 
 
+def _check_batch(conversations, seeds) -> int:
+    """Every backend's first step: one seed per conversation; returns the batch size."""
+    if len(seeds) != len(conversations):
+        raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
+    return len(conversations)
+
+
 class VLLMBackend:
     """vLLM on GPUs: an offline ``vllm.LLM`` with prefix caching (the shared system prompt and
     the pair's text are cached across the two modes and orders).
@@ -347,9 +354,7 @@ class VLLMBackend:
                  chat_template_kwargs=None) -> list[Generation]:
         import vllm
 
-        if len(seeds) != len(conversations):
-            raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
-        if not conversations:
+        if not _check_batch(conversations, seeds):
             return []
         extra = {"top_k": sampling.top_k} if sampling.top_k else {}
         params = [vllm.SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p,
@@ -480,9 +485,7 @@ class TransformersBackend:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList
 
-        if len(seeds) != len(conversations):
-            raise ValueError(f"{len(conversations)} conversations but {len(seeds)} seeds")
-        if not conversations:
+        if not _check_batch(conversations, seeds):
             return []
         tokenizer, model, device = self.load()
         texts = [tokenizer.apply_chat_template(list(c), tokenize=False,
@@ -623,16 +626,7 @@ def load_pairs(dataset: str, limit: int | None = None) -> pd.DataFrame:
         path = Path(dataset)
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such pairs file (or use judgebench / llmbar)")
-        suffix = path.suffix.lower()
-        if suffix in (".parquet", ".pq"):
-            raw = pd.read_parquet(path)
-        elif suffix == ".csv":
-            raw = pd.read_csv(path, dtype={"id": str}, keep_default_na=False)
-        elif suffix in (".jsonl", ".ndjson"):
-            raw = pd.read_json(path, lines=True, dtype={"id": str})
-        else:
-            raise ValueError(f"{path}: unknown pairs format {suffix!r}; use .parquet, .csv "
-                             "or .jsonl")
+        raw = data.read_pairs_file(path)
         if "dataset" not in raw.columns:
             raw["dataset"] = path.name.split(".")[0]
         pairs = validate_pairs(raw, str(path))

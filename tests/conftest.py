@@ -69,3 +69,17 @@ def notebook_parameters(ipynb):
             if cell.cell_type == "code" and tag in cell.metadata.get("tags", []):
                 exec(cell.source, space)
     return {k: v for k, v in space.items() if not k.startswith("__")}
+
+
+def real_chapter(smoke, stem: str, needs: str):
+    """``(results folder, parameters, executed notebook)`` of a real-data chapter in the smoke run.
+
+    Skips (naming what is missing) when the session built ``smoke`` rather than ``full-smoke``.
+    """
+    result, _ = smoke
+    if stem not in result.results_dirs:
+        pytest.skip(f"the session's smoke run did not run {stem}: it runs only in the profile "
+                    f"full-smoke, which needs {needs} (RACER_DATA_DIR or the cache)")
+    executed = [Path(p) for p in result.executed if Path(p).name == f"{stem}.ipynb"]
+    assert executed, f"no executed notebook of {stem} among {result.executed}"
+    return Path(result.results_dirs[stem]), notebook_parameters(executed[0]), executed[0]

@@ -28,7 +28,7 @@ from papermill.exceptions import PapermillExecutionError
 
 from racer_lib import data, evaluate, judging, prompts
 from racer_lib import records as rec
-from conftest import notebook_parameters
+from conftest import real_chapter
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "01_judging"
@@ -43,15 +43,10 @@ FIGURE = "judging_tokens_parse_accuracy.png"
 
 pytestmark = pytest.mark.slow
 
-
 def _source_notebook(tmp):
     src = tmp / f"{STEM}.ipynb"
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{STEM}.md"), src)
     return src
-
-
-_notebook_parameters = notebook_parameters  # shared with the other chapter tests (conftest)
-
 
 def _stream_text(ipynb):
     """Everything the executed notebook printed, cell by cell."""
@@ -60,37 +55,25 @@ def _stream_text(ipynb):
                     if o.get("output_type") == "stream")
             for cell in nb.cells if cell.cell_type == "code"]
 
-
 # ----------------------------------------------------------------------------------------
 # The chapter's run
-
 
 @pytest.fixture(scope="module")
 def chapter(smoke):
     """``(results folder, parameters, executed notebook)`` of chapter 01 in the smoke run."""
-    result, _ = smoke
-    if STEM not in result.results_dirs:
-        pytest.skip(f"the session's smoke run did not run {STEM}: it runs only in the profile "
-                    "full-smoke, which needs the data mirror (RACER_DATA_DIR or the cache)")
-    executed = [Path(p) for p in result.executed if Path(p).name == f"{STEM}.ipynb"]
-    assert executed, f"no executed notebook of {STEM} among {result.executed}"
-    return Path(result.results_dirs[STEM]), _notebook_parameters(executed[0]), executed[0]
-
+    return real_chapter(smoke, STEM, "the data mirror")
 
 @pytest.fixture(scope="module")
 def results(chapter):
     return chapter[0]
 
-
 @pytest.fixture(scope="module")
 def params(chapter):
     return chapter[1]
 
-
 @pytest.fixture(scope="module")
 def records(results, params):
     return rec.read_records(results / f"judgebench_{params['model'].lower()}.parquet")
-
 
 @pytest.fixture(scope="module")
 def parts(results):
@@ -99,17 +82,14 @@ def parts(results):
     assert files, f"no part files in {results / 'run'}"
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
 
-
 def _csv(results, name):
     table = pd.read_csv(results / name)
     assert list(table.columns)[0] == "provenance", name
     assert set(table["provenance"]) == {"generated"}, name
     return table
 
-
 # ----------------------------------------------------------------------------------------
 # Parameters (no execution)
-
 
 def test_declares_the_parameters_of_the_brief(tmp_path):
     params = papermill.inspect_notebook(_source_notebook(tmp_path))
@@ -125,7 +105,6 @@ def test_declares_the_parameters_of_the_brief(tmp_path):
     assert defaults["gpu_batch_size"] == "256"
     assert defaults["gpu_dataset"] == '"judgebench"'
     assert defaults["run_gpu"] == '"auto"'
-
 
 def test_missing_data_stops_with_the_data_error(tmp_path, monkeypatch):
     """An empty mirror: the chapter stops at the data cell, naming both JudgeBench files."""
@@ -144,16 +123,13 @@ def test_missing_data_stops_with_the_data_error(tmp_path, monkeypatch):
     assert "racer data fetch" in error.evalue
     assert not (tmp_path / "results" / "run").exists()  # stopped before judging
 
-
 # ----------------------------------------------------------------------------------------
 # The records
-
 
 def test_smoke_parameters_are_small(params):
     assert params["dataset"] == "judgebench" and params["model"] == "smollm2"
     assert params["mode"] == "cot"
     assert params["n_pairs"] <= 4 and params["max_tokens"] <= 96
-
 
 def test_records_are_one_per_sampled_pair_with_both_modes(records, params):
     pairs = data.judgebench_pairs()
@@ -173,7 +149,6 @@ def test_records_are_one_per_sampled_pair_with_both_modes(records, params):
         assert verdict.isin(rec.VERDICTS).all()
         assert (records[f"correct_{mode}"] == (verdict == preferred)).all()
 
-
 def test_records_match_the_run_parts(records, parts, params):
     assert len(parts) == 2 * params["n_pairs"]
     assert set(parts["task"]) == set(MODES) and set(parts["order"]) == {"original"}
@@ -190,7 +165,6 @@ def test_records_match_the_run_parts(records, parts, params):
     cut = parts["finish_reason"] == "length"
     assert (parts.loc[cut, "n_tokens"] == params["max_tokens"]).all()
 
-
 def test_the_run_config_pins_the_settings(results, params):
     config = json.loads((results / "run" / "shard-0-of-1" / "config.json").read_text())
     assert config["judge"]["kind"] == "cot" and config["judge"]["name"] == "smollm2-cot"
@@ -200,7 +174,6 @@ def test_the_run_config_pins_the_settings(results, params):
     assert config["seed"] == params["seed"]
     assert config["pairs"]["n"] == params["n_pairs"]
     assert config["dataset"]["name"] == str((results / "sample_pairs.parquet").resolve())
-
 
 class _MustNotGenerate:
     """A backend for the resume check: it has the run's identity and must never be called."""
@@ -215,7 +188,6 @@ class _MustNotGenerate:
 
     def close(self):
         pass
-
 
 def test_a_rerun_judges_nothing_and_gives_the_same_records(results, records, params, tmp_path):
     copy = tmp_path / "run"
@@ -234,10 +206,8 @@ def test_a_rerun_judges_nothing_and_gives_the_same_records(results, records, par
     assert table["n_items"].iloc[0] == 2 * params["n_pairs"]
     assert table["n_done_before"].iloc[0] + table["n_judged"].iloc[0] == 2 * params["n_pairs"]
 
-
 # ----------------------------------------------------------------------------------------
 # The tables
-
 
 def test_verdicts_table_lists_every_pair_and_mode(results, records, parts):
     table = _csv(results, "verdicts.csv")
@@ -252,7 +222,6 @@ def test_verdicts_table_lists_every_pair_and_mode(results, records, parts):
         assert row.parse == raw.loc[(row.id, row.mode), "parse"]
         assert row.finish_reason == raw.loc[(row.id, row.mode), "finish_reason"]
 
-
 def test_parse_rate_is_the_share_of_readable_verdicts(results, records, parts):
     table = _csv(results, "parse_rate.csv").set_index("mode")
     assert list(table.index) == list(MODES)
@@ -266,7 +235,6 @@ def test_parse_rate_is_the_share_of_readable_verdicts(results, records, parts):
         assert table.loc[mode, "cut_at_max_tokens"] == (mine["finish_reason"] == "length").sum()
         assert table.loc[mode, "no_verdict"] == (mine["parse"] == "none").sum()
 
-
 def test_tokens_and_cost_ratio(results, records, params):
     table = _csv(results, "tokens.csv").set_index("mode")
     totals = {m: int(records[f"tokens_{m}"].sum()) for m in MODES}
@@ -276,7 +244,6 @@ def test_tokens_and_cost_ratio(results, records, params):
         assert table.loc[mode, "max_tokens"] == params["max_tokens"]
     assert table.loc["reasoning", "cost_ratio"] == pytest.approx(
         totals["reasoning"] / totals["instruct"])
-
 
 def test_accuracy_table_is_the_mode_summary_of_the_records(results, records):
     table = _csv(results, "accuracy.csv")
@@ -288,7 +255,6 @@ def test_accuracy_table_is_the_mode_summary_of_the_records(results, records):
             100 * records[f"correct_{mode}"].mean())
         assert table[f"unparseable_{mode}"].iloc[0] == (
             records[f"verdict_{mode}"] == rec.UNPARSEABLE).sum()
-
 
 def test_case_excerpts_quote_the_answers(results, records, parts):
     table = _csv(results, "case_excerpts.csv")
@@ -308,10 +274,8 @@ def test_case_excerpts_quote_the_answers(results, records, parts):
                 quoted = ""
             assert answer.startswith(quoted.removesuffix(" …"))
 
-
 # ----------------------------------------------------------------------------------------
 # The GPU cell, the figure and the written files
-
 
 def test_the_gpu_cell_skipped_with_its_message(chapter, results, params):
     import torch
@@ -335,17 +299,14 @@ def test_the_gpu_cell_skipped_with_its_message(chapter, results, params):
         assert not (results / f"judgebench_{short}.parquet").exists()
     assert not (results / "gpu").exists() and not (results / "gpu_accuracy.csv").exists()
 
-
 def test_figure_is_written(results):
     png = results / FIGURE
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 10_000
 
-
 def test_every_table_has_provenance_first(results):
     for name in CSVS:
         _csv(results, name)
-
 
 def test_last_cell_lists_the_written_files(chapter, results):
     _, _, executed = chapter

@@ -19,7 +19,7 @@ import papermill
 import pytest
 
 from racer_lib import baselines, data, embed, evaluate
-from conftest import notebook_parameters
+from conftest import real_chapter
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "12_llmbar_routing"
@@ -30,35 +30,21 @@ ROUTERS = ["ACER", "RACER", *baselines.METHODS]
 
 pytestmark = pytest.mark.slow
 
-
 # ----------------------------------------------------------------------------------------
 # The chapter's run and its parameters
-
-
-_notebook_parameters = notebook_parameters  # shared with the other chapter tests (conftest)
-
 
 @pytest.fixture(scope="module")
 def chapter(smoke):
     """``(results folder, parameters)`` of chapter 12 in the session's smoke run."""
-    result, _ = smoke
-    if STEM not in result.results_dirs:
-        pytest.skip(f"the session's smoke run did not run {STEM}: it runs only in the profile "
-                    "full-smoke, which needs the LLMBar data (RACER_DATA_DIR or the cache)")
-    executed = [Path(p) for p in result.executed if Path(p).name == f"{STEM}.ipynb"]
-    assert executed, f"no executed notebook of {STEM} among {result.executed}"
-    return Path(result.results_dirs[STEM]), _notebook_parameters(executed[0])
-
+    return real_chapter(smoke, STEM, "the LLMBar data")[:2]
 
 @pytest.fixture(scope="module")
 def results(chapter):
     return chapter[0]
 
-
 @pytest.fixture(scope="module")
 def params(chapter):
     return chapter[1]
-
 
 def _csv(results, name):
     table = pd.read_csv(results / name)
@@ -66,31 +52,25 @@ def _csv(results, name):
     assert set(table["provenance"]) == {"release"}, name
     return table
 
-
 @pytest.fixture(scope="module")
 def runs(results):
     return _csv(results, "llmbar_routing_runs.csv")
-
 
 @pytest.fixture(scope="module")
 def ends(results):
     return _csv(results, "llmbar_endpoints.csv")
 
-
 @pytest.fixture(scope="module")
 def split_table(results):
     return _csv(results, "llmbar_splits.csv")
-
 
 @pytest.fixture(scope="module")
 def pairs():
     return data.llmbar_pairs()
 
-
 @pytest.fixture(scope="module")
 def records(params):
     return {j: data.llmbar_records(j) for j in params["judges"]}
-
 
 @pytest.fixture(scope="module")
 def test_sets(params, records, split_table):
@@ -102,10 +82,8 @@ def test_sets(params, records, split_table):
             out[judge, s] = recs[recs["id"].isin(test_ids)]
     return out
 
-
 # ----------------------------------------------------------------------------------------
 # An independent implementation of the split the page describes
-
 
 def _expected_split(pairs, run_seed, split_by, shares, train_subsets):
     rng = np.random.default_rng(run_seed)
@@ -124,13 +102,11 @@ def _expected_split(pairs, run_seed, split_by, shares, train_subsets):
             labels[order[lo:hi]] = name
     return dict(zip(pairs["id"], labels))
 
-
 def test_every_output_is_written(results):
     for name in ("llmbar_routing_runs.csv", "llmbar_routing_summary.csv",
                  "llmbar_endpoints.csv", "routing_metrics.csv", "findings.csv",
                  "llmbar_splits.csv", "llmbar_routing.png"):
         assert (results / name).is_file(), name
-
 
 def test_split_is_the_stated_rule(params, pairs, split_table):
     seeds = [params["seed"] + k for k in range(params["n_seeds"])]
@@ -150,7 +126,6 @@ def test_split_is_the_stated_rule(params, pairs, split_table):
         tests = split_table[split_table["split"] == "test"].groupby("seed")["id"].apply(set)
         assert tests.iloc[0] != tests.iloc[1], "each seed draws its own split"
 
-
 def test_endpoints_and_oracle_recompute_from_the_records(params, ends, test_sets):
     assert set(ends["method"]) == {"All-Instruct", "All-Reasoning", "Oracle"}
     assert set(ends["set"]) == {"test"}
@@ -169,7 +144,6 @@ def test_endpoints_and_oracle_recompute_from_the_records(params, ends, test_sets
         else:  # the oracle reaches its best accuracy somewhere between the two modes
             assert 0 < row.cost <= ratio + 1e-9, row
 
-
 def test_random_lies_on_the_chord_at_racer_rate(runs, ends):
     ref = ends.set_index(["judge", "seed", "method"])
     rnd = runs[runs["method"] == "Random"]
@@ -183,7 +157,6 @@ def test_random_lies_on_the_chord_at_racer_rate(runs, ends):
         assert np.isclose(row.accuracy, a0 + q * (a1 - a0))
         assert np.isclose(row.cost, c0 + q * (c1 - c0))
 
-
 def test_every_router_is_run_at_every_budget_and_seed(params, runs):
     seeds = [params["seed"] + k for k in range(params["n_seeds"])]
     for method in [*ROUTERS, "Random"]:
@@ -194,14 +167,12 @@ def test_every_router_is_run_at_every_budget_and_seed(params, runs):
     assert runs["reasoning_rate"].between(0, 1).all()
     assert (runs["cost"] > 0).all() and runs["accuracy"].between(0, 100).all()
 
-
 def test_baselines_meet_the_budget_on_validation(runs):
     base = runs[runs["method"].isin(baselines.METHODS)]
     assert base["valid_cost"].notna().all()
     assert (base["valid_cost"] <= base["budget"] + 1e-9).all(), base[
         base["valid_cost"] > base["budget"]]
     assert base["valid_rate"].between(0, 1).all()
-
 
 def test_knn_runs_recompute_from_scratch(params, pairs, records, split_table, runs):
     """RouterBench-KNN is deterministic: refit it on each split, match, route, compare."""
@@ -234,7 +205,6 @@ def test_knn_runs_recompute_from_scratch(params, pairs, records, split_table, ru
                 assert np.isclose(row["accuracy"], acc), (judge, s, b)
                 assert np.isclose(row["cost"], tokens.sum() / test["tokens_instruct"].sum())
 
-
 def test_racer_rows_are_the_selected_checkpoints(runs, results):
     """The validation cost of each ACER/RACER run is that of its best valid epoch."""
     checks = _csv(results, "training_check.csv")
@@ -250,7 +220,6 @@ def test_racer_rows_are_the_selected_checkpoints(runs, results):
     assert (moved > 0).mean() >= 0.5
     assert (checks["p_test_sd"] > 0).all()
 
-
 def test_summary_is_mean_and_sd_over_seeds(runs, results):
     summary = _csv(results, "llmbar_routing_summary.csv")
     for (judge, method, b), g in runs.groupby(["judge", "method", "budget"]):
@@ -264,7 +233,6 @@ def test_summary_is_mean_and_sd_over_seeds(runs, results):
             assert np.isclose(row["accuracy_sd"], g["accuracy"].std())
         assert np.isclose(row["violation_rate"], (g["cost"] > b).mean())
         assert row["seeds"] == len(g)
-
 
 def test_routing_metrics_are_finite_and_recompute(params, runs, ends, results, test_sets):
     metrics = _csv(results, "routing_metrics.csv")
@@ -284,7 +252,6 @@ def test_routing_metrics_are_finite_and_recompute(params, runs, ends, results, t
             assert np.isclose(getattr(row, name), value, equal_nan=True), (row, name)
         if row.method == "Random" and gap != 0:  # on the chord: Random's own scores
             assert np.isclose(row.apgr, 0.5) and np.isclose(row.cpt, 0.5)
-
 
 def test_findings_follow_from_the_runs(params, runs, results):
     findings = _csv(results, "findings.csv")
@@ -307,16 +274,13 @@ def test_findings_follow_from_the_runs(params, runs, results):
         for finding, value in expected.items():
             assert holds[finding] == value, finding
 
-
 def test_the_figure_is_a_real_png(results):
     png = results / "llmbar_routing.png"
     assert png.stat().st_size > 10_000
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-
 # ----------------------------------------------------------------------------------------
 # The shift split, in a tiny run of its own
-
 
 def test_subset_split_tests_on_the_other_subsets(chapter, tmp_path, pairs):
     src = tmp_path / f"{STEM}.ipynb"
