@@ -1,6 +1,6 @@
 # racer-companion: one plain target per stage.
 #   make book   build the Jupyter Book on the default profile (simulated records)
-#   make test   run the test suite
+#   make test   lint (ruff) and run the test suite
 # Both create .venv when it is missing. Override PYTHON, VENV, TORCH_SPEC or PROFILE on the
 # command line, e.g. `make book PROFILE=smoke` or `make test TORCH_SPEC='torch==2.5.1'`.
 
@@ -19,7 +19,7 @@ STAMP_BASE := $(VENV)/.racer-base
 STAMP_BOOK := $(VENV)/.racer-book
 STAMP_TEST := $(VENV)/.racer-test
 
-.PHONY: book test install sim-check results bench clean help
+.PHONY: book test lint format install sim-check results bench clean help
 
 help:
 	@sed -n '1,6p' Makefile
@@ -57,8 +57,18 @@ sim-check: $(STAMP_BOOK)
 bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/run.py
 
-test: $(STAMP_TEST)
+## Lint (ruff: formatting and rules, configured in pyproject.toml), then the test suite.
+test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP_TEST)
+	$(BIN)/ruff format --check --diff racer_lib tests benchmarks
+	$(BIN)/ruff check racer_lib tests benchmarks
+
+## Apply ruff's formatting and its safe fixes.
+format: $(STAMP_TEST)
+	$(BIN)/ruff format racer_lib tests benchmarks
+	$(BIN)/ruff check --fix racer_lib tests benchmarks
 
 clean:
 	rm -rf build results book/_build

@@ -1,6 +1,6 @@
 """Exact KL worst case (racer_lib.dro.worst_case) against cvxpy on the same convex program.
 
-Target (issue 3): at least 1000x faster than cvxpy at n = 40,000, objective within 1e-6
+Target: at least 1000x faster than cvxpy at n = 40,000, objective within 1e-6
 relative. Both solve min_rho sum_i rho_i f_i s.t. KL(rho || uniform) <= delta, for the
 same random f, in this process, one after the other.
 """

@@ -69,17 +69,37 @@ def headroom(summary: pd.DataFrame) -> pd.Series:
 # Routing policies on a record set (§5 of the paper): accuracy, realized cost, baselines
 
 
+def expected(p_reasoning, values):
+    """``E_{a ~ pi(.|z)}[v(z, a)]`` averaged over pairs: the objective and the constraint of
+    Eq. (1) for a policy, with ``values`` the reward ``r(z, a, l)`` or the cost ``c(z, a)``.
+
+    ``values`` has shape ``(n, 2)`` (instruct, reasoning); ``p_reasoning`` is ``pi(1|z)``, shape
+    ``(n,)`` or ``(P, n)`` for ``P`` policies at once, which gives ``P`` means. NumPy arrays and
+    torch tensors both work, so the trainer's validation pass and the chapters share this one
+    definition.
+    """
+    return ((1 - p_reasoning) * values[:, 0] + p_reasoning * values[:, 1]).mean(-1)
+
+
 def policy_point(records: pd.DataFrame, p_reasoning) -> dict[str, float]:
     """Expected accuracy (%), realized cost ratio and reasoning rate of a policy on a set.
 
     ``p_reasoning`` is ``pi(1|z)`` per pair (or 0/1 decisions). Expectations are taken under
-    the policy rather than sampling decisions; the cost is against the set's own All-Instruct
-    tokens (:func:`racer_lib.records.realized_cost_ratio`).
+    the policy rather than sampling decisions (:func:`expected`); the cost is against the set's
+    own All-Instruct tokens (:func:`racer_lib.records.realized_cost_ratio`).
     """
     p = np.broadcast_to(np.asarray(p_reasoning, dtype=np.float64), (len(records),))
-    r = correct_matrix(records)
-    return {"accuracy": 100 * float(np.mean((1 - p) * r[:, 0] + p * r[:, 1])),
+    return {"accuracy": 100 * float(expected(p, correct_matrix(records))),
             "cost": realized_cost_ratio(records, p), "reasoning_rate": float(p.mean())}
+
+
+def split_point(r, c, p_reasoning) -> dict[str, float]:
+    """Expected accuracy (%), cost and reasoning rate of a policy on a training-unit split:
+    ``r`` and ``c`` of shape ``(n, 2)`` (e.g. a :class:`racer_lib.train.Split`'s, as arrays),
+    the cost in the training unit rather than the set's own (:func:`expected`)."""
+    p = np.asarray(p_reasoning, dtype=np.float64)
+    return {"accuracy": 100 * float(expected(p, np.asarray(r))),
+            "cost": float(expected(p, np.asarray(c))), "reasoning_rate": float(p.mean())}
 
 
 def endpoints(records: pd.DataFrame) -> dict[str, dict[str, float]]:

@@ -410,7 +410,7 @@ def write_simulated(path, judge: str, recipe: str | list[str] = "training_mix", 
 # The calibration check: simulated aggregates next to the paper's numbers
 
 
-#: Tolerances of the check (issue acceptance): accuracy in points, cost ratio relative; the
+#: Tolerances of the check (the README states them): accuracy in points, cost ratio relative; the
 #: self-routing share in points (a binomial share of 99.5% on 40k pairs has an sd of 0.04).
 TOL_ACC, TOL_RATIO, TOL_SELF_ROUTE = 1.5, 0.10, 0.15
 

@@ -35,6 +35,7 @@ import torch
 from tqdm import tqdm
 
 from . import dro
+from .evaluate import expected
 from .policy import PolicyBatch, Router, reference_policy
 from .records import CostUnit, RecordsError, correct_matrix, infeasible_budget
 
@@ -197,9 +198,7 @@ def _select(valid_acc, valid_cost, budget) -> int:
 def _evaluate(policies: PolicyBatch, split: Split) -> tuple[np.ndarray, np.ndarray]:
     """Expected accuracy (%) and cost (training unit) of every policy on a split."""
     p1 = torch.as_tensor(policies.p_reasoning(split.x))
-    acc = ((1 - p1) * split.r[:, 0] + p1 * split.r[:, 1]).mean(dim=1) * 100
-    cost = ((1 - p1) * split.c[:, 0] + p1 * split.c[:, 1]).mean(dim=1)
-    return acc.numpy(), cost.numpy()
+    return (expected(p1, split.r) * 100).numpy(), expected(p1, split.c).numpy()
 
 
 def _check_inputs(train: Split, valid: Split, configs, unit: CostUnit):

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from racer_lib import baselines, evaluate, simulate, train
+from racer_lib import baselines, evaluate, experiments, simulate, train
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "08_advanced_baselines"
@@ -64,11 +64,9 @@ def data(params):
         records, emb = simulate.simulate(judge, "training_mix", seed=params["seed"],
                                          dim=params["dim"], scale=params["scale"])
         unit, split = train.splits(records, emb, ("train", "valid"))
-        test = (records["split"] == "test").to_numpy()
-        sets = {"test": (records[test], emb[test])}
-        for bench in params["benchmarks"]:
-            sets[bench] = simulate.simulate(judge, bench, seed=params["seed"], dim=params["dim"],
-                                            scale=params["benchmark_scale"])
+        sets = experiments.evaluation_sets(judge, records, emb, ("test",), params["benchmarks"],
+                                           seed=params["seed"], dim=params["dim"],
+                                           scale=params["benchmark_scale"])
         out[judge] = (split, sets)
     return out
 

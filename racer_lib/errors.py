@@ -1,0 +1,36 @@
+"""The one base class of every error a user can cause: :class:`RacerError`.
+
+``racer`` (:mod:`racer_lib.cli`) catches :class:`RacerError` and prints its message alone, naming
+the file, row and field where there is one. Anything else is a bug in the library and keeps its
+traceback. Each module's own error (``RecordsError``, ``DataError``, ``JudgingError``,
+``PipelineError``, ...) derives from it, and also from the built-in class it has always been
+(``ValueError``, ``RuntimeError``, ...), so ``except ValueError`` in user code still catches it.
+
+The classes below are for the errors no module owns: a bad setting (:class:`ConfigError`), an
+input that cannot be used as given (:class:`InputError`), a missing file
+(:class:`MissingFileError`) and a missing optional package (:class:`MissingPackageError`).
+"""
+
+from __future__ import annotations
+
+
+class RacerError(Exception):
+    """An error in the user's input, files or settings, reported without a traceback."""
+
+
+class ConfigError(RacerError, ValueError):
+    """A setting that cannot be used: an unknown name, a value out of range, or options that do
+    not go together. The message says what is allowed."""
+
+
+class InputError(RacerError, ValueError):
+    """An input that cannot be used as given: a file that is not what it should be, or files
+    that do not fit together (embeddings from another encoder than the router's)."""
+
+
+class MissingFileError(RacerError, FileNotFoundError):
+    """A file or folder the user named (or that should lie beside one) is not there."""
+
+
+class MissingPackageError(RacerError, ImportError):
+    """An optional package a feature needs is not installed; the message says how to get it."""

@@ -1,0 +1,79 @@
+"""racer_lib.chapter and the table helpers of racer_lib.plots that every chapter uses."""
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from racer_lib import chapter, plots  # noqa: E402
+
+
+def test_setup_makes_the_folder_and_pins_threads(tmp_path):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        out = chapter.setup(tmp_path / "a" / "b", torch_threads=1)
+        assert out.is_dir() and out == tmp_path / "a" / "b"
+        assert torch.get_num_threads() == 1
+        assert plt.rcParams["savefig.dpi"] == 150  # the book's style is in force
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_combined_provenance():
+    assert chapter.combined_provenance(["simulated", "simulated"]) == "simulated"
+    assert chapter.combined_provenance(["simulated", "release"]) == "mixed"
+    assert chapter.combined_provenance([]) == "mixed"
+
+
+def test_save_table_puts_provenance_and_columns_first(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    written = chapter.save_table([{"a": 1, "b": 2.5}], path, "simulated", split_by="random")
+    assert f"wrote {path}" in capsys.readouterr().out
+    assert list(written.columns) == ["provenance", "split_by", "a", "b"]
+    back = pd.read_csv(path)
+    assert back.to_dict("records") == [{"provenance": "simulated", "split_by": "random",
+                                        "a": 1, "b": 2.5}]
+    frame = pd.DataFrame({"x": [1, 2]})
+    chapter.save_table(frame, tmp_path / "u.csv")  # no provenance: written as given
+    assert list(frame.columns) == ["x"]  # the caller's frame is not changed
+    assert pd.read_csv(tmp_path / "u.csv").columns.tolist() == ["x"]
+
+
+def test_save_figure_stamps_and_writes(tmp_path, capsys):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    path = chapter.save_figure(fig, tmp_path / "f" / "fig.png", "simulated", show=False)
+    assert path.is_file() and path.stat().st_size > 0
+    assert "wrote" in capsys.readouterr().out
+    assert any(plots.STAMPS["simulated"] in t.get_text() for t in fig.texts)
+    plt.close(fig)
+
+
+def test_mean_sd_and_paper_value():
+    assert plots.mean_sd(85.4567, 0.123) == "85.5 ± 0.1"
+    assert plots.mean_sd(85.4567, 0.123, digits=2) == "85.46 ± 0.12"
+    assert plots.mean_sd(85.4567, math.nan) == "85.5"  # one seed: no spread to show
+    assert plots.paper_value(3.44) == "3.4" and plots.paper_value(math.nan) == "–"
+
+
+def test_paper_comparison_lays_out_methods_by_judge():
+    table = pd.DataFrame({"method": ["A", "B", "A", "B"], "judge": ["x", "x", "y", "y"],
+                          "accuracy": [80.0, 81.0, 70.0, 71.0],
+                          "accuracy_sd": [1.0, math.nan, 0.5, 0.5],
+                          "cost": [2.0, 3.0, 2.5, 3.5], "cost_sd": [0.1, 0.2, 0.1, 0.1],
+                          "paper_accuracy": [79.0, math.nan, 69.0, 72.0],
+                          "paper_cost": [2.1, math.nan, 2.4, 3.6]})
+    show = plots.paper_comparison(table, "method", "judge", ["B", "A"], ["y", "x"])
+    assert list(show.index) == ["B", "A"]
+    assert list(show.columns[:4]) == [("y", "accuracy"), ("y", "paper accuracy"),
+                                      ("y", "cost"), ("y", "paper cost")]
+    assert show.loc["B", ("x", "accuracy")] == "81.0"
+    assert show.loc["B", ("x", "paper accuracy")] == "–"
+    assert show.loc["A", ("x", "accuracy")] == "80.0 ± 1.0"
