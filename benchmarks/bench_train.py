@@ -32,9 +32,9 @@ multi-threaded PyTorch op): the load average before and after is recorded.
 
 from __future__ import annotations
 
-import json
 import ctypes
 import ctypes.util
+import json
 import os
 import platform
 import time
@@ -70,14 +70,19 @@ def _configs() -> list[tr.PolicyConfig]:
     """16 policies: 8 budgets x 2 seeds, alternating the four variants."""
     variants = list(tr.VARIANTS)
     budgets = np.linspace(1.5, 5.0, POLICIES // 2)
-    return [tr.PolicyConfig(budget=float(budgets[i // 2]), seed=i, variant=variants[i % 4],
-                            tau_r=0.5, tau_c=0.5) for i in range(POLICIES)]
+    return [
+        tr.PolicyConfig(
+            budget=float(budgets[i // 2]), seed=i, variant=variants[i % 4], tau_r=0.5, tau_c=0.5
+        )
+        for i in range(POLICIES)
+    ]
 
 
 def _data(spec: dict):
     t0 = time.perf_counter()
-    records, emb = simulate(spec["judge"], spec["recipe"], seed=spec["seed"], dim=spec["dim"],
-                            scale=spec["scale"])
+    records, emb = simulate(
+        spec["judge"], spec["recipe"], seed=spec["seed"], dim=spec["dim"], scale=spec["scale"]
+    )
     unit, sp = tr.splits(records, emb)
     del records, emb
     return unit, sp["train"], sp["valid"], time.perf_counter() - t0
@@ -114,21 +119,31 @@ def _sim_profile() -> dict:
     # machine hits one round, not the ratio. A second round only if the first was quick.
     rounds = {"batched": [], "plain": [], "fused": []}
     for _ in range(SIM_ROUNDS):
-        rounds["batched"].append(_timed(lambda: tr.train_policies(
-            train, valid, configs, fused, unit, progress=False))[0])
+        rounds["batched"].append(
+            _timed(lambda: tr.train_policies(train, valid, configs, fused, unit, progress=False))[0]
+        )
         rounds["plain"].append(_sequential(train, valid, configs, plain))
         rounds["fused"].append(_sequential(train, valid, configs, fused))
         if sum(r[-1] for r in rounds.values()) > SIM_ROUND_LIMIT_S:
             break
     batched_s, plain_s, fused_s = (min(rounds[k]) for k in ("batched", "plain", "fused"))
     steps = SIM_EPOCHS * -(-train.n // BATCH)
-    return {"train_pairs": train.n, "valid_pairs": valid.n, "dim": int(train.x.shape[1]),
-            "epochs": SIM_EPOCHS, "steps_per_policy": steps, "data_s": data_s,
-            "batched_s": batched_s, "reference_plain_s": plain_s,
-            "reference_fused_s": fused_s, "ratio": plain_s / batched_s,
-            "ratio_same_optimizer": fused_s / batched_s,
-            "rounds": rounds, "batched_ms_per_step": 1e3 * batched_s / steps,
-            "reference_plain_ms_per_step": 1e3 * plain_s / (steps * POLICIES)}
+    return {
+        "train_pairs": train.n,
+        "valid_pairs": valid.n,
+        "dim": int(train.x.shape[1]),
+        "epochs": SIM_EPOCHS,
+        "steps_per_policy": steps,
+        "data_s": data_s,
+        "batched_s": batched_s,
+        "reference_plain_s": plain_s,
+        "reference_fused_s": fused_s,
+        "ratio": plain_s / batched_s,
+        "ratio_same_optimizer": fused_s / batched_s,
+        "rounds": rounds,
+        "batched_ms_per_step": 1e3 * batched_s / steps,
+        "reference_plain_ms_per_step": 1e3 * plain_s / (steps * POLICIES),
+    }
 
 
 def _matmul_flops(n_rows: int, dim: int, policies: int, backward: bool) -> float:
@@ -151,7 +166,7 @@ def _peak_gflops() -> float:
     b = torch.randn(PEAK_N, PEAK_N)
     torch.matmul(a, b)
     best = min(_timed(lambda: torch.matmul(a, b))[0] for _ in range(PEAK_REPEATS))
-    return 2.0 * PEAK_N ** 3 / best / 1e9
+    return 2.0 * PEAK_N**3 / best / 1e9
 
 
 def _paper_sizes() -> dict:
@@ -162,12 +177,14 @@ def _paper_sizes() -> dict:
     # end-of-epoch validation pass over a small validation slice (counted too).
     train, valid = _head(full_train, PAPER_STEPS * BATCH), _head(valid, PAPER_VALID)
     dim = int(train.x.shape[1])
-    flops = (_matmul_flops(train.n, dim, POLICIES, backward=True)
-             + _matmul_flops(valid.n, dim, POLICIES, backward=False))
+    flops = _matmul_flops(train.n, dim, POLICIES, backward=True) + _matmul_flops(
+        valid.n, dim, POLICIES, backward=False
+    )
 
     def epoch():
-        return _timed(lambda: tr.train_policies(train, valid, configs, settings, unit,
-                                                progress=False))[0]
+        return _timed(
+            lambda: tr.train_policies(train, valid, configs, settings, unit, progress=False)
+        )[0]
 
     # Warm up on a slice: kernels, allocator, optimizer state.
     tr.train_policies(_head(train, 4 * BATCH), valid, configs, settings, unit, progress=False)
@@ -181,25 +198,37 @@ def _paper_sizes() -> dict:
             break
     peak, best = max(peaks), min(default)
     achieved = flops / best / 1e9
-    out = {"full_train_pairs": full_train.n, "dim": dim,
-           "timed": f"{PAPER_STEPS} steps: one train_policies epoch over the first "
-                    f"{train.n} of the {full_train.n} train pairs, then its validation pass "
-                    f"over {valid.n} validation pairs",
-           "steps": PAPER_STEPS, "data_s": data_s, "seconds": best, "rounds": default,
-           "ms_per_step": 1e3 * best / PAPER_STEPS, "gflop": flops / 1e9,
-           "achieved_gflops": achieved, "peak_gflops": peak, "peak_gflops_measured": peaks,
-           "peak_matmul": f"{PEAK_N}x{PEAK_N} fp32 torch.matmul, best of {PEAK_REPEATS}, "
-                          "before and after every round",
-           "fraction_of_peak": achieved / peak, "malloc_keeping_memory": None}
+    out = {
+        "full_train_pairs": full_train.n,
+        "dim": dim,
+        "timed": f"{PAPER_STEPS} steps: one train_policies epoch over the first "
+        f"{train.n} of the {full_train.n} train pairs, then its validation pass "
+        f"over {valid.n} validation pairs",
+        "steps": PAPER_STEPS,
+        "data_s": data_s,
+        "seconds": best,
+        "rounds": default,
+        "ms_per_step": 1e3 * best / PAPER_STEPS,
+        "gflop": flops / 1e9,
+        "achieved_gflops": achieved,
+        "peak_gflops": peak,
+        "peak_gflops_measured": peaks,
+        "peak_matmul": f"{PEAK_N}x{PEAK_N} fp32 torch.matmul, best of {PEAK_REPEATS}, "
+        "before and after every round",
+        "fraction_of_peak": achieved / peak,
+        "malloc_keeping_memory": None,
+    }
     if None not in tuned:
         out["malloc_keeping_memory"] = {
             "setting": "mallopt(M_MMAP_MAX, 0) and mallopt(M_TRIM_THRESHOLD, 2**31 - 1): freed "
-                       "blocks reused instead of fresh page-faulting mmaps (same steps, timed "
-                       "in the same rounds)",
-            "seconds": min(tuned), "rounds": tuned,
+            "blocks reused instead of fresh page-faulting mmaps (same steps, timed "
+            "in the same rounds)",
+            "seconds": min(tuned),
+            "rounds": tuned,
             "ms_per_step": 1e3 * min(tuned) / PAPER_STEPS,
             "achieved_gflops": flops / min(tuned) / 1e9,
-            "fraction_of_peak": flops / min(tuned) / 1e9 / peak}
+            "fraction_of_peak": flops / min(tuned) / 1e9 / peak,
+        }
     return out
 
 
@@ -229,11 +258,17 @@ def _malloc_keeping_memory(fn):
 
 def _sweep() -> dict:
     if not SWEEP_FILE.exists():
-        return {"sim_sweep_s": None, "sim_sweep_note": f"missing: {SWEEP_FILE.relative_to(ROOT)} "
-                "does not exist (run the sim profile first: make book)"}
+        return {
+            "sim_sweep_s": None,
+            "sim_sweep_note": f"missing: {SWEEP_FILE.relative_to(ROOT)} "
+            "does not exist (run the sim profile first: make book)",
+        }
     timings = json.loads(SWEEP_FILE.read_text())
-    return {"sim_sweep_s": float(sum(timings.values())), "sim_sweep_notebooks": timings,
-            "sim_sweep_note": f"sum of the notebook times in {SWEEP_FILE.relative_to(ROOT)}"}
+    return {
+        "sim_sweep_s": float(sum(timings.values())),
+        "sim_sweep_notebooks": timings,
+        "sim_sweep_note": f"sum of the notebook times in {SWEEP_FILE.relative_to(ROOT)}",
+    }
 
 
 def run() -> dict:
@@ -241,38 +276,58 @@ def run() -> dict:
     sim = _sim_profile()
     paper = _paper_sizes()
     load_after = os.getloadavg()
-    return {"name": "train_batched_vs_reference", "ratio": sim["ratio"],
-            "ratio_same_optimizer": sim["ratio_same_optimizer"],
-            "fraction_of_peak": paper["fraction_of_peak"],
-            "target": {"ratio": 5, "fraction_of_peak": 0.5},
-            "meets_target": bool(sim["ratio"] >= 5 and paper["fraction_of_peak"] >= 0.5),
-            "timings": {"sim_profile": sim, "paper_sizes": paper},
-            **_sweep(),
-            "settings": {"policies": POLICIES, "batch_size": BATCH, "arch": "mlp",
-                         "hidden": list(HIDDEN), "sim_data": SIM, "paper_data": PAPER,
-                         "configs": [asdict(c) for c in _configs()],
-                         "headline_reference": "train_reference, TrainSettings(fused=False): "
-                                               "PyTorch's default AdamW, one policy at a time",
-                         "batched": "train_policies, TrainSettings(fused=True)",
-                         "torch": torch.__version__, "threads": torch.get_num_threads(),
-                         "cpus": os.cpu_count(), "load_average_before": load_before,
-                         "load_average_after": load_after,
-                         "machine": platform.platform(), "processor": platform.processor(),
-                         "python": platform.python_version()}}
+    return {
+        "name": "train_batched_vs_reference",
+        "ratio": sim["ratio"],
+        "ratio_same_optimizer": sim["ratio_same_optimizer"],
+        "fraction_of_peak": paper["fraction_of_peak"],
+        "target": {"ratio": 5, "fraction_of_peak": 0.5},
+        "meets_target": bool(sim["ratio"] >= 5 and paper["fraction_of_peak"] >= 0.5),
+        "timings": {"sim_profile": sim, "paper_sizes": paper},
+        **_sweep(),
+        "settings": {
+            "policies": POLICIES,
+            "batch_size": BATCH,
+            "arch": "mlp",
+            "hidden": list(HIDDEN),
+            "sim_data": SIM,
+            "paper_data": PAPER,
+            "configs": [asdict(c) for c in _configs()],
+            "headline_reference": "train_reference, TrainSettings(fused=False): "
+            "PyTorch's default AdamW, one policy at a time",
+            "batched": "train_policies, TrainSettings(fused=True)",
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "cpus": os.cpu_count(),
+            "load_average_before": load_before,
+            "load_average_after": load_after,
+            "machine": platform.platform(),
+            "processor": platform.processor(),
+            "python": platform.python_version(),
+        },
+    }
 
 
 def line(result: dict) -> str:
     sim, paper = result["timings"]["sim_profile"], result["timings"]["paper_sizes"]
     kept = paper.get("malloc_keeping_memory")
-    tuned = ("" if kept is None else f" ({kept['fraction_of_peak']:.0%} with malloc keeping "
-             "freed memory)")
-    sweep = (f"sim sweep {result['sim_sweep_s']:.0f} s" if result["sim_sweep_s"] is not None
-             else "sim sweep time missing")
-    return (f"{result['name']}: {result['ratio']:.2f}x faster than 16 plain loops "
-            f"({result['ratio_same_optimizer']:.2f}x vs the same loop with fused AdamW; batch "
-            f"{sim['batched_s']:.1f} s, plain {sim['reference_plain_s']:.1f} s, fused "
-            f"{sim['reference_fused_s']:.1f} s, {sim['train_pairs']} pairs x {sim['epochs']} "
-            f"epochs); paper sizes: {paper['steps']} steps in {paper['seconds']:.1f} s, "
-            f"{paper['achieved_gflops']:.0f} GFLOP/s = {paper['fraction_of_peak']:.0%} of "
-            f"{paper['peak_gflops']:.0f} GFLOP/s fp32 peak{tuned}; {sweep} "
-            f"[target >= 5x, >= 50 %: {'met' if result['meets_target'] else 'NOT met'}]")
+    tuned = (
+        ""
+        if kept is None
+        else f" ({kept['fraction_of_peak']:.0%} with malloc keeping freed memory)"
+    )
+    sweep = (
+        f"sim sweep {result['sim_sweep_s']:.0f} s"
+        if result["sim_sweep_s"] is not None
+        else "sim sweep time missing"
+    )
+    return (
+        f"{result['name']}: {result['ratio']:.2f}x faster than 16 plain loops "
+        f"({result['ratio_same_optimizer']:.2f}x vs the same loop with fused AdamW; batch "
+        f"{sim['batched_s']:.1f} s, plain {sim['reference_plain_s']:.1f} s, fused "
+        f"{sim['reference_fused_s']:.1f} s, {sim['train_pairs']} pairs x {sim['epochs']} "
+        f"epochs); paper sizes: {paper['steps']} steps in {paper['seconds']:.1f} s, "
+        f"{paper['achieved_gflops']:.0f} GFLOP/s = {paper['fraction_of_peak']:.0%} of "
+        f"{paper['peak_gflops']:.0f} GFLOP/s fp32 peak{tuned}; {sweep} "
+        f"[target >= 5x, >= 50 %: {'met' if result['meets_target'] else 'NOT met'}]"
+    )

@@ -1,12 +1,19 @@
 """racer_lib: the library behind the RACER companion book.
 
 Modules are named after the paper's objects: ``records`` (judge records, cost unit),
-``simulate`` (calibrated simulated records), ``dro`` (KL worst cases), ``theory`` (the tabular
+``simulate`` (calibrated simulated records), ``sets`` (one judge's set of pairs, simulated or
+read, and its train / valid / test split), ``dro`` (KL worst cases), ``theory`` (the tabular
 primal–dual of the appendix), ``policy`` and ``train`` (routers and Algorithm 1),
 ``baselines`` (RouterBench-KNN, RouteLLM-MF, M-IRT, budget matching), ``evaluate`` (accuracy,
-cost, agreement, curve metrics), ``prompts`` (judge prompts and answer parsing), ``data``
-(manifest, fetching, JudgeBench and LLMBar loaders), ``embed`` (pair embeddings with a cache),
-``plots`` (one figure style), ``pipeline`` (papermill runner) and ``cli``.
+cost, agreement, curve metrics), ``experiments`` (the chapters' sweeps as tidy rows: router
+grids, score baselines at matched budgets, shifts, ablations), ``prompts`` (judge prompts and
+answer parsing), ``pairs`` (the preference-pair schema, validator and reader), ``data``
+(manifest, fetching, JudgeBench and LLMBar loaders), ``judging`` (a package: judging every
+pair in both modes, from the run spec to judge records), ``embed`` (pair embeddings with a
+cache), ``paper`` (the paper's own numbers, for the labelled comparison columns), ``chapter``
+(a chapter's set-up and its provenance-stamped tables and figures), ``plots`` (one figure
+style), ``pipeline`` (papermill runner), ``errors`` (``RacerError``, the base of every error a
+user can cause) and ``cli`` (the ``racer`` command, also ``python -m racer_lib``).
 """
 
 __version__ = "0.1.0"

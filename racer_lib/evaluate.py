@@ -18,7 +18,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .records import MODES, correct_matrix, mode_columns, realized_cost_ratio, token_matrix
+from .records import (
+    MODES,
+    UNPARSEABLE,
+    correct_matrix,
+    mode_columns,
+    realized_cost_ratio,
+    token_matrix,
+)
 
 AGREEMENT_CELLS = ("both_right", "only_reasoning", "only_instruct", "both_wrong")
 
@@ -26,17 +33,22 @@ AGREEMENT_CELLS = ("both_right", "only_reasoning", "only_instruct", "both_wrong"
 def _summary(group: pd.DataFrame) -> dict[str, float]:
     r = correct_matrix(group).astype(bool)
     acc = 100 * r.mean(axis=0)
-    out = {"n": len(group), "acc_instruct": acc[0], "acc_reasoning": acc[1],
-           "delta_accuracy": acc[1] - acc[0],
-           "cost_ratio": realized_cost_ratio(group, 1.0),
-           "both_right": int((r[:, 0] & r[:, 1]).sum()),
-           "only_reasoning": int((~r[:, 0] & r[:, 1]).sum()),
-           "only_instruct": int((r[:, 0] & ~r[:, 1]).sum()),
-           "both_wrong": int((~r[:, 0] & ~r[:, 1]).sum()),
-           "oracle_accuracy": 100 * (r[:, 0] | r[:, 1]).mean()}
+    out = {
+        "n": len(group),
+        "acc_instruct": acc[0],
+        "acc_reasoning": acc[1],
+        "delta_accuracy": acc[1] - acc[0],
+        "cost_ratio": realized_cost_ratio(group, 1.0),
+        "both_right": int((r[:, 0] & r[:, 1]).sum()),
+        "only_reasoning": int((~r[:, 0] & r[:, 1]).sum()),
+        "only_instruct": int((r[:, 0] & ~r[:, 1]).sum()),
+        "both_wrong": int((~r[:, 0] & ~r[:, 1]).sum()),
+        "oracle_accuracy": 100 * (r[:, 0] | r[:, 1]).mean(),
+    }
     for mode in MODES:
-        out[f"unparseable_{mode}"] = int((group[mode_columns(mode)["verdict"]]
-                                          == "unparseable").sum())
+        out[f"unparseable_{mode}"] = int(
+            (group[mode_columns(mode)["verdict"]] == "unparseable").sum()
+        )
     return out
 
 
@@ -45,8 +57,10 @@ def mode_summary(records: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     by = list(by)
     if not by:
         return pd.DataFrame([_summary(records)])
-    rows = [{**dict(zip(by, key if isinstance(key, tuple) else (key,))), **_summary(g)}
-            for key, g in records.groupby(by, sort=False)]
+    rows = [
+        {**dict(zip(by, key if isinstance(key, tuple) else (key,))), **_summary(g)}
+        for key, g in records.groupby(by, sort=False)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -61,8 +75,9 @@ def agreement_shares(summary: pd.DataFrame) -> pd.DataFrame:
 
 def headroom(summary: pd.DataFrame) -> pd.Series:
     """Points an oracle router gains over the better single mode (the room when modes disagree)."""
-    return summary["oracle_accuracy"] - np.maximum(summary["acc_instruct"],
-                                                   summary["acc_reasoning"])
+    return summary["oracle_accuracy"] - np.maximum(
+        summary["acc_instruct"], summary["acc_reasoning"]
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -89,8 +104,11 @@ def policy_point(records: pd.DataFrame, p_reasoning) -> dict[str, float]:
     own All-Instruct tokens (:func:`racer_lib.records.realized_cost_ratio`).
     """
     p = np.broadcast_to(np.asarray(p_reasoning, dtype=np.float64), (len(records),))
-    return {"accuracy": 100 * float(expected(p, correct_matrix(records))),
-            "cost": realized_cost_ratio(records, p), "reasoning_rate": float(p.mean())}
+    return {
+        "accuracy": 100 * float(expected(p, correct_matrix(records))),
+        "cost": realized_cost_ratio(records, p),
+        "reasoning_rate": float(p.mean()),
+    }
 
 
 def split_point(r, c, p_reasoning) -> dict[str, float]:
@@ -98,14 +116,16 @@ def split_point(r, c, p_reasoning) -> dict[str, float]:
     ``r`` and ``c`` of shape ``(n, 2)`` (e.g. a :class:`racer_lib.train.Split`'s, as arrays),
     the cost in the training unit rather than the set's own (:func:`expected`)."""
     p = np.asarray(p_reasoning, dtype=np.float64)
-    return {"accuracy": 100 * float(expected(p, np.asarray(r))),
-            "cost": float(expected(p, np.asarray(c))), "reasoning_rate": float(p.mean())}
+    return {
+        "accuracy": 100 * float(expected(p, np.asarray(r))),
+        "cost": float(expected(p, np.asarray(c))),
+        "reasoning_rate": float(p.mean()),
+    }
 
 
 def endpoints(records: pd.DataFrame) -> dict[str, dict[str, float]]:
     """All-Instruct and All-Reasoning on a set."""
-    return {"All-Instruct": policy_point(records, 0.0),
-            "All-Reasoning": policy_point(records, 1.0)}
+    return {"All-Instruct": policy_point(records, 0.0), "All-Reasoning": policy_point(records, 1.0)}
 
 
 def random_point(records: pd.DataFrame, rate: float) -> dict[str, float]:
@@ -131,8 +151,9 @@ def oracle_frontier(records: pd.DataFrame) -> pd.DataFrame:
     base_correct = np.where(p > 0, r[:, 1], r[:, 0]).sum()
     extra = np.concatenate([[0.0], np.cumsum(t[order, 1] - t[order, 0])])
     correct = base_correct + np.arange(len(order) + 1)
-    return pd.DataFrame({"cost": (base_tokens + extra) / t[:, 0].sum(),
-                         "accuracy": 100 * correct / len(records)})
+    return pd.DataFrame(
+        {"cost": (base_tokens + extra) / t[:, 0].sum(), "accuracy": 100 * correct / len(records)}
+    )
 
 
 def area_above_random(points: pd.DataFrame, records: pd.DataFrame) -> float:
@@ -143,22 +164,28 @@ def area_above_random(points: pd.DataFrame, records: pd.DataFrame) -> float:
     trapezoid rule integrates the difference over the policy's cost range.
     """
     ends = endpoints(records)
-    (c0, a0), (c1, a1) = [(ends[k]["cost"], ends[k]["accuracy"])
-                          for k in ("All-Instruct", "All-Reasoning")]
+    (c0, a0), (c1, a1) = [
+        (ends[k]["cost"], ends[k]["accuracy"]) for k in ("All-Instruct", "All-Reasoning")
+    ]
     pts = points.sort_values("cost")
     chord = a0 + (a1 - a0) * (pts["cost"].to_numpy() - c0) / (c1 - c0)
     return float(np.trapezoid(pts["accuracy"].to_numpy() - chord, pts["cost"].to_numpy()))
 
 
-def over_seeds(table: pd.DataFrame, by: Sequence[str], budget_col: str = "budget"
-               ) -> pd.DataFrame:
+def over_seeds(table: pd.DataFrame, by: Sequence[str], budget_col: str = "budget") -> pd.DataFrame:
     """Mean and sd over seeds of accuracy and cost, and the budget violation rate."""
-    g = table.assign(violated=table["cost"] > table[budget_col]).groupby(list(by), sort=True,
-                                                                      dropna=False)
-    out = g.agg(accuracy_mean=("accuracy", "mean"), accuracy_sd=("accuracy", "std"),
-                cost_mean=("cost", "mean"), cost_sd=("cost", "std"),
-                reasoning_rate=("reasoning_rate", "mean"),
-                violation_rate=("violated", "mean"), seeds=("accuracy", "size"))
+    g = table.assign(violated=table["cost"] > table[budget_col]).groupby(
+        list(by), sort=True, dropna=False
+    )
+    out = g.agg(
+        accuracy_mean=("accuracy", "mean"),
+        accuracy_sd=("accuracy", "std"),
+        cost_mean=("cost", "mean"),
+        cost_sd=("cost", "std"),
+        reasoning_rate=("reasoning_rate", "mean"),
+        violation_rate=("violated", "mean"),
+        seeds=("accuracy", "size"),
+    )
     return out.reset_index()
 
 
@@ -177,8 +204,9 @@ def random_at_cost(records: pd.DataFrame, cost: float) -> dict[str, float]:
 # RouteLLM's summaries of an accuracy-cost curve (Ong et al., 2025, §5.1)
 
 
-def routing_metrics(points: pd.DataFrame, records: pd.DataFrame,
-                    pgr_target: float = 0.5) -> dict[str, float]:
+def routing_metrics(
+    points: pd.DataFrame, records: pd.DataFrame, pgr_target: float = 0.5
+) -> dict[str, float]:
     """AUC, APGR and CPT of one method's operating points on a set.
 
     ``points`` has one row per operating point (e.g. per budget) with ``reasoning_rate``,
@@ -202,12 +230,21 @@ def routing_metrics(points: pd.DataFrame, records: pd.DataFrame,
     ends = endpoints(records)
     lo, hi = ends["All-Instruct"], ends["All-Reasoning"]
     pts = points[["reasoning_rate", "accuracy", "cost"]].astype(float)
-    pts = pd.concat([pd.DataFrame([{k: lo[k] for k in pts.columns}]), pts,
-                     pd.DataFrame([{k: hi[k] for k in pts.columns}])], ignore_index=True)
+    pts = pd.concat(
+        [
+            pd.DataFrame([{k: lo[k] for k in pts.columns}]),
+            pts,
+            pd.DataFrame([{k: hi[k] for k in pts.columns}]),
+        ],
+        ignore_index=True,
+    )
     by_cost = pts.groupby("cost", sort=True)["accuracy"].mean()
     span = hi["cost"] - lo["cost"]
-    auc = (float(np.trapezoid(by_cost.to_numpy(), by_cost.index.to_numpy())) / span
-           if span > 0 else float(lo["accuracy"]))
+    auc = (
+        float(np.trapezoid(by_cost.to_numpy(), by_cost.index.to_numpy())) / span
+        if span > 0
+        else float(lo["accuracy"])
+    )
     by_rate = pts.groupby("reasoning_rate", sort=True)["accuracy"].mean()
     gap = hi["accuracy"] - lo["accuracy"]
     if gap == 0:
@@ -222,3 +259,336 @@ def routing_metrics(points: pd.DataFrame, records: pd.DataFrame,
         r0, r1, g0, g1 = rate[k - 1], rate[k], pgr[k - 1], pgr[k]
         cpt = float(r0 + (pgr_target - g0) * (r1 - r0) / (g1 - g0))
     return {"auc": auc, "apgr": apgr, "cpt": cpt}
+
+
+# ----------------------------------------------------------------------------------------
+# Fig. 2 (§2 of the paper): the two modes side by side, and the statements the paper reads
+# off the figure
+
+
+def with_mean_tokens(
+    summary: pd.DataFrame, records: pd.DataFrame, by: Sequence[str]
+) -> pd.DataFrame:
+    """``summary`` (a :func:`mode_summary` table by ``by``) with each group's mean completion
+    tokens of both modes, ``mean_tokens_instruct`` and ``mean_tokens_reasoning``, appended."""
+    by = list(by)
+    columns = [mode_columns(m)["tokens"] for m in MODES]
+    mean_tokens = records.groupby(by, sort=False)[columns].mean()
+    mean_tokens.columns = [f"mean_{c}" for c in columns]
+    return summary.merge(mean_tokens.reset_index(), on=by)
+
+
+def agreement_table(summary: pd.DataFrame, by: Sequence[str] = ("judge",)) -> pd.DataFrame:
+    """The agreement of the two modes per group of a :func:`mode_summary` table that carries
+    a ``headroom`` column: the four cells (pair counts) and their shares (``share_<cell>``,
+    :func:`agreement_shares`), the share of pairs on which exactly one mode is right
+    (``share_one_mode_right``, the only pairs a router can gain on), both accuracies, the
+    oracle's and the headroom (the lower panel of Fig. 2)."""
+    out = summary[
+        [*by, "n", *AGREEMENT_CELLS, "acc_instruct", "acc_reasoning", "oracle_accuracy", "headroom"]
+    ].copy()
+    shares = agreement_shares(out)
+    for cell in AGREEMENT_CELLS:
+        out[f"share_{cell}"] = shares[cell]
+    out["share_one_mode_right"] = out["share_only_reasoning"] + out["share_only_instruct"]
+    return out
+
+
+#: The Qwen3 judges of the paper, smallest first.
+QWEN3_BY_SIZE = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
+
+
+def fig2_findings(records: pd.DataFrame, by_size: Sequence[str] = QWEN3_BY_SIZE) -> pd.DataFrame:
+    """The paper's reading of Fig. 2, checked on paired records (columns ``finding``, ``judge``,
+    ``observed``, ``holds``):
+
+    * per judge, reasoning gains more on math and coding than on safety and knowledge (the
+      smallest ΔAccuracy of the first above the largest of the second, domains pooled over
+      benchmarks); a judge without a domain of each kind is not checked;
+    * the headroom (:func:`headroom`) shrinks with model size, over the judges of ``by_size``
+      present in ``records`` (checked when there are two or more).
+    """
+    overall = mode_summary(records, ["judge"])
+    overall["headroom"] = headroom(overall)
+    pooled = mode_summary(records, ["judge", "domain"]).set_index(["judge", "domain"])
+    checks = []
+    for judge in records["judge"].unique():
+        gains = pooled.loc[judge, "delta_accuracy"]
+        verify = [d for d in ("math", "coding") if d in gains.index]
+        surface = [d for d in ("safety", "knowledge") if d in gains.index]
+        if verify and surface:
+            checks.append(
+                {
+                    "finding": (
+                        "reasoning gains more on math and coding than on safety and knowledge"
+                    ),
+                    "judge": judge,
+                    "observed": f"min gain math/coding {gains[verify].min():.1f} pts; "
+                    f"max gain safety/knowledge {gains[surface].max():.1f} pts",
+                    "holds": bool(gains[verify].min() > gains[surface].max()),
+                }
+            )
+    order = [j for j in by_size if j in set(overall["judge"])]
+    if len(order) > 1:
+        room = overall.set_index("judge").loc[order, "headroom"]
+        checks.append(
+            {
+                "finding": "the headroom when the modes disagree shrinks with model size",
+                "judge": " > ".join(order),
+                "observed": " > ".join(f"{v:.1f}" for v in room),
+                "holds": bool((room.diff().dropna() < 0).all()),
+            }
+        )
+    return pd.DataFrame(checks)
+
+
+def fig2_reading(
+    by_judge: pd.DataFrame, by_subset: pd.DataFrame, agreement: pd.DataFrame
+) -> pd.DataFrame:
+    """Fig. 2's message, that reasoning is not universally helpful, as three statements checked
+    on a judge-level and a (judge, subset)-level :func:`mode_summary` and the judges'
+    :func:`agreement_table` (columns ``finding``, ``holds``, ``detail``):
+
+    * reasoning lowers accuracy for at least one judge overall;
+    * at least one (judge, subset) cell has ΔAccuracy <= 0;
+    * for every judge the pairs where exactly one mode is right are a minority (< 50 %).
+    """
+    worse = by_judge[by_judge["delta_accuracy"] < 0]
+    cells_le0 = by_subset[by_subset["delta_accuracy"] <= 0]
+    worst = by_subset.loc[by_subset["delta_accuracy"].idxmin()]
+    one_right = agreement.set_index("judge")["share_one_mode_right"]
+    return pd.DataFrame(
+        [
+            {
+                "finding": "reasoning lowers accuracy for at least one judge overall",
+                "holds": bool(len(worse) > 0),
+                "detail": (
+                    f"{len(worse)} of {len(by_judge)} judges lose accuracy with CoT: "
+                    + ", ".join(f"{r.judge} {r.delta_accuracy:+.1f}" for r in worse.itertuples())
+                    if len(worse)
+                    else "CoT is at least as accurate for every judge"
+                ),
+            },
+            {
+                "finding": "at least one (judge, subset) cell has ΔAccuracy <= 0",
+                "holds": bool(len(cells_le0) > 0),
+                "detail": (
+                    f"{len(cells_le0)} of {len(by_subset)} cells; the lowest is "
+                    f"{worst['judge']} on {worst['subset']} "
+                    f"({worst['delta_accuracy']:+.1f} points)"
+                ),
+            },
+            {
+                "finding": (
+                    "for every judge the pairs where exactly one mode is right are a minority"
+                ),
+                "holds": bool((one_right < 0.5).all()),
+                "detail": (
+                    f"share of pairs with exactly one mode right: from "
+                    f"{100 * one_right.min():.1f} % ({one_right.idxmin()}) to "
+                    f"{100 * one_right.max():.1f} % ({one_right.idxmax()})"
+                ),
+            },
+        ]
+    )
+
+
+#: The count of LLMBar's ``statistics.json`` that a judge's correct verdicts in each order
+#: equal: ``correct_False`` for the instance's order (``swap = False``), ``correct_True`` for
+#: the swapped one.
+LLMBAR_STATISTIC = {"original": "correct_False", "swapped": "correct_True"}
+
+
+def llmbar_statistics_mismatches(
+    by_order: dict[str, pd.DataFrame],
+    statistics: dict[tuple[str, str], dict],
+    subsets: Sequence[str],
+) -> list[tuple]:
+    """Where records disagree with LLMBar's own counts; an empty list when they all agree.
+
+    ``by_order`` maps each order (``original``, ``swapped``) to judge records;
+    ``statistics`` maps ``(judge, mode)`` to that judge's parsed ``statistics.json``
+    (:func:`racer_lib.data.llmbar_statistics`: per subset, per statistic, ``(count, total)``).
+    For every judge, mode, order and subset, the records' ``(correct count, pairs)`` must equal
+    the statistic of :data:`LLMBAR_STATISTIC`; each mismatch is ``(judge, mode, order, subset,
+    ours, theirs)``.
+    """
+    mismatches = []
+    for (judge, mode), stats in statistics.items():
+        for order, frame in by_order.items():
+            mine = frame[frame["judge"] == judge]
+            for subset in subsets:
+                cell = mine[mine["subset"] == subset]
+                ours = (int(cell[mode_columns(mode)["correct"]].sum()), len(cell))
+                theirs = stats[subset][LLMBAR_STATISTIC[order]]
+                if ours != tuple(theirs):
+                    mismatches.append((judge, mode, order, subset, ours, theirs))
+    return mismatches
+
+
+def position_bias(
+    original: pd.DataFrame, swapped: pd.DataFrame, judges: Sequence[str], prompts: dict[str, str]
+) -> pd.DataFrame:
+    """How much each judge's verdict depends on the position of the two outputs, per mode.
+
+    ``original`` and ``swapped`` are the same pairs judged with the outputs in the instance's
+    order and swapped (verdicts mapped back to the instance's order); ``prompts`` maps each
+    mode to its prompt's name (e.g. ``data.LLMBAR_MODES``). Per judge and mode: the accuracy in
+    each order and their difference, ``consistent`` (pairs with the same verdict in both orders;
+    two unparseable answers count as the same, as in LLMBar's ``equal`` statistic) and
+    ``consistency`` (%), ``both_unparseable``, ``right_in_both_orders``, and the share (%) of
+    pairs on which the output shown first was picked in each order (A in the original order,
+    B in the swapped one).
+    """
+    rows = []
+    for judge in judges:
+        a = original[original["judge"] == judge].set_index("id")
+        b = swapped[swapped["judge"] == judge].set_index("id").loc[a.index]
+        for mode, prompt in prompts.items():
+            columns = mode_columns(mode)
+            va, vb = a[columns["verdict"]].astype(str), b[columns["verdict"]].astype(str)
+            ra, rb = a[columns["correct"]].astype(bool), b[columns["correct"]].astype(bool)
+            rows.append(
+                {
+                    "judge": judge,
+                    "mode": mode,
+                    "prompt": prompt,
+                    "n": len(a),
+                    "acc_original": 100 * ra.mean(),
+                    "acc_swapped": 100 * rb.mean(),
+                    "acc_swapped_minus_original": 100 * (rb.mean() - ra.mean()),
+                    "consistent": int((va == vb).sum()),
+                    "consistency": 100 * (va == vb).mean(),
+                    "both_unparseable": int(((va == UNPARSEABLE) & (vb == UNPARSEABLE)).sum()),
+                    "right_in_both_orders": int((ra & rb).sum()),
+                    "first_output_picked_original": 100 * (va == "A").mean(),
+                    "first_output_picked_swapped": 100 * (vb == "B").mean(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def position_bias_reading(position: pd.DataFrame) -> str:
+    """Two sentences on a :func:`position_bias` table: for how many judges the reasoning
+    verdicts are less consistent across the two orders than the instruct ones, and which judge
+    and prompt prefer the first position most."""
+    wide = position.pivot(index="judge", columns="mode", values="consistency").loc[
+        list(dict.fromkeys(position["judge"]))
+    ]
+    less = wide.index[wide["reasoning"] < wide["instruct"]]
+    lead = position.loc[position["first_output_picked_original"].idxmax()]
+    return (
+        f"CoT verdicts are less consistent across the two orders than Vanilla ones for "
+        f"{len(less)} of {len(wide)} judges ({', '.join(less) or 'none'}).\n"
+        f"Strongest preference for the first position: {lead['judge']} {lead['prompt']}, "
+        f"which picks the output shown first on "
+        f"{lead['first_output_picked_original']:.0f} % of pairs (original order) and "
+        f"{lead['first_output_picked_swapped']:.0f} % (swapped order)."
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# Self-routing (the paper's appendix table): the instruct mode asked whether it needs to think
+
+
+def self_routing_point(records: pd.DataFrame, reason) -> dict[str, float]:
+    """Self-routing on one set next to the fixed modes and to Random at the same fraction.
+
+    ``reason`` is the 0/1 decision per pair (:func:`racer_lib.records.self_route_decisions`).
+    Accuracies (%) of All-Instruct, All-Reasoning, self-routing and Random reasoning with
+    self-routing's fraction (:func:`random_point`, on the chord between the endpoints); their
+    realized cost ratios; the differences the chapter reads; and both modes' accuracies on the
+    pairs the judge declined (NaN when it declined none). ``unparseable_answers`` counts the
+    records whose ``self_route`` is ``unparseable``.
+    """
+    decide = np.asarray(reason)
+    ends = endpoints(records)
+    own = policy_point(records, decide)
+    coin = random_point(records, own["reasoning_rate"])
+    declined = records[decide == 0]
+    return {
+        "pairs": len(records),
+        "unparseable_answers": int((records["self_route"] == "unparseable").sum()),
+        "reasoning_fraction": 100 * own["reasoning_rate"],
+        "acc_all_instruct": ends["All-Instruct"]["accuracy"],
+        "acc_all_reasoning": ends["All-Reasoning"]["accuracy"],
+        "acc_self_routing": own["accuracy"],
+        "acc_random_same_fraction": coin["accuracy"],
+        "cost_all_reasoning": ends["All-Reasoning"]["cost"],
+        "cost_self_routing": own["cost"],
+        "cost_random_same_fraction": coin["cost"],
+        "self_routing_minus_all_reasoning": own["accuracy"] - ends["All-Reasoning"]["accuracy"],
+        "self_routing_minus_random": own["accuracy"] - coin["accuracy"],
+        "declined_pairs": len(declined),
+        "declined_acc_instruct": (
+            100 * declined["correct_instruct"].mean() if len(declined) else np.nan
+        ),
+        "declined_acc_reasoning": (
+            100 * declined["correct_reasoning"].mean() if len(declined) else np.nan
+        ),
+    }
+
+
+def self_routing_table(
+    records: pd.DataFrame, sets: Sequence[str], judges: Sequence[str]
+) -> pd.DataFrame:
+    """:func:`self_routing_point` for every judge and set of ``records`` (columns ``judge``,
+    ``set`` and ``reason``, the decision per pair), sorted by judge in the order of ``judges``,
+    then by set in the order of ``sets``."""
+    rows = [
+        {"judge": judge, "set": name, **self_routing_point(recs, recs["reason"].to_numpy())}
+        for (judge, name), recs in records.groupby(["judge", "set"], sort=False)
+    ]
+    table = pd.DataFrame(rows)
+    table["set"] = pd.Categorical(table["set"], list(sets), ordered=True)
+    table["judge"] = pd.Categorical(table["judge"], list(judges), ordered=True)
+    table = table.sort_values(["judge", "set"]).reset_index(drop=True)
+    table["set"], table["judge"] = table["set"].astype(str), table["judge"].astype(str)
+    return table
+
+
+def beside_paper(
+    table: pd.DataFrame, values: dict, columns: Sequence[str], key: str = "judge"
+) -> pd.DataFrame:
+    """``table`` with the paper's ``columns`` appended: ``values[row[key]]`` holds one number
+    per column (e.g. :data:`racer_lib.paper.SELF_ROUTING`); NaN for a key the paper lacks."""
+    out = table.copy()
+    missing = (np.nan,) * len(columns)
+    for k, column in enumerate(columns):
+        out[column] = [values.get(v, missing)[k] for v in out[key]]
+    return out
+
+
+def self_routing_findings(table: pd.DataFrame) -> pd.DataFrame:
+    """The paper's reading of its self-routing table, checked on a :func:`self_routing_table`
+    (one row per judge; columns ``finding``, ``holds``, ``detail``): self-routing reasons on
+    more than 99 % of pairs, its accuracy is within 0.5 points of All-Reasoning and its cost
+    within 5 % of All-Reasoning's. Each holds only if it holds for every judge (and there is
+    one); ``detail`` gives each judge's value."""
+
+    def each(values, fmt):
+        pairs = zip(table["judge"], values, strict=True)
+        return "; ".join(f"{j} {fmt.format(v)}" for j, v in pairs)
+
+    fraction = table["reasoning_fraction"]
+    gap = table["acc_self_routing"] - table["acc_all_reasoning"]
+    rel = table["cost_self_routing"] / table["cost_all_reasoning"] - 1
+    return pd.DataFrame(
+        [
+            {
+                "finding": "self-routing reasons on more than 99 % of pairs for every judge",
+                "holds": bool(len(table) and (fraction > 99).all()),
+                "detail": each(fraction, "{:.2f} %"),
+            },
+            {
+                "finding": "self-routing accuracy is within 0.5 points of All-Reasoning",
+                "holds": bool(len(table) and (gap.abs() <= 0.5).all()),
+                "detail": each(gap, "{:+.2f} pts"),
+            },
+            {
+                "finding": "self-routing cost is within 5 % of the All-Reasoning cost",
+                "holds": bool(len(table) and (rel.abs() <= 0.05).all()),
+                "detail": each(100 * rel, "{:+.2f} %"),
+            },
+        ]
+    )

@@ -23,3 +23,67 @@ ADVANCED_BASELINES: dict[tuple[str, str], tuple[float, float]] = {
     ("RACER", "qwen3-4b"): (85.8, 3.4),
     ("RACER", "qwen3-8b"): (90.0, 3.9),
 }
+
+#: The self-routing table of the appendix, on the training mixture: per judge the reasoning
+#: fraction (% of pairs the instruct mode sends to reasoning), the accuracy (%) of
+#: All-Instruct, All-Reasoning and self-routing, and the cost ratio, in the order of
+#: :data:`SELF_ROUTING_COLUMNS`.
+SELF_ROUTING: dict[str, tuple[float, float, float, float, float]] = {
+    "qwen3-1.7b": (99.91, 70.04, 78.35, 78.34, 19.07),
+    "qwen3-4b": (99.51, 81.96, 86.50, 86.50, 6.25),
+    "qwen3-8b": (99.88, 82.20, 87.86, 87.86, 6.36),
+}
+SELF_ROUTING_COLUMNS = (
+    "paper_reasoning_fraction",
+    "paper_acc_all_instruct",
+    "paper_acc_all_reasoning",
+    "paper_acc_self_routing",
+    "paper_cost_ratio",
+)
+
+#: Table ``table:data_statistics`` (dataset statistics and cost ratios, the robustness
+#: ablation of §5.2): the number of pairs and the Qwen3-4B cost ratio (All-Reasoning tokens over
+#: All-Instruct tokens) of each Skywork subset, keyed by the simulator's subset name.
+DATASET_STATISTICS: dict[str, tuple[int, float]] = {
+    "magpie_ultra": (27785, 11.2),  # Train 1
+    "wildguardmix": (6709, 3.4),  # Train 2
+    "offsetbias": (8504, 4.7),  # OOD Test
+}
+
+#: Table ``tab:beta_sensitivity`` (sensitivity to the entropy weight, Qwen3-4B): accuracy (%)
+#: and cost of RACER per (beta, budget C).
+BETA_SENSITIVITY: dict[tuple[float, float], tuple[float, float]] = {
+    (0.0, 2.0): (85.2, 1.9),
+    (0.0, 3.0): (86.7, 2.9),
+    (0.0, 4.0): (86.8, 3.7),
+    (0.005, 2.0): (85.5, 2.0),
+    (0.005, 3.0): (86.7, 2.9),
+    (0.005, 4.0): (86.7, 3.6),
+    (0.01, 2.0): (85.5, 2.0),
+    (0.01, 3.0): (86.7, 2.9),
+    (0.01, 4.0): (86.7, 3.8),
+    (0.05, 2.0): (84.8, 2.0),
+    (0.05, 3.0): (86.0, 2.9),
+    (0.05, 4.0): (86.2, 3.8),
+}
+
+#: Table ``tab:deepseek-results`` (another model family: Llama-3.1-8B-Instruct and
+#: DeepSeek-R1-Distill-Llama-8B): per budget C, RACER's accuracy (%) and cost, then Random's
+#: accuracy (%) and cost, in the order of :data:`LLAMA_FAMILY_COLUMNS`.
+LLAMA_FAMILY: dict[float, tuple[float, float, float, float]] = {
+    2.0: (79.37, 2.05, 73.01, 2.44),
+    2.5: (80.41, 2.45, 74.99, 2.88),
+    3.0: (80.87, 2.89, 76.06, 3.15),
+    3.5: (80.83, 3.20, 76.98, 3.39),
+}
+LLAMA_FAMILY_COLUMNS = (
+    "paper_accuracy",
+    "paper_cost",
+    "paper_random_accuracy",
+    "paper_random_cost",
+)
+#: The same table's fixed modes: accuracy (%) and cost of All-Instruct and All-Reasoning.
+LLAMA_FAMILY_ENDPOINTS: dict[str, tuple[float, float]] = {
+    "All-Instruct": (67.32, 1.00),
+    "All-Reasoning": (79.93, 4.12),
+}

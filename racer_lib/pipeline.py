@@ -38,11 +38,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import yaml
+
+from racer_lib.errors import RacerError
 
 KERNEL_NAME = "python3"
 PARAMETERS_TAG = "parameters"
@@ -58,7 +61,7 @@ _IMG_TAG = re.compile(r"<img\b[^>]*\bsrc=\"[^\"]*_images/", re.IGNORECASE)
 _JUPYTER_BOOK = "from jupyter_book.cli.main import main; main()"
 
 
-class PipelineError(Exception):
+class PipelineError(RacerError):
     """A problem with a profile, a notebook, its execution or the book build."""
 
 
@@ -88,8 +91,10 @@ class RunResult:
         lines.append("results:")
         lines += [f"  {stem}: {path}" for stem, path in self.results_dirs.items()] or ["  (none)"]
         if self.seconds:
-            lines.append(f"executed in {sum(self.seconds.values()):.0f} s: "
-                         + ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items()))
+            lines.append(
+                f"executed in {sum(self.seconds.values()):.0f} s: "
+                + ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
+            )
         if self.html_index is not None:
             lines.append(f"book: {self.html_index}")
         return "\n".join(lines)

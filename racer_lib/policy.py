@@ -21,17 +21,20 @@ import numpy as np
 import torch
 
 from . import __version__
+from .errors import ConfigError, InputError, MissingFileError
 
 ARCHS: dict[str, tuple[int, ...]] = {"mlp": (256, 128, 64), "linear": ()}
 
 
 def _hidden(arch: str) -> tuple[int, ...]:
     if arch not in ARCHS:
-        raise ValueError(f"unknown policy architecture {arch!r}; choose one of {', '.join(ARCHS)}")
+        raise ConfigError(f"unknown policy architecture {arch!r}; choose one of {', '.join(ARCHS)}")
     return ARCHS[arch]
 
 
-def init_layers(seed: int, in_dim: int, arch: str = "mlp") -> list[tuple[torch.Tensor, torch.Tensor]]:
+def init_layers(
+    seed: int, in_dim: int, arch: str = "mlp"
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """One policy's initial ``(W, b)`` per layer, ``W`` of shape ``(in, out)``, from ``seed``."""
     gen = torch.Generator().manual_seed(int(seed))
     sizes = [in_dim, *_hidden(arch), 1]
@@ -45,7 +48,10 @@ def init_layers(seed: int, in_dim: int, arch: str = "mlp") -> list[tuple[torch.T
 
 
 def forward(layers, x: torch.Tensor) -> torch.Tensor:
-    """Logits of stacked policies: ``x`` is ``(B, D)`` (shared) or ``(P, B, D)``; returns ``(P, B)``."""
+    """Logits of stacked policies: ``x`` is ``(B, D)`` (shared) or ``(P, B, D)``.
+
+    Returns ``(P, B)``.
+    """
     h = x
     for i, (w, b) in enumerate(layers):
         h = torch.matmul(h, w) + b.unsqueeze(-2)
@@ -63,10 +69,12 @@ class PolicyBatch(torch.nn.Module):
         per_policy = [init_layers(s, in_dim, arch) for s in self.seeds]
         self.weights = torch.nn.ParameterList(
             torch.nn.Parameter(torch.stack([layers[l][0] for layers in per_policy]))
-            for l in range(len(per_policy[0])))
+            for l in range(len(per_policy[0]))
+        )
         self.biases = torch.nn.ParameterList(
             torch.nn.Parameter(torch.stack([layers[l][1] for layers in per_policy]))
-            for l in range(len(per_policy[0])))
+            for l in range(len(per_policy[0]))
+        )
 
     @property
     def size(self) -> int:
@@ -77,15 +85,16 @@ class PolicyBatch(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.in_dim:
-            raise ValueError(f"embeddings have dimension {x.shape[-1]}, the policies expect "
-                             f"{self.in_dim}")
+            raise ValueError(
+                f"embeddings have dimension {x.shape[-1]}, the policies expect {self.in_dim}"
+            )
         return forward(self.layers(), x)
 
     @torch.no_grad()
     def p_reasoning(self, x: np.ndarray | torch.Tensor, chunk: int = 8192) -> np.ndarray:
         """``pi(1 | z)`` of every policy on every row of ``x``: shape ``(P, n)``."""
         x = torch.as_tensor(np.asarray(x, dtype=np.float32))
-        out = [torch.sigmoid(self(x[i:i + chunk])) for i in range(0, len(x), chunk)]
+        out = [torch.sigmoid(self(x[i : i + chunk])) for i in range(0, len(x), chunk)]
         return torch.cat(out, dim=1).numpy() if out else np.zeros((self.size, 0), np.float32)
 
     def policy_layers(self, p: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -132,11 +141,15 @@ class Router:
     def check(self, dim: int, embedder: str | None, file: str = "<embeddings>") -> None:
         """Refuse embeddings of another dimension or from another embedder."""
         if dim != self.in_dim:
-            raise ValueError(f"{file}: embeddings have dimension {dim}, but this router was "
-                             f"trained on {self.in_dim}-dimensional embeddings")
+            raise InputError(
+                f"{file}: embeddings have dimension {dim}, but this router was "
+                f"trained on {self.in_dim}-dimensional embeddings"
+            )
         if embedder is not None and embedder != self.embedder:
-            raise ValueError(f"{file}: embeddings come from {embedder!r}, but this router was "
-                             f"trained on embeddings from {self.embedder!r}")
+            raise InputError(
+                f"{file}: embeddings come from {embedder!r}, but this router was "
+                f"trained on embeddings from {self.embedder!r}"
+            )
 
     @torch.no_grad()
     def p_reasoning(self, embeddings: np.ndarray) -> np.ndarray:
@@ -153,10 +166,10 @@ class Router:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "Router":
+    def load(cls, path: str | Path) -> Router:
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"{path}: no such router file")
+            raise MissingFileError(f"{path}: no such router file")
         # Tensors and plain metadata only: a router file cannot run code when it is loaded.
         blob = torch.load(path, weights_only=True)
         return cls(layers=[(w, b) for w, b in blob["layers"]], **blob["meta"])

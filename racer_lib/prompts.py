@@ -20,8 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .records import SELF_ROUTE_VALUES  # noqa: F401  (the values parse_self_route returns)
-from .records import UNPARSEABLE
+from .records import (
+    SELF_ROUTE_VALUES,  # noqa: F401  (the values parse_self_route returns)
+    UNPARSEABLE,
+)
 
 #: The user prompt of the paper's self-routing table (instruct mode), line breaks as printed.
 SELF_ROUTING_TEMPLATE = (
@@ -118,8 +120,9 @@ def judge_user_prompt(question: str, answer_a: str, answer_b: str) -> str:
     return USER_TEMPLATE.format(question=question, answer_a=answer_a, answer_b=answer_b)
 
 
-def judge_messages(mode: str, question: str, answer_a: str, answer_b: str,
-                   cot: bool = False) -> list[dict[str, str]]:
+def judge_messages(
+    mode: str, question: str, answer_a: str, answer_b: str, cot: bool = False
+) -> list[dict[str, str]]:
     """Chat messages for judging one pair in ``mode`` (``instruct`` or ``reasoning``).
 
     A system message (the mode's paper prompt) and a user message (:data:`USER_TEMPLATE`).
@@ -131,8 +134,7 @@ def judge_messages(mode: str, question: str, answer_a: str, answer_b: str,
     user = judge_user_prompt(question, answer_a, answer_b)
     if cot:
         user += "\n\n" + COT_INSTRUCTION
-    return [{"role": "system", "content": SYSTEM_PROMPTS[mode]},
-            {"role": "user", "content": user}]
+    return [{"role": "system", "content": SYSTEM_PROMPTS[mode]}, {"role": "user", "content": user}]
 
 
 # ----------------------------------------------------------------------------------------
@@ -160,12 +162,12 @@ def split_thinking(text: str | None, thinking_open: bool = False) -> tuple[str, 
     rest = _BLOCK.sub("\n", text)
     closes = list(_CLOSE_RE.finditer(rest))
     if closes:
-        parts.append(rest[:closes[-1].end()])
-        rest = rest[closes[-1].end():]
+        parts.append(rest[: closes[-1].end()])
+        rest = rest[closes[-1].end() :]
     opened = _OPEN_RE.search(rest)
     if opened:
-        parts.append(rest[opened.start():])
-        rest = rest[:opened.start()]
+        parts.append(rest[opened.start() :])
+        rest = rest[: opened.start()]
     return "\n".join(parts), rest.strip()
 
 
@@ -182,7 +184,8 @@ _JOIN = re.compile(
     r"^[\s*_`\"'()\u201c\u201d]*(?:or|and|/|\||,|&|vs\.?|versus)?[\s*_`\"'()\u201c\u201d]*$"
     r"|^[\s*_`\"'\u201c\u201d]*if\s+(?:assistant|response)\s+[AB]\s+is\s+better"
     r"[\s.,;:*_`\"'\u201c\u201d]*(?:and|or)?[\s*_`\"'\u201c\u201d]*$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -221,7 +224,7 @@ def _groups(answer: str) -> list[str]:
         kind = _token_kind(m.group(1))
         if kind is None:
             continue
-        joined = last_end is not None and _JOIN.match(answer[last_end:m.start()]) is not None
+        joined = last_end is not None and _JOIN.match(answer[last_end : m.start()]) is not None
         if joined:
             groups[-1].add(kind)
         else:
@@ -238,8 +241,9 @@ def _groups(answer: str) -> list[str]:
     return out
 
 
-def parse_verdict_details(text: str | None, thinking: str | None = None,
-                          thinking_open: bool = False) -> VerdictParse:
+def parse_verdict_details(
+    text: str | None, thinking: str | None = None, thinking_open: bool = False
+) -> VerdictParse:
     """:func:`parse_verdict` with the reason of its decision (see :class:`VerdictParse`)."""
     _, answer = split_thinking(text, thinking_open)
     groups = _groups(answer)
@@ -251,8 +255,9 @@ def parse_verdict_details(text: str | None, thinking: str | None = None,
     return VerdictParse(UNPARSEABLE, last, len(groups))
 
 
-def parse_verdict(text: str | None, thinking: str | None = None,
-                  thinking_open: bool = False) -> str:
+def parse_verdict(
+    text: str | None, thinking: str | None = None, thinking_open: bool = False
+) -> str:
     """``"A"``, ``"B"`` or ``"unparseable"`` from a judge's output.
 
     Rules (JudgeBench's verdict format, made robust to real outputs):
@@ -297,5 +302,8 @@ def needs_retry(text: str | None, thinking_open: bool = False) -> bool:
 def retry_messages(messages: list[dict[str, str]], output: str) -> list[dict[str, str]]:
     """The conversation for the single retry: ``messages``, the judge's ``output`` as the
     assistant turn, then :data:`RETRY_MESSAGE` as a user turn (a new list)."""
-    return [*messages, {"role": "assistant", "content": output},
-            {"role": "user", "content": RETRY_MESSAGE}]
+    return [
+        *messages,
+        {"role": "assistant", "content": output},
+        {"role": "user", "content": RETRY_MESSAGE},
+    ]

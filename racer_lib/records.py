@@ -29,6 +29,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from racer_lib.errors import ConfigError, InputError, MissingFileError, RacerError
+
 MODES: tuple[str, str] = ("instruct", "reasoning")  # index = the paper's action a
 VERDICTS: tuple[str, ...] = ("A", "B", "unparseable")
 UNPARSEABLE = "unparseable"
@@ -58,11 +60,18 @@ COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 IN_MEMORY = "<in-memory records>"
 
 
-class RecordsError(ValueError):
+class RecordsError(RacerError, ValueError):
     """Bad judge records or embeddings; the message names file, row and field."""
 
-    def __init__(self, file: str | os.PathLike, field: str, problem: str,
-                 row: int | None = None, record_id: str | None = None, more: int = 0):
+    def __init__(
+        self,
+        file: str | os.PathLike,
+        field: str,
+        problem: str,
+        row: int | None = None,
+        record_id: str | None = None,
+        more: int = 0,
+    ):
         self.file, self.field, self.row, self.record_id = str(file), field, row, record_id
         where = f"{self.file}: "
         if row is not None:
@@ -87,8 +96,9 @@ def _raise_at(df: pd.DataFrame, file, field: str, mask, problem) -> None:
     value = value.item() if isinstance(value, np.generic) else value  # 2, not np.int64(2)
     text = problem(value) if callable(problem) else problem
     rid = df["id"].iloc[row] if "id" in df.columns else None
-    raise RecordsError(file, field, text, row=row, record_id=None if pd.isna(rid) else str(rid),
-                       more=more)
+    raise RecordsError(
+        file, field, text, row=row, record_id=None if pd.isna(rid) else str(rid), more=more
+    )
 
 
 def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> pd.DataFrame:
@@ -102,9 +112,13 @@ def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> p
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
-        raise RecordsError(file, missing[0], "missing column; judge records need the columns "
-                           + ", ".join(REQUIRED_COLUMNS)
-                           + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""))
+        raise RecordsError(
+            file,
+            missing[0],
+            "missing column; judge records need the columns "
+            + ", ".join(REQUIRED_COLUMNS)
+            + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""),
+        )
     out = df.reset_index(drop=True).copy()
     for col in OPTIONAL_COLUMNS:
         if col not in out.columns:
@@ -118,61 +132,122 @@ def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> p
     if dup.any():
         row = int(np.flatnonzero(dup)[0])
         first = int(np.flatnonzero(out["id"].to_numpy() == out["id"].iloc[row])[0])
-        raise RecordsError(file, "id", f"duplicate id, first seen at row {first}",
-                           row=row, record_id=out["id"].iloc[row], more=int(dup.sum()) - 1)
+        raise RecordsError(
+            file,
+            "id",
+            f"duplicate id, first seen at row {first}",
+            row=row,
+            record_id=out["id"].iloc[row],
+            more=int(dup.sum()) - 1,
+        )
 
     label = pd.to_numeric(out["label"], errors="coerce")
-    _raise_at(out, file, "label", ~label.isin([0, 1]).to_numpy(),
-              lambda v: f"{v!r} is not a label; labels are 0 (response B preferred) "
-                        "or 1 (response A preferred)")
+    _raise_at(
+        out,
+        file,
+        "label",
+        ~label.isin([0, 1]).to_numpy(),
+        lambda v: (
+            f"{v!r} is not a label; labels are 0 (response B preferred) or 1 (response A preferred)"
+        ),
+    )
     out["label"] = label.astype("int8")
 
     for mode in MODES:
         cols = mode_columns(mode)
         tok_col, think_col = cols["tokens"], cols["thinking_tokens"]
         tokens = pd.to_numeric(out[tok_col], errors="coerce")
-        _raise_at(out, file, tok_col, tokens.isna().to_numpy(),
-                  lambda v: f"missing or non-numeric token count ({v!r})")
-        _raise_at(out, file, tok_col, (tokens < 0).to_numpy(),
-                  lambda v: f"negative token count ({v})")
-        _raise_at(out, file, tok_col, (tokens != np.floor(tokens)).to_numpy(),
-                  lambda v: f"token count {v} is not a whole number")
+        _raise_at(
+            out,
+            file,
+            tok_col,
+            tokens.isna().to_numpy(),
+            lambda v: f"missing or non-numeric token count ({v!r})",
+        )
+        _raise_at(
+            out, file, tok_col, (tokens < 0).to_numpy(), lambda v: f"negative token count ({v})"
+        )
+        _raise_at(
+            out,
+            file,
+            tok_col,
+            (tokens != np.floor(tokens)).to_numpy(),
+            lambda v: f"token count {v} is not a whole number",
+        )
         out[tok_col] = tokens.astype("int64")
 
         think = pd.to_numeric(out[think_col], errors="coerce")
         given = out[think_col].notna().to_numpy()
         _raise_at(out, file, think_col, given & think.isna().to_numpy(), "non-numeric value")
-        _raise_at(out, file, think_col, given & ((think < 0) | (think > tokens)).to_numpy(),
-                  lambda v: f"thinking tokens {v} outside [0, {tok_col}]")
+        _raise_at(
+            out,
+            file,
+            think_col,
+            given & ((think < 0) | (think > tokens)).to_numpy(),
+            lambda v, tok_col=tok_col: f"thinking tokens {v} outside [0, {tok_col}]",
+        )
         out[think_col] = think.astype("Int64")
 
         verdict_col, correct_col = cols["verdict"], cols["correct"]
-        _raise_at(out, file, verdict_col, ~out[verdict_col].isin(VERDICTS).to_numpy(),
-                  lambda v: f"{v!r} is not a verdict; verdicts are {', '.join(VERDICTS)}")
+        _raise_at(
+            out,
+            file,
+            verdict_col,
+            ~out[verdict_col].isin(VERDICTS).to_numpy(),
+            lambda v: f"{v!r} is not a verdict; verdicts are {', '.join(VERDICTS)}",
+        )
         correct = out[correct_col]
         if correct.dtype == object or str(correct.dtype) in ("string", "str"):
-            correct = correct.map({True: 1, False: 0, "True": 1, "False": 0,
-                                   "true": 1, "false": 0, 1: 1, 0: 0, "1": 1, "0": 0})
+            correct = correct.map(
+                {
+                    True: 1,
+                    False: 0,
+                    "True": 1,
+                    "False": 0,
+                    "true": 1,
+                    "false": 0,
+                    "1": 1,
+                    "0": 0,
+                }
+            )
         correct = pd.to_numeric(correct, errors="coerce")
-        _raise_at(out, file, correct_col, ~correct.isin([0, 1]).to_numpy(),
-                  lambda v: f"{v!r} is not a correctness value; use 0/1 or False/True")
+        _raise_at(
+            out,
+            file,
+            correct_col,
+            ~correct.isin([0, 1]).to_numpy(),
+            lambda v: f"{v!r} is not a correctness value; use 0/1 or False/True",
+        )
         expected = out[verdict_col].to_numpy() == np.where(out["label"] == 1, "A", "B")
-        _raise_at(out, file, correct_col, correct.to_numpy().astype(bool) != expected,
-                  f"disagrees with {verdict_col} and label (correct means the verdict names the "
-                  "preferred response; unparseable counts as incorrect)")
+        _raise_at(
+            out,
+            file,
+            correct_col,
+            correct.to_numpy().astype(bool) != expected,
+            f"disagrees with {verdict_col} and label (correct means the verdict names the "
+            "preferred response; unparseable counts as incorrect)",
+        )
         out[correct_col] = correct.astype(bool)
 
     route = out[SELF_ROUTE]
     given = route.notna().to_numpy()
-    _raise_at(out, file, SELF_ROUTE, given & ~route.isin(SELF_ROUTE_VALUES).to_numpy(),
-              lambda v: f"{v!r} is not a self-routing decision; decisions are "
-                        f"{', '.join(SELF_ROUTE_VALUES)} (empty where not asked)")
+    _raise_at(
+        out,
+        file,
+        SELF_ROUTE,
+        given & ~route.isin(SELF_ROUTE_VALUES).to_numpy(),
+        lambda v: (
+            f"{v!r} is not a self-routing decision; decisions are "
+            f"{', '.join(SELF_ROUTE_VALUES)} (empty where not asked)"
+        ),
+    )
     out[SELF_ROUTE] = route.astype("string")
     return out
 
 
-def self_route_decisions(records: pd.DataFrame, unparseable: str = "reasoning",
-                         file: str | os.PathLike = IN_MEMORY) -> np.ndarray:
+def self_route_decisions(
+    records: pd.DataFrame, unparseable: str = "reasoning", file: str | os.PathLike = IN_MEMORY
+) -> np.ndarray:
     """Follow the judge's own yes/no answer: 1 = reasoning, 0 = instruct, per pair.
 
     ``yes`` reasons and ``no`` does not; an ``unparseable`` answer goes to ``unparseable``'s
@@ -180,15 +255,21 @@ def self_route_decisions(records: pd.DataFrame, unparseable: str = "reasoning",
     decision: a missing one is an error naming the row.
     """
     if unparseable not in MODES:
-        raise ValueError(f"unparseable must be one of {MODES} (got {unparseable!r})")
+        raise ConfigError(f"unparseable must be one of {MODES} (got {unparseable!r})")
     if SELF_ROUTE not in records.columns:
-        raise RecordsError(file, SELF_ROUTE, "missing column; these records have no "
-                           "self-routing decisions (judge them with the self-routing prompt)")
+        raise RecordsError(
+            file,
+            SELF_ROUTE,
+            "missing column; these records have no "
+            "self-routing decisions (judge them with the self-routing prompt)",
+        )
     route = records[SELF_ROUTE]
-    _raise_at(records, file, SELF_ROUTE, route.isna().to_numpy(),
-              "no self-routing decision for this pair")
-    return np.where(route == "unparseable", MODES.index(unparseable),
-                    (route == "yes").astype(int)).astype(np.int8)
+    _raise_at(
+        records, file, SELF_ROUTE, route.isna().to_numpy(), "no self-routing decision for this pair"
+    )
+    return np.where(
+        route == "unparseable", MODES.index(unparseable), (route == "yes").astype(int)
+    ).astype(np.int8)
 
 
 # ----------------------------------------------------------------------------------------
@@ -212,11 +293,14 @@ def read_records(path: str | os.PathLike) -> pd.DataFrame:
     """Read and validate judge records from parquet (``.parquet``) or CSV (``.csv``)."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such records file")
+        raise MissingFileError(f"{path}: no such records file")
     if path.suffix == ".csv":
-        df = pd.read_csv(path, dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
-                         keep_default_na=False,
-                         na_values={c: [""] for c in [*df_numeric_columns(), SELF_ROUTE]})
+        df = pd.read_csv(
+            path,
+            dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
+            keep_default_na=False,
+            na_values={c: [""] for c in [*df_numeric_columns(), SELF_ROUTE]},
+        )
     else:
         df = pd.read_parquet(path)
     return validate_records(df, file=path)
@@ -224,8 +308,9 @@ def read_records(path: str | os.PathLike) -> pd.DataFrame:
 
 def df_numeric_columns() -> list[str]:
     """Columns that hold numbers (used to read CSV without turning empty strings into NaN ids)."""
-    return ["label"] + [mode_columns(m)[k] for m in MODES
-                        for k in ("correct", "tokens", "thinking_tokens")]
+    return ["label"] + [
+        mode_columns(m)[k] for m in MODES for k in ("correct", "tokens", "thinking_tokens")
+    ]
 
 
 def write_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
@@ -268,14 +353,19 @@ def _check_finite(matrix: np.ndarray, ids: Sequence[str], file, offset: int = 0)
         rows = np.flatnonzero(bad.any(axis=1))
         row = int(rows[0])
         col = int(np.flatnonzero(bad[row])[0])
-        raise RecordsError(file, "embedding", f"{matrix[row, col]} at dimension {col}; "
-                           "embeddings must be finite", row=offset + row,
-                           record_id=str(ids[row]), more=len(rows) - 1)
+        raise RecordsError(
+            file,
+            "embedding",
+            f"{matrix[row, col]} at dimension {col}; embeddings must be finite",
+            row=offset + row,
+            record_id=str(ids[row]),
+            more=len(rows) - 1,
+        )
 
 
-def write_embeddings(path: str | os.PathLike,
-                     chunks: Iterable[tuple[Sequence[str], np.ndarray]],
-                     embedder: str) -> Path:
+def write_embeddings(
+    path: str | os.PathLike, chunks: Iterable[tuple[Sequence[str], np.ndarray]], embedder: str
+) -> Path:
     """Write embeddings chunk by chunk (so 40k x 7680 floats never sit in memory twice).
 
     ``chunks`` yields ``(ids, matrix)`` pairs; all matrices share one width. Pass
@@ -289,15 +379,17 @@ def write_embeddings(path: str | os.PathLike,
             for ids, matrix in chunks:
                 matrix = np.ascontiguousarray(matrix, dtype=np.float32)
                 if matrix.ndim != 2 or len(ids) != len(matrix):
-                    raise ValueError(f"{path}: a chunk has {len(ids)} ids but matrix shape "
-                                     f"{matrix.shape}")
+                    raise ValueError(
+                        f"{path}: a chunk has {len(ids)} ids but matrix shape {matrix.shape}"
+                    )
                 dim = matrix.shape[1] if dim is None else dim
                 if matrix.shape[1] != dim:
                     raise ValueError(f"{path}: chunk width {matrix.shape[1]} differs from {dim}")
                 _check_finite(matrix, ids, path, offset)
                 values = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim)
-                table = pa.table({"id": pa.array([str(i) for i in ids], pa.string()),
-                                  "embedding": values})
+                table = pa.table(
+                    {"id": pa.array([str(i) for i in ids], pa.string()), "embedding": values}
+                )
                 if writer is None:
                     meta = {b"embedder": embedder.encode(), b"dim": str(dim).encode()}
                     writer = pq.ParquetWriter(tmp, table.schema.with_metadata(meta))
@@ -317,7 +409,7 @@ def read_embeddings(path: str | os.PathLike) -> Embeddings:
     """Read an embeddings file and check it: unique ids, finite values."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such embeddings file")
+        raise MissingFileError(f"{path}: no such embeddings file")
     table = pq.read_table(path)
     if "id" not in table.column_names or "embedding" not in table.column_names:
         missing = "id" if "id" not in table.column_names else "embedding"
@@ -332,44 +424,65 @@ def read_embeddings(path: str | os.PathLike) -> Embeddings:
     dup = pd.Series(ids).duplicated().to_numpy()
     if dup.any():
         row = int(np.flatnonzero(dup)[0])
-        raise RecordsError(path, "id", "duplicate id in the embeddings", row=row,
-                           record_id=str(ids[row]), more=int(dup.sum()) - 1)
+        raise RecordsError(
+            path,
+            "id",
+            "duplicate id in the embeddings",
+            row=row,
+            record_id=str(ids[row]),
+            more=int(dup.sum()) - 1,
+        )
     return Embeddings(ids=ids, matrix=matrix, embedder=meta.get(b"embedder", b"").decode())
 
 
-def align_embeddings(records: pd.DataFrame, emb: Embeddings,
-                     file: str | os.PathLike = "<embeddings>",
-                     records_file: str | os.PathLike = IN_MEMORY) -> np.ndarray:
+def align_embeddings(
+    records: pd.DataFrame,
+    emb: Embeddings,
+    file: str | os.PathLike = "<embeddings>",
+    records_file: str | os.PathLike = IN_MEMORY,
+) -> np.ndarray:
     """Return the embedding matrix in the records' row order; every id must match one-to-one."""
     index = pd.Index(emb.ids)
     pos = index.get_indexer(records["id"].to_numpy())
     if (pos < 0).any():
         row = int(np.flatnonzero(pos < 0)[0])
-        raise RecordsError(records_file, "id", f"no embedding for this id in {file}", row=row,
-                           record_id=str(records["id"].iloc[row]), more=int((pos < 0).sum()) - 1)
+        raise RecordsError(
+            records_file,
+            "id",
+            f"no embedding for this id in {file}",
+            row=row,
+            record_id=str(records["id"].iloc[row]),
+            more=int((pos < 0).sum()) - 1,
+        )
     if len(emb.ids) != len(records):
         extra = ~index.isin(records["id"].to_numpy())
         row = int(np.flatnonzero(extra)[0])
-        raise RecordsError(file, "id", f"this embedding's id is not among the records of "
-                           f"{records_file}", row=row, record_id=str(emb.ids[row]),
-                           more=int(extra.sum()) - 1)
+        raise RecordsError(
+            file,
+            "id",
+            f"this embedding's id is not among the records of {records_file}",
+            row=row,
+            record_id=str(emb.ids[row]),
+            more=int(extra.sum()) - 1,
+        )
     return emb.matrix[pos]
 
 
-def load(path: str | os.PathLike, with_embeddings: bool = True
-         ) -> tuple[pd.DataFrame, np.ndarray | None]:
+def load(
+    path: str | os.PathLike, with_embeddings: bool = True
+) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Read records and, when asked and present, the embeddings beside them, aligned by id."""
     records = read_records(path)
     epath = embeddings_path(path)
     if not with_embeddings:
         return records, None
     if not epath.exists():
-        raise FileNotFoundError(f"{epath}: no embeddings beside {path}")
+        raise MissingFileError(f"{epath}: no embeddings beside {path}")
     return records, align_embeddings(records, read_embeddings(epath), epath, path)
 
 
 # ----------------------------------------------------------------------------------------
-# Cost unit and realized cost ratios (design.md §3)
+# Cost unit and realized cost ratios (the module docstring; README, "Judge records")
 
 
 @dataclass(frozen=True)
@@ -383,11 +496,13 @@ class CostUnit:
     tokens_per_unit: float
 
     @classmethod
-    def from_records(cls, train: pd.DataFrame) -> "CostUnit":
+    def from_records(cls, train: pd.DataFrame) -> CostUnit:
         mean = float(train[mode_columns("instruct")["tokens"]].mean())
         if not mean > 0:
-            raise ValueError("the training set's mean instruct tokens must be positive "
-                             f"to define a cost unit (got {mean})")
+            raise InputError(
+                "the training set's mean instruct tokens must be positive "
+                f"to define a cost unit (got {mean})"
+            )
         return cls(mean)
 
     def cost(self, records: pd.DataFrame) -> np.ndarray:
@@ -397,14 +512,14 @@ class CostUnit:
 
 def token_matrix(records: pd.DataFrame) -> np.ndarray:
     """Generated tokens of both modes, shape ``(n, 2)`` (column ``a`` = mode ``a``)."""
-    return np.column_stack([records[mode_columns(m)["tokens"]].to_numpy(np.float64)
-                            for m in MODES])
+    return np.column_stack([records[mode_columns(m)["tokens"]].to_numpy(np.float64) for m in MODES])
 
 
 def correct_matrix(records: pd.DataFrame) -> np.ndarray:
     """Correctness ``r(z, a, l)`` of both modes, shape ``(n, 2)``."""
-    return np.column_stack([records[mode_columns(m)["correct"]].to_numpy(np.float64)
-                            for m in MODES])
+    return np.column_stack(
+        [records[mode_columns(m)["correct"]].to_numpy(np.float64) for m in MODES]
+    )
 
 
 def realized_cost_ratio(records: pd.DataFrame, p_reasoning: float | np.ndarray) -> float:
@@ -419,21 +534,33 @@ def realized_cost_ratio(records: pd.DataFrame, p_reasoning: float | np.ndarray) 
     return float(np.mean((1 - p) * t[:, 0] + p * t[:, 1]) / np.mean(t[:, 0]))
 
 
-def infeasible_budget(budget: float, cheapest: float, file: str | os.PathLike = IN_MEMORY,
-                      tokens_per_unit: float | None = None) -> RecordsError | None:
+def infeasible_budget(
+    budget: float,
+    cheapest: float,
+    file: str | os.PathLike = IN_MEMORY,
+    tokens_per_unit: float | None = None,
+) -> RecordsError | None:
     """The error for a budget at or below the cheapest possible cost, or ``None`` if feasible."""
     if np.isfinite(budget) and budget > cheapest:
         return None
     if not np.isfinite(budget):
         return RecordsError(file, "budget", f"budget C = {budget} is not a finite number")
     unit = f" (1 unit = {tokens_per_unit:.1f} instruct tokens)" if tokens_per_unit else ""
-    return RecordsError(file, "budget", f"budget C = {budget} is infeasible: at or below the "
-                        f"cheapest possible cost {cheapest:.4f} cost units (the cheaper mode on "
-                        f"every pair){unit}")
+    return RecordsError(
+        file,
+        "budget",
+        f"budget C = {budget} is infeasible: at or below the "
+        f"cheapest possible cost {cheapest:.4f} cost units (the cheaper mode on "
+        f"every pair){unit}",
+    )
 
 
-def check_budget(budget: float, records: pd.DataFrame, unit: CostUnit | None = None,
-                 file: str | os.PathLike = IN_MEMORY) -> float:
+def check_budget(
+    budget: float,
+    records: pd.DataFrame,
+    unit: CostUnit | None = None,
+    file: str | os.PathLike = IN_MEMORY,
+) -> float:
     """Raise when ``budget`` is at or below the cheapest cost on ``records``; return that cost.
 
     The cheapest policy takes the cheaper mode on every pair, so its cost is
@@ -448,19 +575,28 @@ def check_budget(budget: float, records: pd.DataFrame, unit: CostUnit | None = N
 
 
 # ----------------------------------------------------------------------------------------
-# Provenance: where records came from (design.md §4)
+# Provenance: where records came from (simulated, a third-party release, or generated)
 
-PROVENANCE_KINDS = {"simulated": "simulated", "release": "third-party release",
-                    "generated": "generated by the judging pipeline"}
+PROVENANCE_KINDS = {
+    "simulated": "simulated",
+    "release": "third-party release",
+    "generated": "generated by the judging pipeline",
+}
 
 
-def provenance(records: pd.DataFrame) -> str:
-    """``simulated``, ``release`` or ``generated`` from the ``source`` column (``mixed`` if several)."""
+def provenance(records: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> str:
+    """``simulated``, ``release`` or ``generated`` from the ``source`` column (``mixed`` if
+    several); a :class:`RecordsError` (naming ``file``) for a source of another kind."""
     kinds = {str(s).split(":", 1)[0] for s in records["source"].unique()}
     unknown = kinds - set(PROVENANCE_KINDS)
     if unknown:
-        raise ValueError(f"unknown record source kind(s) {sorted(unknown)}; a source starts with "
-                         f"one of {', '.join(PROVENANCE_KINDS)} followed by ':'")
+        raise RecordsError(
+            file,
+            "source",
+            f"unknown record source kind(s) {sorted(unknown)}; a "
+            f"source starts with one of {', '.join(PROVENANCE_KINDS)} followed "
+            "by ':'",
+        )
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
@@ -478,8 +614,11 @@ TRAINING_SPLITS = ("train", "valid", "test")
 
 
 def _listing(folder: Path, pattern: str = "*") -> str:
-    names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.glob(pattern)
-                   if not p.name.startswith("."))
+    names = sorted(
+        p.name + ("/" if p.is_dir() else "")
+        for p in folder.glob(pattern)
+        if not p.name.startswith(".")
+    )
     return ", ".join(names) if names else "nothing"
 
 
@@ -492,8 +631,9 @@ def _embeddings_meta(path: Path) -> tuple[int | None, str]:
     return dim, meta.get(b"embedder", b"").decode()
 
 
-def load_set(records_dir: str | os.PathLike, judge: str, name: str, *,
-             embeddings: bool = True) -> tuple[pd.DataFrame, np.ndarray | None]:
+def load_set(
+    records_dir: str | os.PathLike, judge: str, name: str, *, embeddings: bool = True
+) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Read one judge's set of records (and its embeddings) from a records folder.
 
     Layout (:data:`RECORDS_DIR_LAYOUT`)::
@@ -503,12 +643,13 @@ def load_set(records_dir: str | os.PathLike, judge: str, name: str, *,
 
     ``<set>`` is ``training_mix`` (whose ``split`` column must hold ``train``, ``valid`` and
     ``test``), a benchmark (``judgebench``, ``rewardbench``, ``rewardbench2``) or a Skywork
-    subset name. ``racer judge`` + ``racer judge-merge`` write the records, ``racer embed`` the
-    embeddings (``racer simulate generate`` writes both, for a simulated judge).
+    subset name. ``racer judge run`` + ``racer judge merge`` write the records, ``racer embed``
+    the embeddings (``racer simulate generate`` writes both, for a simulated judge).
 
     Returns ``(records, matrix)`` like :func:`load` (``matrix`` is ``None`` with
-    ``embeddings=False``). Raises :class:`FileNotFoundError` naming the missing file, the
-    expected layout and what the folder holds; :class:`RecordsError` when the set holds several
+    ``embeddings=False``). Raises :class:`racer_lib.errors.MissingFileError` (a
+    :class:`FileNotFoundError`) naming the missing file, the expected layout and what the folder
+    holds; :class:`RecordsError` when the set holds several
     judges, when the training mixture lacks a split, or when the set's embeddings differ in
     dimension or embedder from another embeddings file of the same judge folder (a router
     trained on one set is applied to the others; the message names both files). An embeddings
@@ -519,43 +660,65 @@ def load_set(records_dir: str | os.PathLike, judge: str, name: str, *,
     path = folder / f"{name}.parquet"
     layout = f"expected layout:\n{RECORDS_DIR_LAYOUT}"
     if not root.is_dir():
-        raise FileNotFoundError(f"{root}: no such records folder; {layout}")
+        raise MissingFileError(f"{root}: no such records folder; {layout}")
     if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no records of judge {judge!r} (the folder {root} "
-                                f"holds {_listing(root)}); {layout}")
+        raise MissingFileError(
+            f"{folder}: no records of judge {judge!r} (the folder {root} "
+            f"holds {_listing(root)}); {layout}"
+        )
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such records file (set {name!r} of judge "
-                                f"{judge!r}; {folder} holds {_listing(folder)}); {layout}")
+        raise MissingFileError(
+            f"{path}: no such records file (set {name!r} of judge "
+            f"{judge!r}; {folder} holds {_listing(folder)}); {layout}"
+        )
     records = read_records(path)
     judges = sorted(records["judge"].unique())
     if len(judges) > 1:
-        raise RecordsError(path, "judge", f"records of several judges ({', '.join(judges)}); "
-                           f"{folder} must hold the records of one judge")
+        raise RecordsError(
+            path,
+            "judge",
+            f"records of several judges ({', '.join(judges)}); "
+            f"{folder} must hold the records of one judge",
+        )
     if name == "training_mix":
         missing = [s for s in TRAINING_SPLITS if s not in set(records["split"])]
         if missing:
             holds = ", ".join(sorted(set(records["split"])))
-            raise RecordsError(path, "split", f"no {', '.join(map(repr, missing))} pairs; the "
-                               "training mixture's split column needs "
-                               f"{', '.join(TRAINING_SPLITS)} (it holds {holds})")
+            raise RecordsError(
+                path,
+                "split",
+                f"no {', '.join(map(repr, missing))} pairs; the "
+                "training mixture's split column needs "
+                f"{', '.join(TRAINING_SPLITS)} (it holds {holds})",
+            )
     if not embeddings:
         return records, None
     epath = embeddings_path(path)
     if not epath.is_file():
-        raise FileNotFoundError(f"{epath}: no embeddings beside {path} (make them with "
-                                f"`racer embed PAIRS --out {epath}`); {layout}")
+        raise MissingFileError(
+            f"{epath}: no embeddings beside {path} (make them with "
+            f"`racer embed PAIRS --out {epath}`); {layout}"
+        )
     emb = read_embeddings(epath)
     for other in sorted(folder.glob("*.embeddings.parquet")):
         if other.name == epath.name:
             continue
         dim, embedder = _embeddings_meta(other)
         if dim is not None and dim != emb.dim:
-            raise RecordsError(epath, "embedding", f"{emb.dim} dimensions, but {other} has "
-                               f"{dim}; every embeddings file of {folder} must have one "
-                               "dimension (a router trained on one set is applied to the others)")
+            raise RecordsError(
+                epath,
+                "embedding",
+                f"{emb.dim} dimensions, but {other} has "
+                f"{dim}; every embeddings file of {folder} must have one "
+                "dimension (a router trained on one set is applied to the others)",
+            )
         if embedder and emb.embedder and embedder != emb.embedder:
-            raise RecordsError(epath, "embedding", f"embedder {emb.embedder!r}, but {other} "
-                               f"comes from {embedder!r}; every embeddings file of {folder} must "
-                               "come from one embedder (a router trained on one set is applied "
-                               "to the others)")
+            raise RecordsError(
+                epath,
+                "embedding",
+                f"embedder {emb.embedder!r}, but {other} "
+                f"comes from {embedder!r}; every embeddings file of {folder} must "
+                "come from one embedder (a router trained on one set is applied "
+                "to the others)",
+            )
     return records, align_embeddings(records, emb, epath, path)

@@ -14,7 +14,7 @@ which skips the embeddings either way. The provenance of what comes back follows
 ``source`` column (:func:`racer_lib.records.provenance`): ``simulated``, or ``generated`` /
 ``release`` for real records.
 
-:func:`write_set` lays a set out in that folder from ``racer judge-merge`` outputs (one per
+:func:`write_set` lays a set out in that folder from ``racer judge merge`` outputs (one per
 split, each merged with ``--split``) and a ``racer embed`` file of the set's pairs.
 """
 
@@ -29,12 +29,20 @@ import pandas as pd
 
 from racer_lib import records as rec
 from racer_lib import simulate
+from racer_lib.errors import ConfigError, MissingFileError
 
 LAYOUT = rec.RECORDS_DIR_LAYOUT
 
 
-def judge_set(judge: str, name: str, *, records_dir: str | os.PathLike = "", seed: int = 0,
-              dim: int = 64, scale: float = 1.0) -> tuple[pd.DataFrame, np.ndarray | None]:
+def judge_set(
+    judge: str,
+    name: str,
+    *,
+    records_dir: str | os.PathLike = "",
+    seed: int = 0,
+    dim: int = 64,
+    scale: float = 1.0,
+) -> tuple[pd.DataFrame, np.ndarray | None]:
     """``(records, embeddings)`` of ``judge`` on set ``name``: read from ``records_dir`` when
     it is given (``records_dir/<judge>/<name>.parquet`` and the embeddings beside it), else
     simulated with ``seed``, ``dim`` and ``scale``. ``dim = 0``: no embeddings (``None``)."""
@@ -43,48 +51,233 @@ def judge_set(judge: str, name: str, *, records_dir: str | os.PathLike = "", see
     return simulate.simulate(judge, name, seed=seed, dim=dim, scale=scale)
 
 
-def write_set(records_dir: str | os.PathLike, judge: str, name: str,
-              parts: Sequence[str | os.PathLike],
-              embeddings: str | os.PathLike | None = None) -> Path:
+def write_set(
+    records_dir: str | os.PathLike,
+    judge: str,
+    name: str,
+    parts: Sequence[str | os.PathLike],
+    embeddings: str | os.PathLike | None = None,
+) -> Path:
     """Write ``records_dir/<judge>/<name>.parquet`` and its embeddings; return the records path.
 
-    ``parts``: record files, concatenated in order (e.g. the ``racer judge-merge --split S``
+    ``parts``: record files, concatenated in order (e.g. the ``racer judge merge --split S``
     output of each split of the training mixture). ``embeddings``: an embeddings file holding
     at least the records' ids (e.g. ``racer embed`` of the whole set's pairs, shared by every
     judge); by default the embeddings beside each part. The set is then read back with
     :func:`racer_lib.records.load_set`, so a bad layout fails here rather than in a chapter.
     """
     if not parts:
-        raise ValueError(f"no record files to write as set {name!r} of judge {judge!r}")
+        raise ConfigError(f"no record files to write as set {name!r} of judge {judge!r}")
     records = pd.concat([rec.read_records(p) for p in parts], ignore_index=True)
     sources = [Path(embeddings)] if embeddings else [rec.embeddings_path(p) for p in parts]
     embs = []
     for path in sources:
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such embeddings file")
+            raise MissingFileError(f"{path}: no such embeddings file")
         embs.append(rec.read_embeddings(path))
     for path, emb in zip(sources[1:], embs[1:]):
         if (emb.dim, emb.embedder) != (embs[0].dim, embs[0].embedder):
-            raise rec.RecordsError(path, "embedding", f"{emb.dim} dimensions from "
-                                   f"{emb.embedder!r}, but {sources[0]} has {embs[0].dim} from "
-                                   f"{embs[0].embedder!r}")
-    pooled = rec.Embeddings(ids=np.concatenate([e.ids for e in embs]),
-                            matrix=np.concatenate([e.matrix for e in embs]),
-                            embedder=embs[0].embedder)
+            raise rec.RecordsError(
+                path,
+                "embedding",
+                f"{emb.dim} dimensions from "
+                f"{emb.embedder!r}, but {sources[0]} has {embs[0].dim} from "
+                f"{embs[0].embedder!r}",
+            )
+    pooled = rec.Embeddings(
+        ids=np.concatenate([e.ids for e in embs]),
+        matrix=np.concatenate([e.matrix for e in embs]),
+        embedder=embs[0].embedder,
+    )
     index = pd.Index(pooled.ids)
     where = str(sources[0]) if len(sources) == 1 else f"the embeddings beside {len(parts)} parts"
     if not index.is_unique:
-        raise rec.RecordsError(where, "id", f"id {index[index.duplicated()][0]!r} is embedded "
-                               "twice")
+        raise rec.RecordsError(
+            where, "id", f"id {index[index.duplicated()][0]!r} is embedded twice"
+        )
     pos = index.get_indexer(records["id"].to_numpy())
     if (pos < 0).any():
         row = int(np.flatnonzero(pos < 0)[0])
-        raise rec.RecordsError(where, "id", f"no embedding for record id "
-                               f"{records['id'].iloc[row]!r}", more=int((pos < 0).sum()) - 1)
+        raise rec.RecordsError(
+            where,
+            "id",
+            f"no embedding for record id {records['id'].iloc[row]!r}",
+            more=int((pos < 0).sum()) - 1,
+        )
     path = Path(records_dir) / judge / f"{name}.parquet"
     rec.write_records(records, path)
-    rec.write_embeddings(rec.embeddings_path(path), [(records["id"].to_numpy(),
-                                                      pooled.matrix[pos])],
-                         embedder=pooled.embedder)
+    rec.write_embeddings(
+        rec.embeddings_path(path),
+        [(records["id"].to_numpy(), pooled.matrix[pos])],
+        embedder=pooled.embedder,
+    )
     rec.load_set(records_dir, judge, name)
     return path
+
+
+# ----------------------------------------------------------------------------------------
+# A fresh split of a small set for every seed (the LLMBar routing chapter)
+
+SPLITS = rec.TRAINING_SPLITS  # ("train", "valid", "test")
+
+
+def cut_points(n: int, shares: Sequence[float]) -> list[int]:
+    """Where to cut ``n`` shuffled rows into parts of ``shares``: the cumulative shares times
+    ``n``, rounded half up, so the parts always add up to ``n``."""
+    return [int(np.floor(s * n + 0.5)) for s in np.cumsum(shares)[:-1]]
+
+
+def split_rule(
+    split_by: str,
+    shares: Sequence[float] | None,
+    train_groups: Sequence[str],
+    order: Sequence[str],
+    valid_share: float = 0.25,
+) -> tuple[list[float], list[str]]:
+    """The ``shares`` and ``test_groups`` of :func:`stratified_split` for a split kind, after
+    checking the settings (a :class:`~racer_lib.errors.ConfigError` names the bad one):
+
+    * ``"random"``: every group cut by ``shares`` (train, valid, test; positive, sum 1), no
+      fixed test groups;
+    * ``"subset"``: the groups of ``train_groups`` (a non-empty proper subset of ``order``)
+      cut into train and valid by ``valid_share``; every other group of ``order`` is test.
+    """
+    if split_by == "random":
+        shares = list(shares or ())
+        if len(shares) != 3 or min(shares) <= 0 or abs(sum(shares) - 1) > 1e-9:
+            raise ConfigError(
+                f"split_shares must be three positive shares (train, valid, "
+                f"test) summing to 1; got {shares}"
+            )
+        return shares, []
+    if split_by == "subset":
+        if not (train_groups and set(train_groups) < set(order)):
+            raise ConfigError(
+                f"train_subsets must be a non-empty proper subset of "
+                f"{', '.join(order)} (the others are the test set); "
+                f"got {train_groups}"
+            )
+        if not 0 < valid_share < 1:
+            raise ConfigError(f"the validation share must lie in (0, 1); got {valid_share}")
+        return [1 - valid_share, valid_share], [g for g in order if g not in train_groups]
+    raise ConfigError(f"split_by must be random or subset, got {split_by!r}")
+
+
+def stratified_split(
+    groups: Sequence[str] | pd.Series,
+    seed: int,
+    shares: Sequence[float],
+    *,
+    order: Sequence[str] | None = None,
+    test_groups: Sequence[str] = (),
+) -> np.ndarray:
+    """The split label (``train``, ``valid`` or ``test``) of every row, stratified by group.
+
+    One generator seeded with ``seed`` visits the groups in ``order`` (default: sorted); for
+    each group it shuffles the group's rows and cuts them by ``shares`` (two or three shares,
+    labelled train, valid, test in turn) at :func:`cut_points`, so every group is split in the
+    same proportions. The rows of ``test_groups`` are all ``test`` and draw nothing from the
+    generator. A seed and ``order`` therefore always give the same split; rows of a group
+    missing from ``order`` are an error.
+    """
+    groups = np.asarray(groups, dtype=object)
+    order = sorted(set(groups)) if order is None else list(order)
+    if missing := sorted(set(groups) - set(order)):
+        raise ConfigError(f"groups {missing} are not in the split order {order}")
+    if not 2 <= len(shares) <= len(SPLITS):
+        raise ConfigError(f"need two or three shares (train, valid[, test]); got {shares}")
+    rng = np.random.default_rng(seed)
+    labels = np.full(len(groups), "", dtype=object)
+    for group in order:  # a fixed order, so a seed always gives one split
+        idx = np.flatnonzero(groups == group)
+        if group in test_groups:
+            labels[idx] = "test"
+            continue
+        parts = np.split(rng.permutation(idx), cut_points(len(idx), shares))
+        for name, part in zip(SPLITS, parts, strict=False):
+            labels[part] = name
+    return labels
+
+
+# ----------------------------------------------------------------------------------------
+# Record sets of the mode-comparison chapters (Fig. 2 and the self-routing table), simulated
+# or read from record files
+
+MIX = "training_mix"
+#: The datasets the training mixture is made of; every other dataset is a set of its own.
+MIX_DATASETS = tuple(sorted({key[0] for key in simulate.RECIPES[MIX]}))
+
+
+def set_of(dataset: str) -> str:
+    """The set a record of ``dataset`` belongs to: the training mixture, or its own benchmark."""
+    return MIX if dataset in MIX_DATASETS else dataset
+
+
+def benchmark_records(
+    judges: Sequence[str],
+    benchmarks: Sequence[str],
+    *,
+    records_paths: Sequence[str | os.PathLike] = (),
+    seed: int = 0,
+    scale: float = 1.0,
+) -> pd.DataFrame:
+    """The paired records of Fig. 2: each judge on ``benchmarks``, simulated with ``seed`` and
+    ``scale``; or, with ``records_paths``, the records of those files (any judges) whose
+    dataset is one of ``benchmarks``."""
+    if records_paths:
+        records = pd.concat([rec.read_records(p) for p in records_paths], ignore_index=True)
+        return records[records["dataset"].isin(benchmarks)]
+    return pd.concat(
+        [simulate.simulate(j, benchmarks, seed=seed, dim=0, scale=scale)[0] for j in judges],
+        ignore_index=True,
+    )
+
+
+def self_routing_records(
+    judges: Sequence[str],
+    benchmarks: Sequence[str],
+    *,
+    unparseable: str = "reasoning",
+    records_paths: Sequence[str | os.PathLike] = (),
+    seed: int = 0,
+    scale: float = 1.0,
+    benchmark_scale: float = 1.0,
+) -> pd.DataFrame:
+    """The records of the self-routing table with two columns added: ``set`` (the training
+    mixture or a benchmark, :func:`set_of`) and ``reason``, the judge's own decision per pair
+    (:func:`racer_lib.records.self_route_decisions`, ``unparseable`` answers going to that
+    mode; a record without an answer is an error naming its file or simulated set).
+
+    Simulated: each judge on the mixture (``scale``) and on each of ``benchmarks``
+    (``benchmark_scale``), in that order. Read from ``records_paths``: the records of every
+    file whose set is the mixture or one of ``benchmarks``; the others are left out, with a
+    line that says how many.
+    """
+    parts = []
+    if records_paths:
+        for path in records_paths:
+            recs = rec.read_records(path)
+            recs["reason"] = rec.self_route_decisions(recs, unparseable, file=path)
+            parts.append(recs)
+        records = pd.concat(parts, ignore_index=True)
+        records["set"] = records["dataset"].map(set_of)
+        keep = records["set"].isin([MIX, *benchmarks])
+        if (~keep).any():
+            print(
+                f"left out {(~keep).sum():,} records of sets not listed: "
+                f"{', '.join(sorted(records.loc[~keep, 'set'].unique()))}"
+            )
+        return records[keep].reset_index(drop=True)
+    for judge in judges:
+        named = [(MIX, simulate.simulate(judge, MIX, seed=seed, dim=0, scale=scale)[0])]
+        named += [
+            (bench, simulate.simulate(judge, bench, seed=seed, dim=0, scale=benchmark_scale)[0])
+            for bench in benchmarks
+        ]
+        for name, recs in named:
+            recs["reason"] = rec.self_route_decisions(
+                recs, unparseable, file=f"<simulated {judge}, {name}>"
+            )
+            recs["set"] = name
+            parts.append(recs)
+    return pd.concat(parts, ignore_index=True)

@@ -48,13 +48,14 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
 from . import __version__
+from .errors import ConfigError
 from .records import MODES, SELF_ROUTE, mode_columns, validate_records
 
 CHUNK = 4096
@@ -84,13 +85,64 @@ class Judge:
 #: The judges. Targets: the paper's self-routing table (Qwen3) and its Llama-family table;
 #: ``self_route`` is the share (%) of pairs on which the instruct mode asks for reasoning when
 #: given the self-routing prompt (the self-routing table; not reported for the Llama pair).
-JUDGES: dict[str, Judge] = {j.name: j for j in [
-    #     name            instruct model                reasoning model                  acc_0  acc_1  ratio  rho   tok0 unparseable   source                 self_route
-    Judge('qwen3-1.7b',   'Qwen3-1.7B (thinking off)',  'Qwen3-1.7B (thinking on)',      70.04, 78.35, 19.07, 0.30, 150, (0.02, 0.1),  'self-routing table',  99.91),
-    Judge('qwen3-4b',     'Qwen3-4B (thinking off)',    'Qwen3-4B (thinking on)',        81.96, 86.50,  6.25, 0.45, 180, (0.02, 0.04), 'self-routing table',  99.51),
-    Judge('qwen3-8b',     'Qwen3-8B (thinking off)',    'Qwen3-8B (thinking on)',        82.20, 87.86,  6.36, 0.55, 190, (0.01, 0.03), 'self-routing table',  99.88),
-    Judge('llama-3.1-8b', 'Llama-3.1-8B-Instruct',      'DeepSeek-R1-Distill-Llama-8B',  67.32, 79.93,  4.12, 0.15, 320, (0.03, 0.06), 'Llama-family table',  None),
-]}
+JUDGES: dict[str, Judge] = {
+    j.name: j
+    for j in [
+        #     name            instruct model                reasoning model                  acc_0  acc_1  ratio  rho   tok0 unparseable   source                 self_route  # noqa: E501
+        Judge(
+            "qwen3-1.7b",
+            "Qwen3-1.7B (thinking off)",
+            "Qwen3-1.7B (thinking on)",
+            70.04,
+            78.35,
+            19.07,
+            0.30,
+            150,
+            (0.02, 0.1),
+            "self-routing table",
+            99.91,
+        ),
+        Judge(
+            "qwen3-4b",
+            "Qwen3-4B (thinking off)",
+            "Qwen3-4B (thinking on)",
+            81.96,
+            86.50,
+            6.25,
+            0.45,
+            180,
+            (0.02, 0.04),
+            "self-routing table",
+            99.51,
+        ),
+        Judge(
+            "qwen3-8b",
+            "Qwen3-8B (thinking off)",
+            "Qwen3-8B (thinking on)",
+            82.20,
+            87.86,
+            6.36,
+            0.55,
+            190,
+            (0.01, 0.03),
+            "self-routing table",
+            99.88,
+        ),
+        Judge(
+            "llama-3.1-8b",
+            "Llama-3.1-8B-Instruct",
+            "DeepSeek-R1-Distill-Llama-8B",
+            67.32,
+            79.93,
+            4.12,
+            0.15,
+            320,
+            (0.03, 0.06),
+            "Llama-family table",
+            None,
+        ),
+    ]
+}
 
 
 @dataclass(frozen=True)
@@ -119,26 +171,188 @@ class Cell:
 # helps most on math and coding, little or negatively on safety and knowledge; JudgeBench is
 # the hardest benchmark, RewardBench the easiest.
 CELLS: list[Cell] = [
-    #    dataset                  subset                   domain          size  role       d_c    g_c  l_c   q_c   source of size / ratio
-    Cell('skywork',               'magpie_ultra',          'chat',        27785, 'train',  0.00,  0.15, 1.2, 11.2, 'Table 1 (dataset statistics)'),
-    Cell('skywork',               'wildguardmix',          'safety',       6709, 'train',  0.30, -0.10, 0.8,  3.4, 'Table 1 (dataset statistics)'),
-    Cell('skywork',               'offsetbias',            'chat',         8504, 'train', -0.10,  0.05, 1.0,  4.7, 'Table 1 (dataset statistics)'),
-    Cell('skywork',               'rest',                  'chat',        34018, 'train',  0.20,  0.00, 1.0,  4.0, 'Skywork 80K v0.2 minus Table 1'),
-    Cell('math_step_dpo',         'math_step_dpo',         'math',        10000, 'train', -0.20,  0.35, 1.1,  6.0, '§5.2 training data'),
-    Cell('code_preference_pairs', 'code_preference_pairs', 'coding',      10000, 'train', -0.10,  0.25, 1.2,  5.2, '§5.2 training data'),
-    Cell('judgebench',            'judgebench',            'coding',         73, 'ood',   -0.90,  0.45, 1.3,  8.0, 'OOD domain table'),
-    Cell('judgebench',            'judgebench',            'math',           90, 'ood',   -0.70,  0.55, 1.1,  9.0, 'OOD domain table'),
-    Cell('judgebench',            'judgebench',            'reasoning',     149, 'ood',   -0.80,  0.30, 1.0,  8.5, 'OOD domain table'),
-    Cell('judgebench',            'judgebench',            'knowledge',     308, 'ood',   -0.60, -0.05, 0.9,  6.0, 'OOD domain table'),
-    Cell('rewardbench',           'rewardbench',           'math',          447, 'ood',    0.00,  0.60, 1.1,  7.0, 'OOD domain table'),
-    Cell('rewardbench',           'rewardbench',           'coding',        984, 'ood',    0.10,  0.40, 1.3,  5.5, 'OOD domain table'),
-    Cell('rewardbench',           'rewardbench',           'chat',          814, 'ood',    0.40,  0.05, 1.0,  4.5, 'OOD domain table'),
-    Cell('rewardbench',           'rewardbench',           'safety',        740, 'ood',    0.50, -0.10, 0.7,  3.0, 'OOD domain table'),
-    Cell('rewardbench2',          'rewardbench2',          'factuality',    475, 'ood',   -0.20,  0.10, 1.0,  5.0, 'OOD domain table'),
-    Cell('rewardbench2',          'rewardbench2',          'precise_if',    160, 'ood',   -0.50,  0.15, 1.0,  6.0, 'OOD domain table'),
-    Cell('rewardbench2',          'rewardbench2',          'math',          183, 'ood',   -0.10,  0.50, 1.1,  7.5, 'OOD domain table'),
-    Cell('rewardbench2',          'rewardbench2',          'safety',        450, 'ood',    0.30, -0.10, 0.7,  3.2, 'OOD domain table'),
-    Cell('rewardbench2',          'rewardbench2',          'focus',         495, 'ood',    0.10,  0.00, 1.0,  4.5, 'OOD domain table'),
+    #    dataset                  subset                   domain          size  role       d_c    g_c  l_c   q_c   source of size / ratio  # noqa: E501
+    Cell(
+        "skywork",
+        "magpie_ultra",
+        "chat",
+        27785,
+        "train",
+        0.00,
+        0.15,
+        1.2,
+        11.2,
+        "Table 1 (dataset statistics)",
+    ),
+    Cell(
+        "skywork",
+        "wildguardmix",
+        "safety",
+        6709,
+        "train",
+        0.30,
+        -0.10,
+        0.8,
+        3.4,
+        "Table 1 (dataset statistics)",
+    ),
+    Cell(
+        "skywork",
+        "offsetbias",
+        "chat",
+        8504,
+        "train",
+        -0.10,
+        0.05,
+        1.0,
+        4.7,
+        "Table 1 (dataset statistics)",
+    ),
+    Cell(
+        "skywork",
+        "rest",
+        "chat",
+        34018,
+        "train",
+        0.20,
+        0.00,
+        1.0,
+        4.0,
+        "Skywork 80K v0.2 minus Table 1",
+    ),
+    Cell(
+        "math_step_dpo",
+        "math_step_dpo",
+        "math",
+        10000,
+        "train",
+        -0.20,
+        0.35,
+        1.1,
+        6.0,
+        "§5.2 training data",
+    ),
+    Cell(
+        "code_preference_pairs",
+        "code_preference_pairs",
+        "coding",
+        10000,
+        "train",
+        -0.10,
+        0.25,
+        1.2,
+        5.2,
+        "§5.2 training data",
+    ),
+    Cell(
+        "judgebench", "judgebench", "coding", 73, "ood", -0.90, 0.45, 1.3, 8.0, "OOD domain table"
+    ),
+    Cell("judgebench", "judgebench", "math", 90, "ood", -0.70, 0.55, 1.1, 9.0, "OOD domain table"),
+    Cell(
+        "judgebench",
+        "judgebench",
+        "reasoning",
+        149,
+        "ood",
+        -0.80,
+        0.30,
+        1.0,
+        8.5,
+        "OOD domain table",
+    ),
+    Cell(
+        "judgebench",
+        "judgebench",
+        "knowledge",
+        308,
+        "ood",
+        -0.60,
+        -0.05,
+        0.9,
+        6.0,
+        "OOD domain table",
+    ),
+    Cell(
+        "rewardbench", "rewardbench", "math", 447, "ood", 0.00, 0.60, 1.1, 7.0, "OOD domain table"
+    ),
+    Cell(
+        "rewardbench", "rewardbench", "coding", 984, "ood", 0.10, 0.40, 1.3, 5.5, "OOD domain table"
+    ),
+    Cell(
+        "rewardbench", "rewardbench", "chat", 814, "ood", 0.40, 0.05, 1.0, 4.5, "OOD domain table"
+    ),
+    Cell(
+        "rewardbench",
+        "rewardbench",
+        "safety",
+        740,
+        "ood",
+        0.50,
+        -0.10,
+        0.7,
+        3.0,
+        "OOD domain table",
+    ),
+    Cell(
+        "rewardbench2",
+        "rewardbench2",
+        "factuality",
+        475,
+        "ood",
+        -0.20,
+        0.10,
+        1.0,
+        5.0,
+        "OOD domain table",
+    ),
+    Cell(
+        "rewardbench2",
+        "rewardbench2",
+        "precise_if",
+        160,
+        "ood",
+        -0.50,
+        0.15,
+        1.0,
+        6.0,
+        "OOD domain table",
+    ),
+    Cell(
+        "rewardbench2",
+        "rewardbench2",
+        "math",
+        183,
+        "ood",
+        -0.10,
+        0.50,
+        1.1,
+        7.5,
+        "OOD domain table",
+    ),
+    Cell(
+        "rewardbench2",
+        "rewardbench2",
+        "safety",
+        450,
+        "ood",
+        0.30,
+        -0.10,
+        0.7,
+        3.2,
+        "OOD domain table",
+    ),
+    Cell(
+        "rewardbench2",
+        "rewardbench2",
+        "focus",
+        495,
+        "ood",
+        0.10,
+        0.00,
+        1.0,
+        4.5,
+        "OOD domain table",
+    ),
 ]
 # OOD cells share subset = dataset: each benchmark is split only by domain.
 _CELLS = {(c.dataset, c.subset, c.domain): c for c in CELLS}
@@ -156,15 +370,24 @@ def _skywork_share(subset: str, total: int = 20000) -> int:
 RECIPES: dict[str, dict[tuple[str, str, str], int]] = {
     # §5.2: 20,000 Skywork pairs (in proportion to its subsets) + 20,000 math and code pairs.
     "training_mix": {
-        **{(c.dataset, c.subset, c.domain): _skywork_share(c.subset)
-           for c in CELLS if c.dataset == "skywork"},
+        **{
+            (c.dataset, c.subset, c.domain): _skywork_share(c.subset)
+            for c in CELLS
+            if c.dataset == "skywork"
+        },
         ("math_step_dpo", "math_step_dpo", "math"): 10000,
         ("code_preference_pairs", "code_preference_pairs", "coding"): 10000,
     },
-    **{name: {(c.dataset, c.subset, c.domain): c.size for c in CELLS if c.dataset == name}
-       for name in ["judgebench", "rewardbench", "rewardbench2"]},
-    **{sub: {(c.dataset, c.subset, c.domain): c.size} for c in CELLS if c.dataset == "skywork"
-       for sub in [c.subset]},
+    **{
+        name: {(c.dataset, c.subset, c.domain): c.size for c in CELLS if c.dataset == name}
+        for name in ["judgebench", "rewardbench", "rewardbench2"]
+    },
+    **{
+        sub: {(c.dataset, c.subset, c.domain): c.size}
+        for c in CELLS
+        if c.dataset == "skywork"
+        for sub in [c.subset]
+    },
 }
 OOD_BENCHMARKS = ("judgebench", "rewardbench", "rewardbench2")
 
@@ -179,7 +402,7 @@ def _mix_weights(recipe: str) -> tuple[list[Cell], np.ndarray]:
     return cells, w / w.sum()
 
 
-@lru_cache(maxsize=None)
+@cache
 def calibration(judge: str) -> dict[str, float]:
     """Solve ``mu_0, mu_1`` and ``k_j`` so the training mixture meets the judge's targets."""
     j = _judge(judge)
@@ -188,6 +411,7 @@ def calibration(judge: str) -> dict[str, float]:
     g = np.array([c.gain for c in cells])
     mu = []
     for a, target in enumerate([j.acc_instruct, j.acc_reasoning]):
+
         def gap(m, a=a, target=target):
             return float(w @ stats.norm.cdf(m + d + a * g)) - target / 100
 
@@ -200,7 +424,7 @@ def calibration(judge: str) -> dict[str, float]:
 
 def _judge(name: str) -> Judge:
     if name not in JUDGES:
-        raise ValueError(f"unknown judge {name!r}; simulated judges are {', '.join(JUDGES)}")
+        raise ConfigError(f"unknown judge {name!r}; simulated judges are {', '.join(JUDGES)}")
     return JUDGES[name]
 
 
@@ -214,11 +438,21 @@ def cell_expectations(judge: str) -> pd.DataFrame:
         z1 = cal["mu_reasoning"] + c.difficulty + c.gain
         both = stats.multivariate_normal(cov=[[1, corr], [corr, 1]]).cdf([z0, z1])
         p0, p1 = stats.norm.cdf(z0), stats.norm.cdf(z1)
-        rows.append(dict(judge=judge, dataset=c.dataset, subset=c.subset, domain=c.domain,
-                         acc_instruct=100 * p0, acc_reasoning=100 * p1,
-                         both_right=both, only_reasoning=p1 - both, only_instruct=p0 - both,
-                         both_wrong=1 - p0 - p1 + both,
-                         cost_ratio=cal["ratio_scale"] * c.ratio))
+        rows.append(
+            dict(
+                judge=judge,
+                dataset=c.dataset,
+                subset=c.subset,
+                domain=c.domain,
+                acc_instruct=100 * p0,
+                acc_reasoning=100 * p1,
+                both_right=both,
+                only_reasoning=p1 - both,
+                only_instruct=p0 - both,
+                both_wrong=1 - p0 - p1 + both,
+                cost_ratio=cal["ratio_scale"] * c.ratio,
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -259,6 +493,7 @@ def _pair_chunk(seed: int, cell: Cell, chunk: int, n: int, dim: int) -> dict[str
     Each quantity has its own stream and is drawn row by row, so the first ``n`` pairs of a
     chunk are the same whatever ``n`` is.
     """
+
     def rng(what):
         return _rng(seed, what, cell.key, cell.domain, chunk)
 
@@ -266,8 +501,9 @@ def _pair_chunk(seed: int, cell: Cell, chunk: int, n: int, dim: int) -> dict[str
     out = {"u": u, "v": v, "w": w, "label": (rng("label").random(n) < 0.5).astype(np.int8)}
     if cell.role == "train":
         edges = np.cumsum(list(SPLIT_SHARES.values()))
-        pick = np.minimum(np.searchsorted(edges, rng("split").random(n), side="right"),
-                          len(edges) - 1)
+        pick = np.minimum(
+            np.searchsorted(edges, rng("split").random(n), side="right"), len(edges) - 1
+        )
         out["split"] = np.array(list(SPLIT_SHARES))[pick]
     else:
         out["split"] = np.full(n, "ood")
@@ -276,7 +512,8 @@ def _pair_chunk(seed: int, cell: Cell, chunk: int, n: int, dim: int) -> dict[str
         noise = rng("readable").standard_normal((n, 3))
         seen = np.sqrt(READABLE) * np.column_stack([u, v, w]) + np.sqrt(1 - READABLE) * noise
         emb = _rng(seed, "embedding", cell.key, cell.domain, chunk, dim).standard_normal(
-            (n, dim), dtype=np.float32)
+            (n, dim), dtype=np.float32
+        )
         emb *= np.float32(0.5 / np.sqrt(dim))
         emb += world["centroids"][cell.key + "/" + cell.domain]
         emb += (0.5 * seen).astype(np.float32) @ world["latents"]
@@ -294,15 +531,20 @@ def _judge_chunk(seed: int, cell: Cell, chunk: int, pairs: dict, judge: str) -> 
     s = np.sqrt(1 - j.rho)
     y0 = np.sqrt(j.rho) * u + s * (-KAPPA * v + np.sqrt(1 - KAPPA**2) * e0)
     y1 = np.sqrt(j.rho) * u + s * (KAPPA * v + np.sqrt(1 - KAPPA**2) * e1)
-    correct = [cal["mu_instruct"] + cell.difficulty + y0 > 0,
-               cal["mu_reasoning"] + cell.difficulty + cell.gain + y1 > 0]
+    correct = [
+        cal["mu_instruct"] + cell.difficulty + y0 > 0,
+        cal["mu_reasoning"] + cell.difficulty + cell.gain + y1 > 0,
+    ]
 
     s0, s1 = SIGMA_TOKENS
     m0 = j.tokens_instruct * cell.length
     m1 = m0 * cal["ratio_scale"] * cell.ratio
-    tokens = [np.maximum(1, np.rint(m0 * np.exp(s0 * (0.6 * w + 0.8 * n0) - s0**2 / 2))),
-              np.maximum(1, np.rint(m1 * np.exp(s1 * (0.4 * w - 0.5 * u + np.sqrt(0.59) * n1)
-                                                - s1**2 / 2)))]
+    tokens = [
+        np.maximum(1, np.rint(m0 * np.exp(s0 * (0.6 * w + 0.8 * n0) - s0**2 / 2))),
+        np.maximum(
+            1, np.rint(m1 * np.exp(s1 * (0.4 * w - 0.5 * u + np.sqrt(0.59) * n1) - s1**2 / 2))
+        ),
+    ]
     # Thinking takes most of a reasoning answer: a share centred on 0.85.
     share = 1 / (1 + np.exp(-(1.75 + 0.4 * think)))
     thinking = [np.zeros(n, dtype=np.int64), np.rint(tokens[1] * share).astype(np.int64)]
@@ -340,9 +582,14 @@ def _self_route(seed: int, cell: Cell, chunk: int, v: np.ndarray, j: Judge) -> p
     return pd.Series(np.where(yes, "yes", "no"), dtype="string")
 
 
-def iter_simulate(judge: str, recipe: str | list[str] = "training_mix", *, seed: int = 0,
-                  dim: int = 64, scale: float = 1.0
-                  ) -> Iterator[tuple[pd.DataFrame, np.ndarray | None]]:
+def iter_simulate(
+    judge: str,
+    recipe: str | list[str] = "training_mix",
+    *,
+    seed: int = 0,
+    dim: int = 64,
+    scale: float = 1.0,
+) -> Iterator[tuple[pd.DataFrame, np.ndarray | None]]:
     """Yield ``(records, embeddings)`` chunk by chunk (at most :data:`CHUNK` pairs each).
 
     ``recipe`` names a set of pairs (:data:`RECIPES`: ``training_mix``, a benchmark, or a
@@ -353,9 +600,9 @@ def iter_simulate(judge: str, recipe: str | list[str] = "training_mix", *, seed:
     recipes = [recipe] if isinstance(recipe, str) else list(recipe)
     for name in recipes:
         if name not in RECIPES:
-            raise ValueError(f"unknown recipe {name!r}; recipes are {', '.join(RECIPES)}")
+            raise ConfigError(f"unknown recipe {name!r}; recipes are {', '.join(RECIPES)}")
     if scale <= 0 or dim < 0:
-        raise ValueError(f"scale must be > 0 and dim >= 0 (got scale={scale}, dim={dim})")
+        raise ConfigError(f"scale must be > 0 and dim >= 0 (got scale={scale}, dim={dim})")
     source = f"simulated:racer_lib-{__version__}:seed={seed}"
     for name in recipes:
         for key, count in RECIPES[name].items():
@@ -365,27 +612,51 @@ def iter_simulate(judge: str, recipe: str | list[str] = "training_mix", *, seed:
                 n = min(CHUNK, n_total - chunk * CHUNK)
                 pairs = _pair_chunk(seed, cell, chunk, n, dim)
                 idx = np.arange(chunk * CHUNK, chunk * CHUNK + n)
-                head = pd.DataFrame({
-                    "id": [f"{cell.dataset}/{cell.subset}/{cell.domain}/{i:06d}" for i in idx],
-                    "dataset": cell.dataset, "subset": cell.subset, "domain": cell.domain,
-                    "split": pairs["split"], "label": pairs["label"], "judge": judge,
-                    "source": source})
+                head = pd.DataFrame(
+                    {
+                        "id": [f"{cell.dataset}/{cell.subset}/{cell.domain}/{i:06d}" for i in idx],
+                        "dataset": cell.dataset,
+                        "subset": cell.subset,
+                        "domain": cell.domain,
+                        "split": pairs["split"],
+                        "label": pairs["label"],
+                        "judge": judge,
+                        "source": source,
+                    }
+                )
                 body = _judge_chunk(seed, cell, chunk, pairs, judge)
                 yield pd.concat([head, body], axis=1), pairs.get("embedding")
 
 
-def simulate(judge: str, recipe: str | list[str] = "training_mix", *, seed: int = 0,
-             dim: int = 64, scale: float = 1.0) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """Simulated records (validated) and their embeddings, in one piece. See :func:`iter_simulate`."""
+def simulate(
+    judge: str,
+    recipe: str | list[str] = "training_mix",
+    *,
+    seed: int = 0,
+    dim: int = 64,
+    scale: float = 1.0,
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Simulated records (validated) and their embeddings, in one piece.
+
+    See :func:`iter_simulate`.
+    """
     parts = list(iter_simulate(judge, recipe, seed=seed, dim=dim, scale=scale))
-    records = validate_records(pd.concat([p[0] for p in parts], ignore_index=True),
-                               file=f"<simulated {judge}>")
+    records = validate_records(
+        pd.concat([p[0] for p in parts], ignore_index=True), file=f"<simulated {judge}>"
+    )
     emb = np.concatenate([p[1] for p in parts]) if dim > 0 else None
     return records, emb
 
 
-def write_simulated(path, judge: str, recipe: str | list[str] = "training_mix", *,
-                    seed: int = 0, dim: int = 64, scale: float = 1.0):
+def write_simulated(
+    path,
+    judge: str,
+    recipe: str | list[str] = "training_mix",
+    *,
+    seed: int = 0,
+    dim: int = 64,
+    scale: float = 1.0,
+):
     """Write records (``path``) and embeddings (beside it), streaming the embeddings."""
     from .records import embeddings_path, write_embeddings, write_records
 
@@ -429,26 +700,59 @@ def check(seed: int = 0, scale: float = 1.0) -> pd.DataFrame:
 
     def add(what, judge, subset, paper, sim, source, rel=False, tol=TOL_ACC):
         tol = TOL_RATIO * paper if rel else tol
-        rows.append(dict(quantity=what, judge=judge, set=subset, paper=paper,
-                         simulated=round(sim, 2), tolerance=round(tol, 3),
-                         ok=abs(sim - paper) <= tol, paper_table=source))
+        rows.append(
+            dict(
+                quantity=what,
+                judge=judge,
+                set=subset,
+                paper=paper,
+                simulated=round(sim, 2),
+                tolerance=round(tol, 3),
+                ok=abs(sim - paper) <= tol,
+                paper_table=source,
+            )
+        )
 
     for name, j in JUDGES.items():
         recs, _ = simulate(name, "training_mix", seed=seed, dim=0, scale=scale)
         s = mode_summary(recs).iloc[0]
-        add("All-Instruct accuracy (%)", name, "training_mix", j.acc_instruct,
-            s["acc_instruct"], j.source)
-        add("All-Reasoning accuracy (%)", name, "training_mix", j.acc_reasoning,
-            s["acc_reasoning"], j.source)
-        add("cost ratio", name, "training_mix", j.cost_ratio, s["cost_ratio"], j.source,
-            rel=True)
+        add(
+            "All-Instruct accuracy (%)",
+            name,
+            "training_mix",
+            j.acc_instruct,
+            s["acc_instruct"],
+            j.source,
+        )
+        add(
+            "All-Reasoning accuracy (%)",
+            name,
+            "training_mix",
+            j.acc_reasoning,
+            s["acc_reasoning"],
+            j.source,
+        )
+        add("cost ratio", name, "training_mix", j.cost_ratio, s["cost_ratio"], j.source, rel=True)
         if j.self_route is not None:
-            add("self-routing reasoning share (%)", name, "training_mix", j.self_route,
-                100 * float((recs[SELF_ROUTE] == "yes").mean()), "self-routing table",
-                tol=TOL_SELF_ROUTE)
+            add(
+                "self-routing reasoning share (%)",
+                name,
+                "training_mix",
+                j.self_route,
+                100 * float((recs[SELF_ROUTE] == "yes").mean()),
+                "self-routing table",
+                tol=TOL_SELF_ROUTE,
+            )
     for c in CELLS:
         if c.dataset == "skywork" and c.source.startswith("Table 1"):
             recs, _ = simulate("qwen3-4b", c.subset, seed=seed, dim=0, scale=scale)
-            add("cost ratio", "qwen3-4b", c.subset, c.ratio,
-                mode_summary(recs).iloc[0]["cost_ratio"], c.source, rel=True)
+            add(
+                "cost ratio",
+                "qwen3-4b",
+                c.subset,
+                c.ratio,
+                mode_summary(recs).iloc[0]["cost_ratio"],
+                c.source,
+                rel=True,
+            )
     return pd.DataFrame(rows)

@@ -16,7 +16,8 @@ Appendix A.3 gives:
 
 * the dual function ``d(lam) = max_pi L_beta = beta E_rho[log Q(z, lam)] + lam C + beta lam^2/2``
   with ``d'(lam) = C + beta lam - E_rho E_{pi_lam}[w2 c]`` and
-  ``d''(lam) = beta + E_rho[w2^2 Var_{pi_lam}(c)] / beta``, so ``beta <= d'' <= beta + M^2K^2/beta``;
+  ``d''(lam) = beta + E_rho[w2^2 Var_{pi_lam}(c)] / beta``, so
+  ``beta <= d'' <= beta + M^2K^2/beta``;
 * the projected dual step ``lam <- [lam - eta d'(lam)]_+``, i.e.
   ``[lam + eta (E[w2 c] - C - beta lam)]_+``, with ``eta = 2 beta / (M^2 K^2 + 2 beta^2)``;
 * Theorem 4.2: ``KL(pi_t || pi*) <= M^2K^2 / (2 beta^2) q^(2t) (lam_0 - lam*)^2`` with
@@ -78,13 +79,17 @@ class TabularProblem:
         entropy = -np.sum(np.where(pi > 0, pi * np.log(np.where(pi > 0, pi, 1)), 0), axis=1)
         reward = self.rho @ (self.w1 * np.sum(pi * self.r, axis=1))
         cost = self.rho @ (self.w2 * np.sum(pi * self.c, axis=1))
-        return float(reward - lam * (cost - self.budget)
-                     + self.beta * (self.rho @ entropy + lam**2 / 2))
+        return float(
+            reward - lam * (cost - self.budget) + self.beta * (self.rho @ entropy + lam**2 / 2)
+        )
 
     def dual(self, lam: float) -> float:
         """``d(lam) = max_pi L_beta(pi, lam)``."""
-        return float(self.beta * self.rho @ logsumexp(self.logits(lam), axis=1)
-                     + lam * self.budget + self.beta * lam**2 / 2)
+        return float(
+            self.beta * self.rho @ logsumexp(self.logits(lam), axis=1)
+            + lam * self.budget
+            + self.beta * lam**2 / 2
+        )
 
     def expected_cost(self, lam: float) -> float:
         """``E_rho E_{pi_lam}[w2 c]``: the worst-case cost of the policy ``pi_lam``."""
@@ -150,8 +155,13 @@ class TabularProblem:
         return {"lam": lam, "kl": kl}
 
 
-def random_problem(rng: np.random.Generator, n: int = 50, beta: float = 0.5,
-                   tau: float = 1.0, budget_share: float = 0.4) -> TabularProblem:
+def random_problem(
+    rng: np.random.Generator,
+    n: int = 50,
+    beta: float = 0.5,
+    tau: float = 1.0,
+    budget_share: float = 0.4,
+) -> TabularProblem:
     """A random instance whose density ratios are Theorem 3.1's worst cases.
 
     Rewards are 0/1 with reasoning right more often; costs are 1 +- noise for instruct and
@@ -167,3 +177,143 @@ def random_problem(rng: np.random.Generator, n: int = 50, beta: float = 0.5,
     w2 = n * dro.tilted(c.mean(axis=1), tau, "cost", rho).weights
     lo, hi = rho @ (w2 * c[:, 0]), rho @ (w2 * c[:, 1])
     return TabularProblem(r, c, w1, w2, rho, float(lo + budget_share * (hi - lo)), beta)
+
+
+# ----------------------------------------------------------------------------------------
+# The numeric checks of chapter 03: Theorem 4.1 (one saddle point) and Theorem 4.2 (linear
+# convergence) on random instances
+
+
+def random_policy(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A random policy table, shape ``(n, 2)``: ``pi(1|z)`` uniform on [0, 1) per pair."""
+    p = rng.random(n)
+    return np.column_stack([1 - p, p])
+
+
+def saddle_point_checks(
+    P: TabularProblem, rng: np.random.Generator, steps: int, n_starts: int, n_points: int = 50
+) -> dict[str, float]:
+    """Theorem 4.1 on one instance: ``L_beta`` is strictly concave in ``pi`` and strictly
+    convex in ``lam``, and its saddle point is unique.
+
+    * ``min_concavity_margin``: over ``n_points`` random pairs of policies (at a random
+      ``lam``), the least amount by which ``L_beta`` at their midpoint exceeds the mean of its
+      values (positive: strictly concave);
+    * ``min_convexity_margin``: the same in ``lam`` at a random policy, the other way round;
+    * ``limit_spread`` and ``limit_minus_lambda_star``: the dual iteration started from
+      ``n_starts`` random ``lam_0`` reaches one limit, ``lam*``. The step is
+      ``1 / d''(lam*)``, matched to the curvature at ``lam*`` (a few dozen steps instead of
+      the thousands the theorem's conservative step needs);
+    * ``closed_form_vs_optimiser``: a generic optimiser (L-BFGS-B on the logits) finds the
+      same maximiser of ``L_beta(., lam*)`` as the closed form of appendix A.3.
+    """
+    n = len(P.rho)
+    pi_star, lam_star = P.saddle_point()
+    lam = rng.uniform(0, 5)
+    concave = min(
+        P.lagrangian((p1 + p2) / 2, lam) - (P.lagrangian(p1, lam) + P.lagrangian(p2, lam)) / 2
+        for p1, p2 in ((random_policy(rng, n), random_policy(rng, n)) for _ in range(n_points))
+    )
+    pi = random_policy(rng, n)
+    convex = min(
+        (P.lagrangian(pi, l1) + P.lagrangian(pi, l2)) / 2 - P.lagrangian(pi, (l1 + l2) / 2)
+        for l1, l2 in rng.uniform(0, 10, size=(n_points, 2))
+    )
+    eta = 1 / P.dual_hess(lam_star)
+    limits = [P.iterate(l0, steps, eta)[-1] for l0 in rng.uniform(0, 20, n_starts)]
+    res = optimize.minimize(
+        lambda x: (
+            -P.lagrangian(
+                np.column_stack([1 - 1 / (1 + np.exp(-x)), 1 / (1 + np.exp(-x))]), lam_star
+            )
+        ),
+        np.zeros(n),
+        method="L-BFGS-B",
+        options={"gtol": 1e-12, "ftol": 1e-15},
+    )
+    generic = 1 / (1 + np.exp(-res.x))
+    return {
+        "lambda_star": lam_star,
+        "min_concavity_margin": concave,
+        "min_convexity_margin": convex,
+        "limit_spread": float(np.ptp(limits)),
+        "limit_minus_lambda_star": float(np.max(np.abs(np.array(limits) - lam_star))),
+        "closed_form_vs_optimiser": float(np.abs(generic - pi_star[:, 1]).max()),
+    }
+
+
+def theorem41_checks(
+    rng: np.random.Generator, betas, n_instances: int, n_pairs: int, steps: int, n_starts: int
+):
+    """:func:`saddle_point_checks` on ``n_instances`` :func:`random_problem` instances of
+    ``n_pairs`` pairs per entropy weight ``beta``, one row each (``beta``, ``instance``
+    first)."""
+    import pandas as pd
+
+    rows = []
+    for beta in betas:
+        for k in range(n_instances):
+            P = random_problem(rng, n_pairs, beta)
+            rows.append(
+                {"beta": beta, "instance": k, **saddle_point_checks(P, rng, steps, n_starts)}
+            )
+    return pd.DataFrame(rows)
+
+
+def convergence_run(P: TabularProblem, lam0: float, steps: int):
+    """Theorem 4.2 on one instance: the dual iterates from ``lam0`` with the theorem's step.
+
+    Returns ``(trace, rate)``: ``trace`` has one row per iteration ``t = 0..steps`` with
+    ``lambda_error`` ``|lam_t - lam*|``, ``policy_kl`` ``KL(pi_{lam_t} || pi*)`` and both
+    bounds (:meth:`TabularProblem.bound`); ``rate`` holds ``M``, ``K``, the bound's
+    contraction ``q``, the observed one (the geometric mean of successive error ratios, over
+    errors above rounding) and whether every error lies under its bound.
+    """
+    import pandas as pd
+
+    _, lam_star = P.saddle_point()
+    lams = P.iterate(lam0, steps)
+    t = np.arange(steps + 1)
+    bound = P.bound(t, lam0, lam_star)
+    err = np.abs(lams - lam_star)
+    kl = np.array([P.policy_kl(lam, lam_star) for lam in lams])
+    trace = pd.DataFrame(
+        {
+            "t": t,
+            "lambda_error": err,
+            "policy_kl": kl,
+            "bound_lambda": bound["lam"],
+            "bound_kl": bound["kl"],
+        }
+    )
+    ok = err > 1e-12 * max(1, lam_star)
+    observed = np.exp(np.mean(np.log(err[1:][ok[1:] & ok[:-1]] / err[:-1][ok[1:] & ok[:-1]])))
+    rate = {
+        "M": P.M,
+        "K": P.K,
+        "bound_rate_q": P.rate,
+        "observed_rate": observed,
+        "under_bound_lambda": bool((err <= bound["lam"] * (1 + 1e-9) + 1e-15).all()),
+        "under_bound_kl": bool((kl <= bound["kl"] * (1 + 1e-9) + 1e-15).all()),
+    }
+    return trace, rate
+
+
+def theorem42_checks(rng: np.random.Generator, betas, n_instances: int, n_pairs: int, steps: int):
+    """:func:`convergence_run` on ``n_instances`` :func:`random_problem` instances per
+    ``beta``, each started ``U(1, 5)`` above its ``lam*``. Returns ``(convergence, rates)``:
+    every iteration of every run, and one row of rates per run (``beta``, ``instance``
+    first)."""
+    import pandas as pd
+
+    traces, rates = [], []
+    for beta in betas:
+        for k in range(n_instances):
+            P = random_problem(rng, n_pairs, beta)
+            _, lam_star = P.saddle_point()
+            trace, rate = convergence_run(P, lam_star + rng.uniform(1, 5), steps)
+            trace.insert(0, "instance", k)
+            trace.insert(0, "beta", beta)
+            traces.append(trace)
+            rates.append({"beta": beta, "instance": k, **rate})
+    return pd.concat(traces, ignore_index=True), pd.DataFrame(rates)

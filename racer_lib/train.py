@@ -34,14 +34,19 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from racer_lib.errors import ConfigError
+
 from . import dro
 from .evaluate import expected
 from .policy import PolicyBatch, Router, reference_policy
 from .records import CostUnit, RecordsError, correct_matrix, infeasible_budget
 
 VARIANTS: dict[str, tuple[bool, bool]] = {  # (reweight rewards, reweight costs)
-    "ACER": (False, False), "RACER-R": (True, False), "RACER-C": (False, True),
-    "RACER": (True, True)}
+    "ACER": (False, False),
+    "RACER-R": (True, False),
+    "RACER-C": (False, True),
+    "RACER": (True, True),
+}
 
 
 @dataclass(frozen=True)
@@ -57,13 +62,14 @@ class PolicyConfig:
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
-            raise ValueError(f"unknown variant {self.variant!r}; choose one of "
-                             f"{', '.join(VARIANTS)}")
+            raise ConfigError(
+                f"unknown variant {self.variant!r}; choose one of {', '.join(VARIANTS)}"
+            )
         for name in ("tau_r", "tau_c"):
             if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0 (got {getattr(self, name)})")
+                raise ConfigError(f"{name} must be > 0 (got {getattr(self, name)})")
         if self.beta < 0:
-            raise ValueError(f"beta must be >= 0 (got {self.beta})")
+            raise ConfigError(f"beta must be >= 0 (got {self.beta})")
 
     @property
     def taus(self) -> tuple[float, float]:
@@ -88,10 +94,12 @@ class TrainSettings:
     def __post_init__(self):
         for name in ("epochs", "batch_size"):
             if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)})")
+                raise ConfigError(f"{name} must be at least 1 (got {getattr(self, name)})")
         if self.lr < 0 or self.dual_step < 0 or self.lam0 < 0:
-            raise ValueError(f"lr, dual_step and lam0 must be >= 0 (got {self.lr}, "
-                             f"{self.dual_step}, {self.lam0})")
+            raise ConfigError(
+                f"lr, dual_step and lam0 must be >= 0 (got {self.lr}, "
+                f"{self.dual_step}, {self.lam0})"
+            )
 
 
 @dataclass
@@ -109,19 +117,26 @@ class Split:
         return len(self.x)
 
 
-def make_split(name: str, records: pd.DataFrame, embeddings: np.ndarray, unit: CostUnit
-               ) -> Split:
+def make_split(name: str, records: pd.DataFrame, embeddings: np.ndarray, unit: CostUnit) -> Split:
     """Check and convert one split. An empty split or embeddings of the wrong length fail."""
     if len(records) == 0:
-        raise RecordsError(f"<{name} split>", "split", f"the {name} split is empty: "
-                           "no pairs to train or select on")
+        raise RecordsError(
+            f"<{name} split>", "split", f"the {name} split is empty: no pairs to train or select on"
+        )
     if embeddings is None or embeddings.ndim != 2 or len(embeddings) != len(records):
         shape = None if embeddings is None else embeddings.shape
-        raise RecordsError(f"<{name} split>", "embedding", f"{len(records)} records but "
-                           f"embeddings of shape {shape}")
-    return Split(name, torch.as_tensor(np.asarray(embeddings, dtype=np.float32)),
-                 torch.as_tensor(correct_matrix(records), dtype=torch.float32),
-                 torch.as_tensor(unit.cost(records), dtype=torch.float32), unit)
+        raise RecordsError(
+            f"<{name} split>",
+            "embedding",
+            f"{len(records)} records but embeddings of shape {shape}",
+        )
+    return Split(
+        name,
+        torch.as_tensor(np.asarray(embeddings, dtype=np.float32)),
+        torch.as_tensor(correct_matrix(records), dtype=torch.float32),
+        torch.as_tensor(unit.cost(records), dtype=torch.float32),
+        unit,
+    )
 
 
 def _entropy(logits: torch.Tensor) -> torch.Tensor:
@@ -142,15 +157,17 @@ def _step_terms(logits, r, c, tau_r, tau_c):
     rew = (1 - p1) * r[..., 0] + p1 * r[..., 1]
     cost = (1 - p1) * c[..., 0] + p1 * c[..., 1]
     w_r = dro.batch_weights_torch(rew.detach().reshape(-1, rew.shape[-1]), tau_r).reshape(rew.shape)
-    w_c = dro.batch_weights_torch(cost.detach().reshape(-1, cost.shape[-1]), tau_c,
-                                  "cost").reshape(cost.shape)
+    w_c = dro.batch_weights_torch(cost.detach().reshape(-1, cost.shape[-1]), tau_c, "cost").reshape(
+        cost.shape
+    )
     return rew, cost, w_r, w_c, _entropy(logits)
 
 
 def _optimizer(params, settings: TrainSettings) -> torch.optim.AdamW:
     """AdamW as the paper trains; ``settings.fused`` picks PyTorch's fused kernel."""
-    return torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay,
-                             fused=settings.fused or None)
+    return torch.optim.AdamW(
+        params, lr=settings.lr, weight_decay=settings.weight_decay, fused=settings.fused or None
+    )
 
 
 def _orders(seeds, n, epochs):
@@ -177,12 +194,19 @@ class TrainResult:
 
     def router(self, p: int, embedder: str) -> Router:
         """Policy ``p`` as a :class:`~racer_lib.policy.Router` to save and reuse."""
-        return Router(layers=self.policies.policy_layers(p), arch=self.settings.arch,
-                      in_dim=self.policies.in_dim, embedder=embedder,
-                      tokens_per_unit=self.unit.tokens_per_unit,
-                      budget=self.configs[p].budget,
-                      config={**asdict(self.configs[p]), **asdict(self.settings),
-                              "best_epoch": self.best_epoch[p]})
+        return Router(
+            layers=self.policies.policy_layers(p),
+            arch=self.settings.arch,
+            in_dim=self.policies.in_dim,
+            embedder=embedder,
+            tokens_per_unit=self.unit.tokens_per_unit,
+            budget=self.configs[p].budget,
+            config={
+                **asdict(self.configs[p]),
+                **asdict(self.settings),
+                "best_epoch": self.best_epoch[p],
+            },
+        )
 
 
 def _select(valid_acc, valid_cost, budget) -> int:
@@ -203,10 +227,14 @@ def _evaluate(policies: PolicyBatch, split: Split) -> tuple[np.ndarray, np.ndarr
 
 def _check_inputs(train: Split, valid: Split, configs, unit: CostUnit):
     if not configs:
-        raise ValueError("no policy configurations to train")
+        raise ConfigError("no policy configurations to train")
     if train.x.shape[1] != valid.x.shape[1]:
-        raise RecordsError("<valid split>", "embedding", f"embeddings have dimension "
-                           f"{valid.x.shape[1]}, the train split's have {train.x.shape[1]}")
+        raise RecordsError(
+            "<valid split>",
+            "embedding",
+            f"embeddings have dimension "
+            f"{valid.x.shape[1]}, the train split's have {train.x.shape[1]}",
+        )
     cheapest = float(train.c.min(dim=1).values.mean())
     for cfg in configs:
         error = infeasible_budget(cfg.budget, cheapest, "<train split>", unit.tokens_per_unit)
@@ -214,9 +242,14 @@ def _check_inputs(train: Split, valid: Split, configs, unit: CostUnit):
             raise error
 
 
-def train_policies(train: Split, valid: Split, configs: list[PolicyConfig],
-                   settings: TrainSettings = TrainSettings(), unit: CostUnit | None = None,
-                   progress: bool = True) -> TrainResult:
+def train_policies(
+    train: Split,
+    valid: Split,
+    configs: list[PolicyConfig],
+    settings: TrainSettings = TrainSettings(),
+    unit: CostUnit | None = None,
+    progress: bool = True,
+) -> TrainResult:
     """Train every configuration in one pass over the data; return the best valid checkpoints.
 
     ``unit`` defaults to the train split's cost unit (the one its costs are expressed in).
@@ -238,33 +271,48 @@ def train_policies(train: Split, valid: Split, configs: list[PolicyConfig],
     for epoch, order in zip(bar, _orders([c.seed for c in configs], train.n, settings.epochs)):
         sums = torch.zeros(3, P)  # reward, cost, pairs
         for start in range(0, train.n, settings.batch_size):
-            idx = order[:, start:start + settings.batch_size]  # (P, B)
+            idx = order[:, start : start + settings.batch_size]  # (P, B)
             logits = policies(train.x[idx])
-            rew, cost, w_r, w_c, ent = _step_terms(logits, train.r[idx], train.c[idx],
-                                                   tau_r, tau_c)
+            rew, cost, w_r, w_c, ent = _step_terms(logits, train.r[idx], train.c[idx], tau_r, tau_c)
             worst_cost = (w_c * cost).sum(dim=1)
             objective = (w_r * rew).sum(dim=1) - lam * worst_cost + beta * ent.mean(dim=1)
             opt.zero_grad(set_to_none=True)
             (-objective.sum()).backward()
             opt.step()
             with torch.no_grad():
-                lam = torch.clamp(lam + settings.dual_step
-                                  * (worst_cost.detach() - budget - beta * lam), min=0.0)
-                sums += torch.stack([rew.detach().sum(1), cost.detach().sum(1),
-                                     torch.full((P,), float(idx.shape[1]))])
+                lam = torch.clamp(
+                    lam + settings.dual_step * (worst_cost.detach() - budget - beta * lam), min=0.0
+                )
+                sums += torch.stack(
+                    [
+                        rew.detach().sum(1),
+                        cost.detach().sum(1),
+                        torch.full((P,), float(idx.shape[1])),
+                    ]
+                )
         acc, vcost = _evaluate(policies, valid)
         valid_hist.append((acc, vcost))
         for p in range(P):
-            rows.append({"policy": p, "epoch": epoch + 1, "lambda": float(lam[p]),
-                         "train_reward": float(sums[0, p] / sums[2, p]),
-                         "train_cost": float(sums[1, p] / sums[2, p]),
-                         "valid_accuracy": float(acc[p]), "valid_cost": float(vcost[p])})
-            chosen = _select([h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist],
-                             configs[p].budget)
+            rows.append(
+                {
+                    "policy": p,
+                    "epoch": epoch + 1,
+                    "lambda": float(lam[p]),
+                    "train_reward": float(sums[0, p] / sums[2, p]),
+                    "train_cost": float(sums[1, p] / sums[2, p]),
+                    "valid_accuracy": float(acc[p]),
+                    "valid_cost": float(vcost[p]),
+                }
+            )
+            chosen = _select(
+                [h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist], configs[p].budget
+            )
             if chosen == epoch:  # this epoch is the best valid checkpoint so far
                 best[p] = policies.policy_layers(p)
-    best_epoch = [_select([h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist],
-                          configs[p].budget) + 1 for p in range(P)]
+    best_epoch = [
+        _select([h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist], configs[p].budget) + 1
+        for p in range(P)
+    ]
     with torch.no_grad():  # load the best checkpoints into the batch
         for p in range(P):
             for (w, b), (bw, bb) in zip(policies.layers(), best[p]):
@@ -272,12 +320,14 @@ def train_policies(train: Split, valid: Split, configs: list[PolicyConfig],
                 b[p].copy_(bb)
     history = pd.DataFrame(rows)
     cfg = pd.DataFrame([asdict(c) for c in configs]).rename_axis("policy").reset_index()
-    return TrainResult(list(configs), settings, unit, policies,
-                       history.merge(cfg, on="policy"), best_epoch)
+    return TrainResult(
+        list(configs), settings, unit, policies, history.merge(cfg, on="policy"), best_epoch
+    )
 
 
-def train_reference(train: Split, valid: Split, config: PolicyConfig,
-                    settings: TrainSettings = TrainSettings()) -> tuple[torch.nn.Module, pd.DataFrame]:
+def train_reference(
+    train: Split, valid: Split, config: PolicyConfig, settings: TrainSettings = TrainSettings()
+) -> tuple[torch.nn.Module, pd.DataFrame]:
     """A plain PyTorch loop for one policy: same maths as :func:`train_policies`, no batching.
 
     Returns the final (not the selected) policy and its per-epoch history; used by the tests
@@ -290,23 +340,32 @@ def train_reference(train: Split, valid: Split, config: PolicyConfig,
     lam, rows = float(settings.lam0), []
     for epoch, order in enumerate(_orders([config.seed], train.n, settings.epochs)):
         for start in range(0, train.n, settings.batch_size):
-            idx = order[0, start:start + settings.batch_size]
+            idx = order[0, start : start + settings.batch_size]
             logits = model(train.x[idx]).squeeze(-1)
-            rew, cost, w_r, w_c, ent = _step_terms(logits[None], train.r[idx][None],
-                                                   train.c[idx][None], tau_r, tau_c)
+            rew, cost, w_r, w_c, ent = _step_terms(
+                logits[None], train.r[idx][None], train.c[idx][None], tau_r, tau_c
+            )
             worst_cost = (w_c * cost).sum()
             objective = (w_r * rew).sum() - lam * worst_cost + config.beta * ent.mean()
             opt.zero_grad(set_to_none=True)
             (-objective).backward()
             opt.step()
-            lam = max(0.0, lam + settings.dual_step
-                      * (float(worst_cost.detach()) - config.budget - config.beta * lam))
+            lam = max(
+                0.0,
+                lam
+                + settings.dual_step
+                * (float(worst_cost.detach()) - config.budget - config.beta * lam),
+            )
         rows.append({"epoch": epoch + 1, "lambda": lam})
     return model, pd.DataFrame(rows)
 
 
-def splits(records: pd.DataFrame, embeddings: np.ndarray, names=("train", "valid"),
-           unit: CostUnit | None = None) -> tuple[CostUnit, dict[str, Split]]:
+def splits(
+    records: pd.DataFrame,
+    embeddings: np.ndarray,
+    names=("train", "valid"),
+    unit: CostUnit | None = None,
+) -> tuple[CostUnit, dict[str, Split]]:
     """The named splits of a record set (column ``split``), with the train split's cost unit."""
     mask = {n: (records["split"] == n).to_numpy() for n in names}
     if unit is None:

@@ -36,8 +36,13 @@ def smoke_profile() -> str:
 def smoke(tmp_path_factory):
     """The smoke build run once per session: papermill runs every notebook, then the book."""
     out = tmp_path_factory.mktemp("smoke")
-    result = pipeline.run_profile(smoke_profile(), root=ROOT, build_dir=out / "build",
-                                  results_root=out / "results", book_out=out / "book")
+    result = pipeline.run_profile(
+        smoke_profile(),
+        root=ROOT,
+        build_dir=out / "build",
+        results_root=out / "results",
+        book_out=out / "book",
+    )
     return result, out
 
 
@@ -78,8 +83,10 @@ def real_chapter(smoke, stem: str, needs: str):
     """
     result, _ = smoke
     if stem not in result.results_dirs:
-        pytest.skip(f"the session's smoke run did not run {stem}: it runs only in the profile "
-                    f"full-smoke, which needs {needs} (RACER_DATA_DIR or the cache)")
+        pytest.skip(
+            f"the session's smoke run did not run {stem}: it runs only in the profile "
+            f"full-smoke, which needs {needs} (RACER_DATA_DIR or the cache)"
+        )
     executed = [Path(p) for p in result.executed if Path(p).name == f"{stem}.ipynb"]
     assert executed, f"no executed notebook of {stem} among {result.executed}"
     return Path(result.results_dirs[stem]), notebook_parameters(executed[0]), executed[0]

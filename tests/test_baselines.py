@@ -22,10 +22,20 @@ def _clusters(n_per=40, seed=0):
 
 def test_knn_predicts_the_mean_correctness_of_the_neighbours():
     # Four training pairs near e1 (3 with reasoning right), four near e2 (1 with reasoning right).
-    x = np.array([[1, 0.01], [1, 0.02], [1, -0.01], [1, -0.02],
-                  [0.01, 1], [0.02, 1], [-0.01, 1], [-0.02, 1]], dtype=np.float32)
-    r = np.array([[0, 1], [0, 1], [1, 1], [1, 0],
-                  [1, 0], [1, 0], [1, 0], [0, 1]], dtype=float)
+    x = np.array(
+        [
+            [1, 0.01],
+            [1, 0.02],
+            [1, -0.01],
+            [1, -0.02],
+            [0.01, 1],
+            [0.02, 1],
+            [-0.01, 1],
+            [-0.02, 1],
+        ],
+        dtype=np.float32,
+    )
+    r = np.array([[0, 1], [0, 1], [1, 1], [1, 0], [1, 0], [1, 0], [1, 0], [0, 1]], dtype=float)
     knn = bl.KNNRouter(k=4).fit(x, r)
     pred = knn.predict(np.array([[2.0, 0.0], [0.0, 3.0]]))  # cosine: the norm does not matter
     np.testing.assert_allclose(pred, [[0.5, 0.75], [0.75, 0.25]])
@@ -99,13 +109,14 @@ def test_mirt_cold_start_mixes_the_query_with_its_neighbours():
     r = np.array([[1, 0], [0, 1], [1, 1]], dtype=float)
     mirt = bl.MIRTRouter(epochs=1, cold_k=1, cold_lambda=0.3).fit(x, r)
     q = np.array([[2.0, 0.1]], dtype=np.float32)  # nearest by cosine: [1, 0]
-    np.testing.assert_allclose(mirt.smooth(q), 0.7 * q + 0.3 * np.array([[1.0, 0.0]]),
-                               rtol=1e-6)
+    np.testing.assert_allclose(mirt.smooth(q), 0.7 * q + 0.3 * np.array([[1.0, 0.0]]), rtol=1e-6)
     mirt2 = bl.MIRTRouter(epochs=1, cold_k=2, cold_lambda=0.5).fit(x, r)
     # two nearest of [1, 0.9]: [1, 1] and [1, 0]
-    np.testing.assert_allclose(mirt2.smooth([[1.0, 0.9]]),
-                               0.5 * np.array([[1.0, 0.9]]) + 0.5 * np.array([[1.0, 0.5]]),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        mirt2.smooth([[1.0, 0.9]]),
+        0.5 * np.array([[1.0, 0.9]]) + 0.5 * np.array([[1.0, 0.5]]),
+        rtol=1e-6,
+    )
 
 
 def test_mirt_score_trades_gain_against_mode_cost():
@@ -113,8 +124,9 @@ def test_mirt_score_trades_gain_against_mode_cost():
     c = np.column_stack([np.ones(40), np.full(40, 4.0)])
     mirt = bl.MIRTRouter(epochs=3, seed=0, perf_weight=0.8).fit(x, r, c)
     p = mirt.predict(x)
-    np.testing.assert_allclose(mirt.score(x), 0.8 * (p[:, 1] - p[:, 0]) - 0.2 * 3 / 4,
-                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        mirt.score(x), 0.8 * (p[:, 1] - p[:, 0]) - 0.2 * 3 / 4, rtol=1e-5, atol=1e-7
+    )
 
 
 # ------------------------------------------------------------------------------- shared
@@ -181,7 +193,8 @@ def fitted(routing_data, one_thread):
     for method in bl.METHODS:
         options = {"epochs": 5} if method != "RouterBench-KNN" else {"k": 10}
         routers[method] = bl.make(method, seed=0, **options).fit(
-            train.x.numpy(), train.r.numpy(), train.c.numpy())
+            train.x.numpy(), train.r.numpy(), train.c.numpy()
+        )
     return routers, sp
 
 
@@ -213,4 +226,3 @@ def test_baseline_beats_random_on_simulated_records(fitted):
     score = routers["RouterBench-KNN"].score(valid.x.numpy())
     top = score >= np.quantile(score, 0.8)
     assert gain[top].mean() > gain.mean()
-

@@ -14,7 +14,6 @@ mirror, to see it stop with the DataError.
 """
 
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -24,56 +23,90 @@ import numpy as np
 import pandas as pd
 import papermill
 import pytest
+from conftest import real_chapter
 from papermill.exceptions import PapermillExecutionError
 
 from racer_lib import data, evaluate, judging, prompts
+from racer_lib import pairs as pairs_io
 from racer_lib import records as rec
-from conftest import real_chapter
+from racer_lib.judging import report
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "01_judging"
 MODES = ("instruct", "reasoning")
-PARAMETERS = ["profile", "results_dir", "dataset", "n_pairs", "model", "mode", "max_tokens",
-              "batch_size", "seed", "torch_threads", "gpu_models", "gpu_max_tokens",
-              "gpu_batch_size", "gpu_dataset", "run_gpu"]
+PARAMETERS = [
+    "profile",
+    "results_dir",
+    "dataset",
+    "n_pairs",
+    "model",
+    "mode",
+    "max_tokens",
+    "batch_size",
+    "seed",
+    "torch_threads",
+    "gpu_models",
+    "gpu_max_tokens",
+    "gpu_batch_size",
+    "gpu_dataset",
+    "run_gpu",
+]
 GPU_MODELS = ["Qwen/Qwen3-1.7B", "Qwen/Qwen3-4B", "Qwen/Qwen3-8B"]
-CSVS = ["accuracy.csv", "case_excerpts.csv", "parse_rate.csv", "run.csv", "tokens.csv",
-        "verdicts.csv"]
+CSVS = [
+    "accuracy.csv",
+    "case_excerpts.csv",
+    "parse_rate.csv",
+    "run.csv",
+    "tokens.csv",
+    "verdicts.csv",
+]
 FIGURE = "judging_tokens_parse_accuracy.png"
 
 pytestmark = pytest.mark.slow
+
 
 def _source_notebook(tmp):
     src = tmp / f"{STEM}.ipynb"
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{STEM}.md"), src)
     return src
 
+
 def _stream_text(ipynb):
     """Everything the executed notebook printed, cell by cell."""
     nb = nbformat.read(ipynb, as_version=4)
-    return ["".join(o.get("text", "") for o in cell.get("outputs", [])
-                    if o.get("output_type") == "stream")
-            for cell in nb.cells if cell.cell_type == "code"]
+    return [
+        "".join(
+            o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream"
+        )
+        for cell in nb.cells
+        if cell.cell_type == "code"
+    ]
+
 
 # ----------------------------------------------------------------------------------------
 # The chapter's run
+
 
 @pytest.fixture(scope="module")
 def chapter(smoke):
     """``(results folder, parameters, executed notebook)`` of chapter 01 in the smoke run."""
     return real_chapter(smoke, STEM, "the data mirror")
 
+
 @pytest.fixture(scope="module")
 def results(chapter):
     return chapter[0]
+
 
 @pytest.fixture(scope="module")
 def params(chapter):
     return chapter[1]
 
+
 @pytest.fixture(scope="module")
 def records(results, params):
     return rec.read_records(results / f"judgebench_{params['model'].lower()}.parquet")
+
 
 @pytest.fixture(scope="module")
 def parts(results):
@@ -82,14 +115,17 @@ def parts(results):
     assert files, f"no part files in {results / 'run'}"
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
 
+
 def _csv(results, name):
     table = pd.read_csv(results / name)
     assert list(table.columns)[0] == "provenance", name
     assert set(table["provenance"]) == {"generated"}, name
     return table
 
+
 # ----------------------------------------------------------------------------------------
 # Parameters (no execution)
+
 
 def test_declares_the_parameters_of_the_brief(tmp_path):
     params = papermill.inspect_notebook(_source_notebook(tmp_path))
@@ -106,16 +142,22 @@ def test_declares_the_parameters_of_the_brief(tmp_path):
     assert defaults["gpu_dataset"] == '"judgebench"'
     assert defaults["run_gpu"] == '"auto"'
 
+
 def test_missing_data_stops_with_the_data_error(tmp_path, monkeypatch):
     """An empty mirror: the chapter stops at the data cell, naming both JudgeBench files."""
     empty = tmp_path / "empty-mirror"
     empty.mkdir()
     monkeypatch.setenv(data.ENV_DATA_DIR, str(empty))
     with pytest.raises(PapermillExecutionError) as info:
-        papermill.execute_notebook(_source_notebook(tmp_path), tmp_path / "out.ipynb",
-                                   kernel_name="python3", cwd=ROOT, progress_bar=False,
-                                   parameters={"results_dir": str(tmp_path / "results")},
-                                   extra_arguments=["--IPKernelApp.log_level=ERROR"])
+        papermill.execute_notebook(
+            _source_notebook(tmp_path),
+            tmp_path / "out.ipynb",
+            kernel_name="python3",
+            cwd=ROOT,
+            progress_bar=False,
+            parameters={"results_dir": str(tmp_path / "results")},
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        )
     error = info.value
     assert error.ename == "DataError"
     assert "2 data files are missing" in error.evalue
@@ -123,18 +165,19 @@ def test_missing_data_stops_with_the_data_error(tmp_path, monkeypatch):
     assert "racer data fetch" in error.evalue
     assert not (tmp_path / "results" / "run").exists()  # stopped before judging
 
+
 # ----------------------------------------------------------------------------------------
 # The records
+
 
 def test_smoke_parameters_are_small(params):
     assert params["dataset"] == "judgebench" and params["model"] == "smollm2"
     assert params["mode"] == "cot"
     assert params["n_pairs"] <= 4 and params["max_tokens"] <= 96
 
+
 def test_records_are_one_per_sampled_pair_with_both_modes(records, params):
-    pairs = data.judgebench_pairs()
-    size = pairs["prompt"].str.len() + pairs["response_a"].str.len() + pairs["response_b"].str.len()
-    shortest = pairs.assign(size=size).sort_values(["size", "id"]).head(params["n_pairs"])
+    shortest = pairs_io.shortest(data.judgebench_pairs(), params["n_pairs"])
     assert len(records) == params["n_pairs"]
     assert records["id"].is_unique
     assert set(records["id"]) == set(shortest["id"])
@@ -148,6 +191,7 @@ def test_records_are_one_per_sampled_pair_with_both_modes(records, params):
         verdict = records[f"verdict_{mode}"]
         assert verdict.isin(rec.VERDICTS).all()
         assert (records[f"correct_{mode}"] == (verdict == preferred)).all()
+
 
 def test_records_match_the_run_parts(records, parts, params):
     assert len(parts) == 2 * params["n_pairs"]
@@ -165,6 +209,7 @@ def test_records_match_the_run_parts(records, parts, params):
     cut = parts["finish_reason"] == "length"
     assert (parts.loc[cut, "n_tokens"] == params["max_tokens"]).all()
 
+
 def test_the_run_config_pins_the_settings(results, params):
     config = json.loads((results / "run" / "shard-0-of-1" / "config.json").read_text())
     assert config["judge"]["kind"] == "cot" and config["judge"]["name"] == "smollm2-cot"
@@ -174,6 +219,7 @@ def test_the_run_config_pins_the_settings(results, params):
     assert config["seed"] == params["seed"]
     assert config["pairs"]["n"] == params["n_pairs"]
     assert config["dataset"]["name"] == str((results / "sample_pairs.parquet").resolve())
+
 
 class _MustNotGenerate:
     """A backend for the resume check: it has the run's identity and must never be called."""
@@ -189,25 +235,36 @@ class _MustNotGenerate:
     def close(self):
         pass
 
+
 def test_a_rerun_judges_nothing_and_gives_the_same_records(results, records, params, tmp_path):
     copy = tmp_path / "run"
     shutil.copytree(results / "run", copy)
     config = json.loads((copy / "shard-0-of-1" / "config.json").read_text())
     pairs = pd.read_parquet(results / "sample_pairs.parquet")
     spec = judging.JudgeSpec("cot", "smollm2")
-    run = judging.run_judging(pairs, spec, _MustNotGenerate(config["models"]["instruct"]), copy,
-                              batch_size=params["batch_size"], seed=params["seed"],
-                              max_tokens=params["max_tokens"], progress=False)
+    run = judging.run_judging(
+        pairs,
+        spec,
+        _MustNotGenerate(config["models"]["instruct"]),
+        copy,
+        batch_size=params["batch_size"],
+        seed=params["seed"],
+        max_tokens=params["max_tokens"],
+        progress=False,
+    )
     assert run.n_judged == 0 and run.n_done_before == 2 * params["n_pairs"]
     again = judging.merge(copy, pairs)
-    pd.testing.assert_frame_equal(again.reset_index(drop=True),
-                                  records.reset_index(drop=True), check_dtype=False)
+    pd.testing.assert_frame_equal(
+        again.reset_index(drop=True), records.reset_index(drop=True), check_dtype=False
+    )
     table = _csv(results, "run.csv")
     assert table["n_items"].iloc[0] == 2 * params["n_pairs"]
     assert table["n_done_before"].iloc[0] + table["n_judged"].iloc[0] == 2 * params["n_pairs"]
 
+
 # ----------------------------------------------------------------------------------------
 # The tables
+
 
 def test_verdicts_table_lists_every_pair_and_mode(results, records, parts):
     table = _csv(results, "verdicts.csv")
@@ -222,6 +279,7 @@ def test_verdicts_table_lists_every_pair_and_mode(results, records, parts):
         assert row.parse == raw.loc[(row.id, row.mode), "parse"]
         assert row.finish_reason == raw.loc[(row.id, row.mode), "finish_reason"]
 
+
 def test_parse_rate_is_the_share_of_readable_verdicts(results, records, parts):
     table = _csv(results, "parse_rate.csv").set_index("mode")
     assert list(table.index) == list(MODES)
@@ -235,6 +293,7 @@ def test_parse_rate_is_the_share_of_readable_verdicts(results, records, parts):
         assert table.loc[mode, "cut_at_max_tokens"] == (mine["finish_reason"] == "length").sum()
         assert table.loc[mode, "no_verdict"] == (mine["parse"] == "none").sum()
 
+
 def test_tokens_and_cost_ratio(results, records, params):
     table = _csv(results, "tokens.csv").set_index("mode")
     totals = {m: int(records[f"tokens_{m}"].sum()) for m in MODES}
@@ -243,39 +302,46 @@ def test_tokens_and_cost_ratio(results, records, params):
         assert table.loc[mode, "max"] == records[f"tokens_{mode}"].max()
         assert table.loc[mode, "max_tokens"] == params["max_tokens"]
     assert table.loc["reasoning", "cost_ratio"] == pytest.approx(
-        totals["reasoning"] / totals["instruct"])
+        totals["reasoning"] / totals["instruct"]
+    )
+
 
 def test_accuracy_table_is_the_mode_summary_of_the_records(results, records):
     table = _csv(results, "accuracy.csv")
     expected = evaluate.mode_summary(records)
-    pd.testing.assert_frame_equal(table.drop(columns="provenance"), expected,
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(table.drop(columns="provenance"), expected, check_dtype=False)
     for mode in MODES:  # and by hand
         assert table[f"acc_{mode}"].iloc[0] == pytest.approx(
-            100 * records[f"correct_{mode}"].mean())
-        assert table[f"unparseable_{mode}"].iloc[0] == (
-            records[f"verdict_{mode}"] == rec.UNPARSEABLE).sum()
+            100 * records[f"correct_{mode}"].mean()
+        )
+        assert (
+            table[f"unparseable_{mode}"].iloc[0]
+            == (records[f"verdict_{mode}"] == rec.UNPARSEABLE).sum()
+        )
+
 
 def test_case_excerpts_quote_the_answers(results, records, parts):
     table = _csv(results, "case_excerpts.csv")
     assert 1 <= len(table) <= min(3, len(records))
-    short = {f"{r.dataset}-{r.domain} ({r.id.split('/')[-1][:8]})": r
-             for r in records.itertuples(index=False)}
+    short = {
+        f"{r.dataset}-{r.domain} ({r.id.split('/')[-1][:8]})": r
+        for r in records.itertuples(index=False)
+    }
     raw = parts.set_index(["pair_id", "task"])
     for row in table.itertuples(index=False):
         record = short[row.dataset_id]
         for mode in MODES:
             assert getattr(row, f"{mode}_verdict") == getattr(record, f"verdict_{mode}")
-            assert bool(getattr(row, f"{mode}_correct")) == bool(getattr(record,
-                                                                         f"correct_{mode}"))
-            answer = re.sub(r"\s+", " ", raw.loc[(record.id, mode), "answer"]).strip()
+            assert bool(getattr(row, f"{mode}_correct")) == bool(getattr(record, f"correct_{mode}"))
             quoted = str(getattr(row, f"{mode}_excerpt"))
             if quoted == "nan":  # an empty answer reads back as NaN
                 quoted = ""
-            assert answer.startswith(quoted.removesuffix(" …"))
+            assert quoted == report.excerpt(raw.loc[(record.id, mode), "answer"])
+
 
 # ----------------------------------------------------------------------------------------
 # The GPU cell, the figure and the written files
+
 
 def test_the_gpu_cell_skipped_with_its_message(chapter, results, params):
     import torch
@@ -290,30 +356,50 @@ def test_the_gpu_cell_skipped_with_its_message(chapter, results, params):
     script = (results / "gpu_commands.sh").read_text()
     for model in params["gpu_models"]:
         short = model.split("/")[-1].lower()
-        command = (f"racer judge --dataset {params['gpu_dataset']} --model {model} --backend "
-                   f"vllm --mode hybrid --max-tokens {params['gpu_max_tokens']} --batch-size "
-                   f"{params['gpu_batch_size']} --seed {params['seed']} --out "
-                   f"{results / 'gpu' / short}")
+        command = judging.command_string(
+            dataset=params["gpu_dataset"],
+            model=model,
+            backend="vllm",
+            mode="hybrid",
+            max_tokens=params["gpu_max_tokens"],
+            batch_size=params["gpu_batch_size"],
+            seed=params["seed"],
+            out=results / "gpu" / short,
+        )
+        assert command.startswith("racer judge run --dataset judgebench --model ")
         assert command in printed and command in script
-        assert f"racer judge-merge {results / 'gpu' / short}" in script
+        merge = judging.merge_command_string(
+            results / "gpu" / short, results / f"judgebench_{short}.parquet"
+        )
+        assert merge in printed and merge in script
         assert not (results / f"judgebench_{short}.parquet").exists()
     assert not (results / "gpu").exists() and not (results / "gpu_accuracy.csv").exists()
+
 
 def test_figure_is_written(results):
     png = results / FIGURE
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 10_000
 
+
 def test_every_table_has_provenance_first(results):
     for name in CSVS:
         _csv(results, name)
 
+
 def test_last_cell_lists_the_written_files(chapter, results):
     _, _, executed = chapter
     last = _stream_text(executed)[-1]
-    written = {Path(line.removeprefix("wrote ")) for line in last.splitlines()
-               if line.startswith("wrote ")}
-    expected = [*CSVS, FIGURE, "gpu_commands.sh", "judgebench_smollm2.parquet",
-                "sample_pairs.parquet", "run/shard-0-of-1/config.json"]
+    written = {
+        Path(line.removeprefix("wrote ")) for line in last.splitlines() if line.startswith("wrote ")
+    }
+    expected = [
+        *CSVS,
+        FIGURE,
+        "gpu_commands.sh",
+        "judgebench_smollm2.parquet",
+        "sample_pairs.parquet",
+        "run/shard-0-of-1/config.json",
+    ]
     assert {results / name for name in expected} <= written
     assert all(p.is_file() for p in written)

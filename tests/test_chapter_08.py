@@ -18,8 +18,12 @@ from racer_lib import baselines, evaluate, experiments, simulate, train
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "08_advanced_baselines"
 METHODS = [*baselines.METHODS, "RACER"]
-PAPER_4B = {"RouterBench-KNN": (84.1, 2.5), "RouteLLM-MF": (84.7, 3.4), "M-IRT": (84.3, 2.7),
-            "RACER": (85.8, 3.4)}
+PAPER_4B = {
+    "RouterBench-KNN": (84.1, 2.5),
+    "RouteLLM-MF": (84.7, 3.4),
+    "M-IRT": (84.3, 2.7),
+    "RACER": (85.8, 3.4),
+}
 
 pytestmark = pytest.mark.slow
 
@@ -61,19 +65,32 @@ def data(params):
     """Per judge: the simulated splits and evaluation sets the chapter used."""
     out = {}
     for judge in params["judges"]:
-        records, emb = simulate.simulate(judge, "training_mix", seed=params["seed"],
-                                         dim=params["dim"], scale=params["scale"])
+        records, emb = simulate.simulate(
+            judge, "training_mix", seed=params["seed"], dim=params["dim"], scale=params["scale"]
+        )
         unit, split = train.splits(records, emb, ("train", "valid"))
-        sets = experiments.evaluation_sets(judge, records, emb, ("test",), params["benchmarks"],
-                                           seed=params["seed"], dim=params["dim"],
-                                           scale=params["benchmark_scale"])
+        sets = experiments.evaluation_sets(
+            judge,
+            records,
+            emb,
+            ("test",),
+            params["benchmarks"],
+            seed=params["seed"],
+            dim=params["dim"],
+            scale=params["benchmark_scale"],
+        )
         out[judge] = (split, sets)
     return out
 
 
 def test_every_output_is_written_with_provenance_first(results):
-    for name in ("baselines_runs.csv", "budget_matching.csv", "advanced_baselines_table.csv",
-                 "routing_metrics.csv", "findings.csv"):
+    for name in (
+        "baselines_runs.csv",
+        "budget_matching.csv",
+        "advanced_baselines_table.csv",
+        "routing_metrics.csv",
+        "findings.csv",
+    ):
         table = pd.read_csv(results / name)
         assert table.columns[0] == "provenance", name
         assert set(table["provenance"]) == {"simulated"}, name
@@ -86,8 +103,9 @@ def test_one_run_per_judge_set_method_budget_and_seed(runs, data, params):
     seeds = [params["seed"] + k for k in range(params["n_seeds"])]
     keys = runs[["judge", "set", "method", "budget", "seed"]]
     assert not keys.duplicated().any()
-    assert len(runs) == (len(params["judges"]) * len(sets) * len(METHODS)
-                         * len(params["budgets"]) * len(seeds))
+    assert len(runs) == (
+        len(params["judges"]) * len(sets) * len(METHODS) * len(params["budgets"]) * len(seeds)
+    )
     assert set(runs["judge"]) == set(params["judges"])
     assert set(runs["set"]) == set(sets)
     assert set(runs["method"]) == set(METHODS)
@@ -108,34 +126,42 @@ def test_one_run_per_judge_set_method_budget_and_seed(runs, data, params):
 def test_budget_matching_holds_and_knn_thresholds_recompute(results, runs, data, params):
     matching = pd.read_csv(results / "budget_matching.csv")
     seeds = params["n_seeds"]
-    assert len(matching) == len(params["judges"]) * len(baselines.METHODS) * len(
-        params["budgets"]) * seeds
+    assert (
+        len(matching)
+        == len(params["judges"]) * len(baselines.METHODS) * len(params["budgets"]) * seeds
+    )
     assert set(matching["method"]) == set(baselines.METHODS)
     assert matching["within_budget"].astype(bool).all()
     assert (matching["valid_cost"] <= matching["budget"] + 1e-12).all()
     for judge, (split, sets) in data.items():
         tr, va = split["train"], split["valid"]
-        knn = baselines.KNNRouter(k=params["knn_k"]).fit(tr.x.numpy(), tr.r.numpy(),
-                                                         tr.c.numpy())
+        knn = baselines.KNNRouter(k=params["knn_k"]).fit(tr.x.numpy(), tr.r.numpy(), tr.c.numpy())
         valid_scores = knn.score(va.x.numpy())
         for budget in params["budgets"]:
             th = baselines.match_budget(valid_scores, va.c.numpy(), budget)
-            rows = matching[(matching["judge"] == judge)
-                            & (matching["method"] == "RouterBench-KNN")
-                            & (matching["budget"] == budget)]
+            rows = matching[
+                (matching["judge"] == judge)
+                & (matching["method"] == "RouterBench-KNN")
+                & (matching["budget"] == budget)
+            ]
             assert len(rows) == seeds
             assert rows["valid_cost"].to_numpy() == pytest.approx(th.valid_cost)
             assert rows["valid_rate"].to_numpy() == pytest.approx(th.rate)
             # the recomputed validation cost: mean cost of the routed decisions
             d = th.route(valid_scores)
             c = va.c.numpy()
-            assert th.valid_cost == pytest.approx(np.mean(np.where(d == 1, c[:, 1], c[:, 0])),
-                                                  rel=1e-5)
+            assert th.valid_cost == pytest.approx(
+                np.mean(np.where(d == 1, c[:, 1], c[:, 0])), rel=1e-5
+            )
             # and the same threshold applied to every evaluation set gives the runs' points
             for name, (recs, emb) in sets.items():
                 point = evaluate.policy_point(recs, th.route(knn.score(emb)))
-                got = runs[(runs["judge"] == judge) & (runs["set"] == name)
-                           & (runs["method"] == "RouterBench-KNN") & (runs["budget"] == budget)]
+                got = runs[
+                    (runs["judge"] == judge)
+                    & (runs["set"] == name)
+                    & (runs["method"] == "RouterBench-KNN")
+                    & (runs["budget"] == budget)
+                ]
                 assert len(got) == seeds
                 for q in ("accuracy", "cost", "reasoning_rate"):
                     assert got[q].to_numpy() == pytest.approx(point[q]), (judge, name, q)
@@ -146,8 +172,7 @@ def test_table_is_the_ood_mean_of_the_runs(results, runs, params):
     assert len(table) == len(params["judges"]) * len(METHODS)
     assert not table[["judge", "method"]].duplicated().any()
     assert set(table["budget"]) == {params["table_budget"]}
-    at = runs[(runs["budget"] == params["table_budget"])
-              & runs["set"].isin(params["benchmarks"])]
+    at = runs[(runs["budget"] == params["table_budget"]) & runs["set"].isin(params["benchmarks"])]
     for _, row in table.iterrows():
         sub = at[(at["judge"] == row["judge"]) & (at["method"] == row["method"])]
         assert set(sub["set"]) == set(params["benchmarks"])
@@ -176,10 +201,15 @@ def test_routing_metrics_are_sane_and_recompute(results, runs, data, params):
         for name, (recs, _) in eval_sets.items():
             ends = evaluate.endpoints(recs)
             lo, hi = ends["All-Instruct"], ends["All-Reasoning"]
-            for (method, seed), pts in runs[(runs["judge"] == judge)
-                                            & (runs["set"] == name)].groupby(["method", "seed"]):
-                row = metrics[(metrics["judge"] == judge) & (metrics["set"] == name)
-                              & (metrics["method"] == method) & (metrics["seed"] == seed)]
+            for (method, seed), pts in runs[
+                (runs["judge"] == judge) & (runs["set"] == name)
+            ].groupby(["method", "seed"]):
+                row = metrics[
+                    (metrics["judge"] == judge)
+                    & (metrics["set"] == name)
+                    & (metrics["method"] == method)
+                    & (metrics["seed"] == seed)
+                ]
                 assert len(row) == 1
                 row = row.iloc[0]
                 # AUC is a mean accuracy over the cost span: within the curve's accuracy range

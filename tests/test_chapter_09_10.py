@@ -1,8 +1,10 @@
 """Chapters 09 (self-routing) and 10 (the Llama family) of the smoke run.
 
 The CSVs the notebooks wrote are checked against values recomputed here, from records
-re-simulated with the smoke profile's parameters; two extra small runs of chapter 09 check its
-``records_paths`` path and the error for a judge without self-routing answers.
+re-simulated with the smoke profile's parameters (chapter 09: with the library's self-routing
+functions, whose arithmetic ``tests/test_evaluate.py`` checks against the raw columns); two extra
+small runs of chapter 09 check its ``records_paths`` path and the error for a judge without
+self-routing answers.
 """
 
 from pathlib import Path
@@ -15,19 +17,20 @@ import pytest
 import yaml
 from papermill.exceptions import PapermillExecutionError
 
+from racer_lib import evaluate, paper, sets, simulate
 from racer_lib import records as rec
-from racer_lib import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 SELF, LLAMA = "09_self_routing", "10_llama_family"
 MIX = "training_mix"
 BENCHMARKS = ["judgebench", "rewardbench", "rewardbench2"]  # chapter 09's default
 LLAMA_BUDGETS = [2.0, 2.5, 3.0, 3.5]  # chapter 10's default (the paper table)
-PAPER_SELF = {"qwen3-1.7b": (99.91, 70.04, 78.35, 78.34, 19.07),
-              "qwen3-4b": (99.51, 81.96, 86.50, 86.50, 6.25),
-              "qwen3-8b": (99.88, 82.20, 87.86, 87.86, 6.36)}
-PAPER_LLAMA = {2.0: (79.37, 2.05, 73.01, 2.44), 2.5: (80.41, 2.45, 74.99, 2.88),
-               3.0: (80.87, 2.89, 76.06, 3.15), 3.5: (80.83, 3.20, 76.98, 3.39)}
+PAPER_LLAMA = {
+    2.0: (79.37, 2.05, 73.01, 2.44),
+    2.5: (80.41, 2.45, 74.99, 2.88),
+    3.0: (80.87, 2.89, 76.06, 3.15),
+    3.5: (80.83, 3.20, 76.98, 3.39),
+}
 
 pytestmark = pytest.mark.slow
 
@@ -49,32 +52,16 @@ def _run_chapter(stem, tmp_path, **parameters):
     src = tmp_path / f"{stem}.ipynb"
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{stem}.md"), src)
     results = tmp_path / "results"
-    papermill.execute_notebook(src, tmp_path / f"{stem}.out.ipynb", kernel_name="python3",
-                               parameters={"profile": "test", "results_dir": str(results),
-                                           **parameters},
-                               cwd=ROOT, progress_bar=False,
-                               extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    papermill.execute_notebook(
+        src,
+        tmp_path / f"{stem}.out.ipynb",
+        kernel_name="python3",
+        parameters={"profile": "test", "results_dir": str(results), **parameters},
+        cwd=ROOT,
+        progress_bar=False,
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+    )
     return results
-
-
-def _self_routing_expected(recs, unparseable="reasoning"):
-    """Self-routing recomputed from the raw columns (not from the library's helpers)."""
-    route = recs["self_route"].astype(str).to_numpy()
-    reason = (route == "yes") | ((route == "unparseable") & (unparseable == "reasoning"))
-    r0 = recs["correct_instruct"].to_numpy(bool)
-    r1 = recs["correct_reasoning"].to_numpy(bool)
-    t0 = recs["tokens_instruct"].to_numpy(float)
-    t1 = recs["tokens_reasoning"].to_numpy(float)
-    q = reason.mean()
-    a0, a1, c1 = 100 * r0.mean(), 100 * r1.mean(), t1.sum() / t0.sum()
-    return {"pairs": len(recs), "reasoning_fraction": 100 * q,
-            "acc_all_instruct": a0, "acc_all_reasoning": a1, "cost_all_reasoning": c1,
-            "acc_self_routing": 100 * np.where(reason, r1, r0).mean(),
-            "cost_self_routing": np.where(reason, t1, t0).sum() / t0.sum(),
-            "acc_random_same_fraction": a0 + q * (a1 - a0),
-            "cost_random_same_fraction": 1 + q * (c1 - 1),
-            "declined_pairs": int((~reason).sum()),
-            "unparseable_answers": int((route == "unparseable").sum())}
 
 
 # ---------------------------------------------------------------------- 09 self-routing
@@ -83,40 +70,33 @@ def _self_routing_expected(recs, unparseable="reasoning"):
 @pytest.fixture(scope="module")
 def self_routing_records():
     params = _params(SELF)
-    sets = {}
-    for judge in params["judges"]:
-        sets[(judge, MIX)] = simulate.simulate(judge, MIX, seed=params["seed"], dim=0,
-                                               scale=params["scale"])[0]
-        for bench in params.get("benchmarks", BENCHMARKS):
-            sets[(judge, bench)] = simulate.simulate(judge, bench, seed=params["seed"], dim=0,
-                                                     scale=params["benchmark_scale"])[0]
-    return sets, params
+    benchmarks = params.get("benchmarks", BENCHMARKS)
+    records = sets.self_routing_records(
+        params["judges"],
+        benchmarks,
+        seed=params["seed"],
+        scale=params["scale"],
+        benchmark_scale=params["benchmark_scale"],
+    )
+    return records, [MIX, *benchmarks], params
 
 
 def test_self_routing_by_set_recomputes_from_the_answers(smoke, self_routing_records):
-    sets, params = self_routing_records
+    records, set_names, params = self_routing_records
     by_set = _csv(smoke, SELF, "self_routing_by_set.csv")
-    assert list(zip(by_set["judge"], by_set["set"])) == list(sets)  # judge order, then sets
-    for _, row in by_set.iterrows():
-        recs = sets[(row["judge"], row["set"])]
-        expected = _self_routing_expected(recs)
-        for key, value in expected.items():
-            assert row[key] == pytest.approx(value, rel=1e-9, abs=1e-9), (row["judge"],
-                                                                          row["set"], key)
-        declined = recs[recs["self_route"] == "no"]
-        if len(declined):
-            assert row["declined_acc_reasoning"] == pytest.approx(
-                100 * declined["correct_reasoning"].mean())
-        else:
-            assert np.isnan(row["declined_acc_reasoning"])
-        np.testing.assert_allclose(
-            row["self_routing_minus_random"],
-            row["acc_self_routing"] - row["acc_random_same_fraction"], atol=1e-9)
+    expected = [(j, s) for j in params["judges"] for s in set_names]
+    rows = list(zip(by_set["judge"], by_set["set"], strict=True))
+    assert rows == expected  # judge order, then sets
+    recomputed = evaluate.self_routing_table(records, set_names, params["judges"])
+    pd.testing.assert_frame_equal(
+        by_set.drop(columns="provenance"), recomputed, check_exact=False, rtol=1e-9, atol=1e-9
+    )
 
 
-def test_self_routing_table_is_the_whole_mixture_with_the_paper_columns(smoke,
-                                                                        self_routing_records):
-    _, params = self_routing_records
+def test_self_routing_table_is_the_whole_mixture_with_the_paper_columns(
+    smoke, self_routing_records
+):
+    _, _, params = self_routing_records
     table = _csv(smoke, SELF, "self_routing_table.csv")
     assert list(table["judge"]) == params["judges"]
     assert set(table["set"]) == {MIX}
@@ -125,13 +105,13 @@ def test_self_routing_table_is_the_whole_mixture_with_the_paper_columns(smoke,
     by_set = _csv(smoke, SELF, "self_routing_by_set.csv")
     mine = by_set[by_set["set"] == MIX].reset_index(drop=True)
     pd.testing.assert_frame_equal(table[mine.columns], mine)
-    columns = ["paper_reasoning_fraction", "paper_acc_all_instruct", "paper_acc_all_reasoning",
-               "paper_acc_self_routing", "paper_cost_ratio"]
+    columns = list(paper.SELF_ROUTING_COLUMNS)
     for _, row in table.iterrows():
-        assert tuple(row[columns]) == pytest.approx(PAPER_SELF[row["judge"]])
+        assert tuple(row[columns]) == pytest.approx(paper.SELF_ROUTING[row["judge"]])
     # The simulator is calibrated to the paper's share of "yes" answers.
-    np.testing.assert_allclose(table["reasoning_fraction"], table["paper_reasoning_fraction"],
-                               atol=1.0)
+    np.testing.assert_allclose(
+        table["reasoning_fraction"], table["paper_reasoning_fraction"], atol=1.0
+    )
 
 
 def test_self_routing_findings_follow_from_the_table(smoke):
@@ -139,11 +119,8 @@ def test_self_routing_findings_follow_from_the_table(smoke):
     findings = _csv(smoke, SELF, "findings.csv")
     assert list(findings.columns) == ["provenance", "finding", "holds", "detail"]
     assert len(findings) == 3 and findings["holds"].dtype == bool
-    gap = table["acc_self_routing"] - table["acc_all_reasoning"]
-    rel = table["cost_self_routing"] / table["cost_all_reasoning"] - 1
-    expected = [(table["reasoning_fraction"] > 99).all(), (gap.abs() <= 0.5).all(),
-                (rel.abs() <= 0.05).all()]
-    assert list(findings["holds"]) == [bool(e) for e in expected]
+    expected = evaluate.self_routing_findings(table.drop(columns="provenance"))
+    pd.testing.assert_frame_equal(findings.drop(columns="provenance"), expected)
     for detail in findings["detail"]:
         assert all(j in detail for j in table["judge"])
 
@@ -164,17 +141,27 @@ def test_records_paths_are_read_and_unparseable_answers_follow_the_parameter(tmp
     bench, _ = simulate.simulate("qwen3-4b", "judgebench", seed=3, dim=0, scale=0.5)
     # A few answers unreadable, to see the parameter route them
     mix.loc[mix.index[:25], "self_route"] = "unparseable"
-    paths = [rec.write_records(mix, tmp_path / "mix.csv"),
-             rec.write_records(bench, tmp_path / "judgebench.parquet")]
-    results = _run_chapter(SELF, tmp_path, records_paths=[str(p) for p in paths],
-                           unparseable="instruct", benchmarks=["judgebench"])
+    paths = [
+        rec.write_records(mix, tmp_path / "mix.csv"),
+        rec.write_records(bench, tmp_path / "judgebench.parquet"),
+    ]
+    results = _run_chapter(
+        SELF,
+        tmp_path,
+        records_paths=[str(p) for p in paths],
+        unparseable="instruct",
+        benchmarks=["judgebench"],
+    )
     by_set = pd.read_csv(results / "self_routing_by_set.csv")
-    assert list(zip(by_set["judge"], by_set["set"])) == [("qwen3-4b", MIX),
-                                                          ("qwen3-4b", "judgebench")]
+    assert list(zip(by_set["judge"], by_set["set"])) == [
+        ("qwen3-4b", MIX),
+        ("qwen3-4b", "judgebench"),
+    ]
     assert set(by_set["provenance"]) == {"simulated"}
-    for (_, row), recs in zip(by_set.iterrows(), (mix, bench)):
-        for key, value in _self_routing_expected(recs, "instruct").items():
-            assert row[key] == pytest.approx(value, rel=1e-9, abs=1e-9), key
+    for (_, row), recs in zip(by_set.iterrows(), (mix, bench), strict=True):
+        reason = rec.self_route_decisions(recs, "instruct")
+        for key, value in evaluate.self_routing_point(recs, reason).items():
+            assert row[key] == pytest.approx(value, rel=1e-9, abs=1e-9, nan_ok=True), key
     assert by_set.loc[0, "unparseable_answers"] == 25
     assert by_set.loc[0, "declined_pairs"] >= 25  # sent to instruct with the "no" answers
 
@@ -185,8 +172,9 @@ def test_records_paths_are_read_and_unparseable_answers_follow_the_parameter(tmp
 @pytest.fixture(scope="module")
 def llama_test_split():
     params = _params(LLAMA)
-    recs, _ = simulate.simulate("llama-3.1-8b", MIX, seed=params["seed"], dim=params["dim"],
-                                scale=params["scale"])
+    recs, _ = simulate.simulate(
+        "llama-3.1-8b", MIX, seed=params["seed"], dim=params["dim"], scale=params["scale"]
+    )
     test = recs[recs["split"] == "test"]
     r0, r1 = 100 * test["correct_instruct"].mean(), 100 * test["correct_reasoning"].mean()
     c1 = test["tokens_reasoning"].sum() / test["tokens_instruct"].sum()
@@ -199,7 +187,8 @@ def test_llama_runs_have_their_random_twins_on_the_chord(smoke, llama_test_split
     budgets = params.get("budgets", LLAMA_BUDGETS)
     assert len(runs) == len(budgets) * params["n_seeds"]
     assert sorted(set(zip(runs["budget"], runs["seed"]))) == sorted(
-        (float(b), params["seed"] + k) for b in budgets for k in range(params["n_seeds"]))
+        (float(b), params["seed"] + k) for b in budgets for k in range(params["n_seeds"])
+    )
     assert set(runs["evaluation_set"]) == {"test"}
     a0, a1, c1 = ends["a0"], ends["a1"], ends["c1"]
     cost = runs["racer_cost"]
@@ -207,8 +196,9 @@ def test_llama_runs_have_their_random_twins_on_the_chord(smoke, llama_test_split
     # Random at matched cost spends exactly what the router spends, on the chord.
     np.testing.assert_allclose(runs["random_at_cost_cost"], cost, rtol=0, atol=1e-9)
     np.testing.assert_allclose(runs["random_at_cost_rate"], (cost - 1) / (c1 - 1), atol=1e-9)
-    np.testing.assert_allclose(runs["random_at_cost_accuracy"],
-                               a0 + (cost - 1) / (c1 - 1) * (a1 - a0), atol=1e-9)
+    np.testing.assert_allclose(
+        runs["random_at_cost_accuracy"], a0 + (cost - 1) / (c1 - 1) * (a1 - a0), atol=1e-9
+    )
     # Random at the router's rate lies on the same chord, at the rate's cost.
     q = runs["racer_reasoning_rate"]
     np.testing.assert_allclose(runs["random_at_rate_cost"], 1 + q * (c1 - 1), atol=1e-9)
@@ -243,16 +233,20 @@ def test_llama_table_summarises_the_runs_next_to_the_paper(smoke, llama_test_spl
     np.testing.assert_allclose(racer["accuracy_mean"], grouped["racer_accuracy"].mean())
     np.testing.assert_allclose(racer["accuracy_sd"], grouped["racer_accuracy"].std())
     np.testing.assert_allclose(racer["cost_mean"], grouped["racer_cost"].mean())
-    np.testing.assert_allclose(racer["random_at_cost_accuracy_mean"],
-                               grouped["random_at_cost_accuracy"].mean())
+    np.testing.assert_allclose(
+        racer["random_at_cost_accuracy_mean"], grouped["random_at_cost_accuracy"].mean()
+    )
     np.testing.assert_allclose(racer["random_at_cost_cost_mean"], racer["cost_mean"], atol=1e-9)
-    np.testing.assert_allclose(racer["violation_rate"],
-                               (runs["racer_cost"] > runs["budget"]).groupby(runs["budget"]).mean())
+    np.testing.assert_allclose(
+        racer["violation_rate"],
+        (runs["racer_cost"] > runs["budget"]).groupby(runs["budget"]).mean(),
+    )
     assert (racer["seeds"] == params["n_seeds"]).all()
     for budget, row in racer.iterrows():
         if budget in PAPER_LLAMA:
-            assert tuple(row[["paper_accuracy", "paper_cost", "paper_random_accuracy",
-                              "paper_random_cost"]]) == pytest.approx(PAPER_LLAMA[budget])
+            assert tuple(
+                row[["paper_accuracy", "paper_cost", "paper_random_accuracy", "paper_random_cost"]]
+            ) == pytest.approx(PAPER_LLAMA[budget])
 
 
 def test_llama_findings_follow_from_the_table(smoke):
@@ -264,17 +258,19 @@ def test_llama_findings_follow_from_the_table(smoke):
     top = table[table["method"] == "All-Reasoning"].iloc[0]
     expected = [
         (racer["accuracy_mean"] > racer["random_at_cost_accuracy_mean"]).all(),
-        ((racer["accuracy_mean"] >= top["accuracy_mean"])
-         & (racer["cost_mean"] < top["cost_mean"])).any(),
-        (racer["cost_mean"] <= racer["budget"]).all()]
+        (
+            (racer["accuracy_mean"] >= top["accuracy_mean"])
+            & (racer["cost_mean"] < top["cost_mean"])
+        ).any(),
+        (racer["cost_mean"] <= racer["budget"]).all(),
+    ]
     assert list(findings["holds"]) == [bool(e) for e in expected]
 
 
 # ---------------------------------------------------------------------- both: book and figures
 
 
-@pytest.mark.parametrize("stem, figure", [(SELF, "self_routing.png"),
-                                          (LLAMA, "llama_family.png")])
+@pytest.mark.parametrize("stem, figure", [(SELF, "self_routing.png"), (LLAMA, "llama_family.png")])
 def test_figures_are_in_the_built_chapter(smoke, stem, figure):
     result, _ = smoke
     png = (Path(result.results_dirs[stem]) / figure).read_bytes()

@@ -26,9 +26,15 @@ SUBSETS = ["natural", "neighbor", "gptinst", "gptout", "manual"]
 SUBSET_SIZES = {"natural": 100, "neighbor": 134, "gptinst": 92, "gptout": 47, "manual": 46}
 MODES = {"instruct": "Vanilla", "reasoning": "CoT"}
 CELLS = ["both_right", "only_reasoning", "only_instruct", "both_wrong"]
-OUTPUTS = ["agreement_patterns.csv", "delta_accuracy_by_judge.csv",
-           "delta_accuracy_by_subset.csv", "fig2_llmbar_agreement.png",
-           "fig2_llmbar_delta_accuracy_vs_cost.png", "findings.csv", "position_bias.csv"]
+OUTPUTS = [
+    "agreement_patterns.csv",
+    "delta_accuracy_by_judge.csv",
+    "delta_accuracy_by_subset.csv",
+    "fig2_llmbar_agreement.png",
+    "fig2_llmbar_delta_accuracy_vs_cost.png",
+    "findings.csv",
+    "position_bias.csv",
+]
 
 pytestmark = pytest.mark.slow
 
@@ -55,9 +61,11 @@ def mirror():
             mp.setenv(data.ENV_DATA_DIR, value)
         missing = _missing_llmbar_files()
         if missing:
-            pytest.skip(f"{len(missing)} LLMBar data files are not available from "
-                        f"{data.location()} (first: {missing[0]}); set {data.ENV_DATA_DIR} to a "
-                        "mirror laid out by URL, see data_manifest.yaml")
+            pytest.skip(
+                f"{len(missing)} LLMBar data files are not available from "
+                f"{data.location()} (first: {missing[0]}); set {data.ENV_DATA_DIR} to a "
+                "mirror laid out by URL, see data_manifest.yaml"
+            )
         yield value
 
 
@@ -66,11 +74,15 @@ def _execute(tmp, **parameters):
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{STEM}.md"), src)
     results = tmp / "results"
     executed = tmp / f"{STEM}.out.ipynb"
-    papermill.execute_notebook(src, executed, kernel_name="python3",
-                               parameters={"profile": "test", "results_dir": str(results),
-                                           **parameters},
-                               cwd=ROOT, progress_bar=False,
-                               extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    papermill.execute_notebook(
+        src,
+        executed,
+        kernel_name="python3",
+        parameters={"profile": "test", "results_dir": str(results), **parameters},
+        cwd=ROOT,
+        progress_bar=False,
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+    )
     return results, executed
 
 
@@ -83,15 +95,22 @@ def run(mirror, tmp_path_factory):
 @pytest.fixture(scope="module")
 def stats(mirror):
     """LLMBar's statistics.json: {(judge, mode, subset): parsed statistics}."""
-    return {(j, m, s): st for j in JUDGES for m in MODES
-            for s, st in data.llmbar_statistics(j, m).items()}
+    return {
+        (j, m, s): st
+        for j in JUDGES
+        for m in MODES
+        for s, st in data.llmbar_statistics(j, m).items()
+    }
 
 
 @pytest.fixture(scope="module")
 def records(mirror):
     tokenizer = data.load_tokenizer()
-    return {(j, o): data.llmbar_records(j, o, tokenizer=tokenizer)
-            for j in JUDGES for o in ("original", "swapped")}
+    return {
+        (j, o): data.llmbar_records(j, o, tokenizer=tokenizer)
+        for j in JUDGES
+        for o in ("original", "swapped")
+    }
 
 
 def _csv(run, name):
@@ -114,15 +133,16 @@ def test_declares_the_parameters_of_the_brief(tmp_path):
     params = papermill.inspect_notebook(src)
     assert list(params) == ["profile", "results_dir", "judges", "order"]
     assert params["judges"]["default"].replace(" ", "") == (
-        '["GPT-4","ChatGPT","ChatGPT-0301","LLaMA2","PaLM2","Falcon"]')
+        '["GPT-4","ChatGPT","ChatGPT-0301","LLaMA2","PaLM2","Falcon"]'
+    )
     assert params["order"]["default"] == '"original"'
 
 
 def test_provenance_admonition_names_the_pinned_commit():
     text = (ROOT / "notebooks" / f"{STEM}.md").read_text(encoding="utf-8")
     commit = data.load_manifest().sources["llmbar"]["commit"]
-    admonition = text[text.index("```{admonition} Provenance"):]
-    admonition = admonition[:admonition.index("\n```\n")]
+    admonition = text[text.index("```{admonition} Provenance") :]
+    admonition = admonition[: admonition.index("\n```\n")]
     assert commit in admonition
     assert "not simulated" in admonition
 
@@ -131,9 +151,10 @@ def test_writes_every_output_and_says_so(run):
     results, executed = run
     assert sorted(p.name for p in results.iterdir()) == OUTPUTS
     nb = nbformat.read(executed, as_version=4)
-    last = [c for c in nb.cells if c.cell_type == "code"][-1]
-    printed = "".join(o.get("text", "") for o in last.outputs)
-    for name in OUTPUTS:
+    printed = "".join(
+        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+    )
+    for name in OUTPUTS:  # each writer prints the path it wrote
         assert f"wrote {results / name}" in printed
     source_cell = next(c for c in nb.cells if "data.location()" in c.source)
     text = "".join(o.get("text", "") for o in source_cell.outputs)
@@ -151,8 +172,7 @@ def test_accuracy_by_subset_equals_statistics_json(run, stats):
     table = _csv(run, "delta_accuracy_by_subset.csv")
     assert set(table["order"]) == {"original"}
     assert len(table) == len(JUDGES) * len(SUBSETS)
-    assert set(zip(table["judge"], table["subset"])) == {(j, s) for j in JUDGES
-                                                         for s in SUBSETS}
+    assert set(zip(table["judge"], table["subset"])) == {(j, s) for j in JUDGES for s in SUBSETS}
     for row in table.itertuples():
         acc = {}
         for mode in MODES:
@@ -160,8 +180,9 @@ def test_accuracy_by_subset_equals_statistics_json(run, stats):
             assert total == row.n == SUBSET_SIZES[row.subset]
         assert row.acc_instruct == pytest.approx(acc["instruct"], abs=1e-9), row
         assert row.acc_reasoning == pytest.approx(acc["reasoning"], abs=1e-9), row
-        assert row.delta_accuracy == pytest.approx(acc["reasoning"] - acc["instruct"],
-                                                   abs=1e-9), row
+        assert row.delta_accuracy == pytest.approx(acc["reasoning"] - acc["instruct"], abs=1e-9), (
+            row
+        )
 
 
 def test_accuracy_by_judge_pools_statistics_json(run, stats):
@@ -172,8 +193,7 @@ def test_accuracy_by_judge_pools_statistics_json(run, stats):
         assert row.n == 419
         assert row.acc_instruct == pytest.approx(acc["instruct"], abs=1e-9)
         assert row.acc_reasoning == pytest.approx(acc["reasoning"], abs=1e-9)
-        assert row.delta_accuracy == pytest.approx(acc["reasoning"] - acc["instruct"],
-                                                   abs=1e-9)
+        assert row.delta_accuracy == pytest.approx(acc["reasoning"] - acc["instruct"], abs=1e-9)
 
 
 def test_cost_ratios_are_token_sums_of_the_records(run, records):
@@ -183,13 +203,15 @@ def test_cost_ratios_are_token_sums_of_the_records(run, records):
         r = records[(row.judge, "original")]
         r = r[r["subset"] == row.subset]
         tokens = r[["tokens_instruct", "tokens_reasoning"]].astype(float).sum()
-        assert row.cost_ratio == pytest.approx(tokens["tokens_reasoning"]
-                                               / tokens["tokens_instruct"], rel=1e-12)
+        assert row.cost_ratio == pytest.approx(
+            tokens["tokens_reasoning"] / tokens["tokens_instruct"], rel=1e-12
+        )
         assert row.mean_tokens_instruct == pytest.approx(r["tokens_instruct"].mean())
     for row in by_judge.itertuples():
         r = records[(row.judge, "original")]
         assert row.cost_ratio == pytest.approx(
-            r["tokens_reasoning"].astype(float).sum() / r["tokens_instruct"].astype(float).sum())
+            r["tokens_reasoning"].astype(float).sum() / r["tokens_instruct"].astype(float).sum()
+        )
         assert row.cost_ratio > 5  # Vanilla answers are a few tokens, CoT ones sentences
 
 
@@ -207,12 +229,17 @@ def test_agreement_cells_sum_to_the_pairs_and_match_both_modes(run, stats, recor
         # and equal the cells counted from the raw columns
         r = records[(row.judge, "original")]
         r0, r1 = r["correct_instruct"].to_numpy(bool), r["correct_reasoning"].to_numpy(bool)
-        assert cells == {"both_right": (r0 & r1).sum(), "only_reasoning": (~r0 & r1).sum(),
-                         "only_instruct": (r0 & ~r1).sum(), "both_wrong": (~r0 & ~r1).sum()}
+        assert cells == {
+            "both_right": (r0 & r1).sum(),
+            "only_reasoning": (~r0 & r1).sum(),
+            "only_instruct": (r0 & ~r1).sum(),
+            "both_wrong": (~r0 & ~r1).sum(),
+        }
         shares = [getattr(row, f"share_{c}") for c in CELLS]
         assert sum(shares) == pytest.approx(1.0)
-        assert row.share_one_mode_right == pytest.approx((cells["only_reasoning"]
-                                                          + cells["only_instruct"]) / 419)
+        assert row.share_one_mode_right == pytest.approx(
+            (cells["only_reasoning"] + cells["only_instruct"]) / 419
+        )
         oracle = 100 * (r0 | r1).mean()
         assert row.oracle_accuracy == pytest.approx(oracle)
         assert row.headroom == pytest.approx(oracle - 100 * max(r0.mean(), r1.mean()))
@@ -226,9 +253,11 @@ def test_position_bias_equals_statistics_json_in_both_orders(run, stats, records
     for row in table.itertuples():
         assert row.prompt == MODES[row.mode]
         assert row.acc_original == pytest.approx(
-            _acc(stats, row.judge, row.mode, SUBSETS, "correct_False")[0], abs=1e-9)
+            _acc(stats, row.judge, row.mode, SUBSETS, "correct_False")[0], abs=1e-9
+        )
         assert row.acc_swapped == pytest.approx(
-            _acc(stats, row.judge, row.mode, SUBSETS, "correct_True")[0], abs=1e-9)
+            _acc(stats, row.judge, row.mode, SUBSETS, "correct_True")[0], abs=1e-9
+        )
         # consistency: LLMBar's own "equal" count (same winner in both orders)
         equal = sum(stats[(row.judge, row.mode, s)]["equal"][0] for s in SUBSETS)
         assert row.consistent == equal
@@ -247,16 +276,23 @@ def test_findings_are_computed_from_the_counts(run, stats, records):
     table = _csv(run, "findings.csv")
     assert list(table.columns) == ["provenance", "finding", "holds", "detail"]
     assert len(table) == 3
-    delta_judge = {j: _acc(stats, j, "reasoning", SUBSETS, "correct_False")[0]
-                   - _acc(stats, j, "instruct", SUBSETS, "correct_False")[0] for j in JUDGES}
-    delta_cell = [_acc(stats, j, "reasoning", [s], "correct_False")[0]
-                  - _acc(stats, j, "instruct", [s], "correct_False")[0]
-                  for j in JUDGES for s in SUBSETS]
+    delta_judge = {
+        j: _acc(stats, j, "reasoning", SUBSETS, "correct_False")[0]
+        - _acc(stats, j, "instruct", SUBSETS, "correct_False")[0]
+        for j in JUDGES
+    }
+    delta_cell = [
+        _acc(stats, j, "reasoning", [s], "correct_False")[0]
+        - _acc(stats, j, "instruct", [s], "correct_False")[0]
+        for j in JUDGES
+        for s in SUBSETS
+    ]
     one_right = []
     for j in JUDGES:
         r = records[(j, "original")]
-        one_right.append((r["correct_instruct"].to_numpy(bool)
-                          != r["correct_reasoning"].to_numpy(bool)).mean())
+        one_right.append(
+            (r["correct_instruct"].to_numpy(bool) != r["correct_reasoning"].to_numpy(bool)).mean()
+        )
     expected = [min(delta_judge.values()) < 0, min(delta_cell) <= 0, max(one_right) < 0.5]
     assert [bool(h) for h in table["holds"]] == expected
     assert table["finding"].str.contains("at least one judge").iloc[0]
@@ -265,8 +301,11 @@ def test_findings_are_computed_from_the_counts(run, stats, records):
     # the details name the numbers they rest on
     worse = [j for j, d in delta_judge.items() if d < 0]
     assert table["detail"].iloc[0].startswith(f"{len(worse)} of {len(JUDGES)} judges")
-    assert table["detail"].iloc[1].startswith(
-        f"{sum(d <= 0 for d in delta_cell)} of {len(delta_cell)} cells")
+    assert (
+        table["detail"]
+        .iloc[1]
+        .startswith(f"{sum(d <= 0 for d in delta_cell)} of {len(delta_cell)} cells")
+    )
 
 
 def test_missing_files_stop_the_chapter_with_the_data_error(mirror, tmp_path, monkeypatch):

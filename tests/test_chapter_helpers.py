@@ -8,7 +8,6 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
 
 from racer_lib import chapter, plots  # noqa: E402
 
@@ -38,8 +37,9 @@ def test_save_table_puts_provenance_and_columns_first(tmp_path, capsys):
     assert f"wrote {path}" in capsys.readouterr().out
     assert list(written.columns) == ["provenance", "split_by", "a", "b"]
     back = pd.read_csv(path)
-    assert back.to_dict("records") == [{"provenance": "simulated", "split_by": "random",
-                                        "a": 1, "b": 2.5}]
+    assert back.to_dict("records") == [
+        {"provenance": "simulated", "split_by": "random", "a": 1, "b": 2.5}
+    ]
     frame = pd.DataFrame({"x": [1, 2]})
     chapter.save_table(frame, tmp_path / "u.csv")  # no provenance: written as given
     assert list(frame.columns) == ["x"]  # the caller's frame is not changed
@@ -64,16 +64,26 @@ def test_mean_sd_and_paper_value():
 
 
 def test_paper_comparison_lays_out_methods_by_judge():
-    table = pd.DataFrame({"method": ["A", "B", "A", "B"], "judge": ["x", "x", "y", "y"],
-                          "accuracy": [80.0, 81.0, 70.0, 71.0],
-                          "accuracy_sd": [1.0, math.nan, 0.5, 0.5],
-                          "cost": [2.0, 3.0, 2.5, 3.5], "cost_sd": [0.1, 0.2, 0.1, 0.1],
-                          "paper_accuracy": [79.0, math.nan, 69.0, 72.0],
-                          "paper_cost": [2.1, math.nan, 2.4, 3.6]})
+    table = pd.DataFrame(
+        {
+            "method": ["A", "B", "A", "B"],
+            "judge": ["x", "x", "y", "y"],
+            "accuracy": [80.0, 81.0, 70.0, 71.0],
+            "accuracy_sd": [1.0, math.nan, 0.5, 0.5],
+            "cost": [2.0, 3.0, 2.5, 3.5],
+            "cost_sd": [0.1, 0.2, 0.1, 0.1],
+            "paper_accuracy": [79.0, math.nan, 69.0, 72.0],
+            "paper_cost": [2.1, math.nan, 2.4, 3.6],
+        }
+    )
     show = plots.paper_comparison(table, "method", "judge", ["B", "A"], ["y", "x"])
     assert list(show.index) == ["B", "A"]
-    assert list(show.columns[:4]) == [("y", "accuracy"), ("y", "paper accuracy"),
-                                      ("y", "cost"), ("y", "paper cost")]
+    assert list(show.columns[:4]) == [
+        ("y", "accuracy"),
+        ("y", "paper accuracy"),
+        ("y", "cost"),
+        ("y", "paper cost"),
+    ]
     assert show.loc["B", ("x", "accuracy")] == "81.0"
     assert show.loc["B", ("x", "paper accuracy")] == "–"
     assert show.loc["A", ("x", "accuracy")] == "80.0 ± 1.0"

@@ -1,10 +1,19 @@
-"""The racer command: simulate check / generate, records validate and route."""
+"""The racer command: simulate check / generate, records validate and route; what it does with
+a user's error (one line, exit 2) and with a bug (its traceback)."""
+
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import cli, records as rec
+from racer_lib import cli
+from racer_lib import records as rec
+from racer_lib.errors import ConfigError, MissingFileError, RacerError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_simulate_check_prints_targets_and_passes(capsys):
@@ -16,8 +25,23 @@ def test_simulate_check_prints_targets_and_passes(capsys):
 
 def test_generate_then_validate(tmp_path, capsys):
     out = tmp_path / "jb.parquet"
-    assert cli.main(["simulate", "generate", "--judge", "qwen3-8b", "--recipe", "judgebench",
-                     "--dim", "8", "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "simulate",
+                "generate",
+                "--judge",
+                "qwen3-8b",
+                "--recipe",
+                "judgebench",
+                "--dim",
+                "8",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     records, emb = rec.load(out)
     assert len(records) == 620 and emb.shape == (620, 8)
     assert cli.main(["records", "validate", str(out)]) == 0
@@ -49,12 +73,33 @@ def routed(tmp_path_factory):
     try:
         folder = tmp_path_factory.mktemp("route")
         path = folder / "mix.parquet"
-        assert cli.main(["simulate", "generate", "--judge", "qwen3-4b", "--scale", "0.03",
-                         "--dim", "16", "--out", str(path)]) == 0
+        assert (
+            cli.main(
+                [
+                    "simulate",
+                    "generate",
+                    "--judge",
+                    "qwen3-4b",
+                    "--scale",
+                    "0.03",
+                    "--dim",
+                    "16",
+                    "--out",
+                    str(path),
+                ]
+            )
+            == 0
+        )
         records, emb = rec.load(path)
         unit, sp = tr.splits(records, emb)
-        result = tr.train_policies(sp["train"], sp["valid"], [tr.PolicyConfig(budget=2.5)],
-                                   tr.TrainSettings(epochs=1, lr=1e-3), unit, progress=False)
+        result = tr.train_policies(
+            sp["train"],
+            sp["valid"],
+            [tr.PolicyConfig(budget=2.5)],
+            tr.TrainSettings(epochs=1, lr=1e-3),
+            unit,
+            progress=False,
+        )
         router = result.router(0, rec.read_embeddings(rec.embeddings_path(path)).embedder)
         router_path = router.save(folder / "router.pt")
     finally:
@@ -89,10 +134,18 @@ def test_route_round_trip(routed, tmp_path, capsys):
     assert f"1 unit = {router.tokens_per_unit:.1f} instruct tokens" in out
     # Seeded: the same seed gives the same decisions, another seed others.
     again, other = tmp_path / "again.csv", tmp_path / "sub" / "other.csv"
-    assert cli.main(["route", str(path), "--router", str(router_path), "--seed", "3",
-                     "--out", str(again)]) == 0
-    assert cli.main(["route", str(path), "--router", str(router_path), "--seed", "4",
-                     "--out", str(other)]) == 0
+    assert (
+        cli.main(
+            ["route", str(path), "--router", str(router_path), "--seed", "3", "--out", str(again)]
+        )
+        == 0
+    )
+    assert (
+        cli.main(
+            ["route", str(path), "--router", str(router_path), "--seed", "4", "--out", str(other)]
+        )
+        == 0
+    )
     pd.testing.assert_frame_equal(pd.read_csv(again), routes)
     assert not pd.read_csv(other)["decision"].equals(routes["decision"])
 
@@ -100,12 +153,15 @@ def test_route_round_trip(routed, tmp_path, capsys):
 def test_route_refuses_another_embedder(routed, tmp_path, capsys):
     path, router_path, _, records, emb = routed
     other = rec.write_records(records, tmp_path / "other.parquet")
-    rec.write_embeddings(rec.embeddings_path(other), [(records["id"].to_numpy(), emb)],
-                         embedder="another-model")
+    rec.write_embeddings(
+        rec.embeddings_path(other), [(records["id"].to_numpy(), emb)], embedder="another-model"
+    )
     assert cli.main(["route", str(other), "--router", str(router_path)]) == 2
     err = capsys.readouterr().err
-    assert ("embeddings come from 'another-model', but this router was trained on embeddings "
-            "from 'simulated-16d'") in err
+    assert (
+        "embeddings come from 'another-model', but this router was trained on embeddings "
+        "from 'simulated-16d'"
+    ) in err
     assert str(rec.embeddings_path(other)) in err
     assert not other.with_name("other.routes.csv").exists()
 
@@ -113,12 +169,15 @@ def test_route_refuses_another_embedder(routed, tmp_path, capsys):
 def test_route_refuses_another_dimension(routed, tmp_path, capsys):
     path, router_path, _, records, emb = routed
     other = rec.write_records(records, tmp_path / "wide.parquet")
-    rec.write_embeddings(rec.embeddings_path(other),
-                         [(records["id"].to_numpy(), np.hstack([emb, emb]))],
-                         embedder="simulated-16d")
+    rec.write_embeddings(
+        rec.embeddings_path(other),
+        [(records["id"].to_numpy(), np.hstack([emb, emb]))],
+        embedder="simulated-16d",
+    )
     assert cli.main(["route", str(other), "--router", str(router_path)]) == 2
-    assert ("embeddings have dimension 32, but this router was trained on 16-dimensional "
-            "embeddings") in capsys.readouterr().err
+    assert (
+        "embeddings have dimension 32, but this router was trained on 16-dimensional embeddings"
+    ) in capsys.readouterr().err
 
 
 def test_route_refuses_missing_embeddings_and_bad_router(routed, tmp_path, capsys):
@@ -132,3 +191,71 @@ def test_route_refuses_missing_embeddings_and_bad_router(routed, tmp_path, capsy
     junk.write_text("not a router")
     assert cli.main(["route", str(path), "--router", str(junk)]) == 2
     assert "junk.pt: not a router file" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------
+# User errors and bugs
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ConfigError("--batch-size must be at least 1 (got 0)"),
+        MissingFileError("x.parquet: no such records file"),
+        rec.RecordsError("x.csv", "label", "2 is not a label", row=3),
+    ],
+)
+def test_a_user_error_is_one_line_and_exit_2(monkeypatch, capsys, error):
+    def fails(args):
+        raise error
+
+    monkeypatch.setattr(cli, "cmd_records_validate", fails)
+    assert cli.main(["records", "validate", "x.parquet"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"error: {error}\n"  # one line, no traceback
+    assert isinstance(error, RacerError)
+
+
+@pytest.mark.parametrize("bug", [ValueError("an internal invariant broke"), KeyError("column")])
+def test_a_bug_keeps_its_traceback(monkeypatch, capsys, bug):
+    """A ValueError or KeyError that is no RacerError is a bug in the library: racer does not
+    swallow it into an error line, it propagates (and Python prints its traceback)."""
+
+    def fails(args):
+        raise bug
+
+    monkeypatch.setattr(cli, "cmd_records_validate", fails)
+    with pytest.raises(type(bug)) as info:
+        cli.main(["records", "validate", "x.parquet"])
+    assert info.value is bug and info.traceback[-1].name == "fails"
+    assert "error:" not in capsys.readouterr().err
+
+
+def test_the_racer_process_prints_a_traceback_only_for_a_bug(tmp_path):
+    """End to end: a missing file is one line (exit 2); a bug exits 1 with a traceback."""
+
+    def racer(*args, code=""):
+        return subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                code + "from racer_lib.cli import main; raise SystemExit(main())",
+                *args,
+            ],
+            cwd=ROOT,
+            text=True,
+            capture_output=True,
+        )
+
+    missing = racer("records", "validate", str(tmp_path / "none.parquet"))
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert missing.stderr == f"error: {tmp_path / 'none.parquet'}: no such records file\n"
+    bug = racer(
+        "records",
+        "validate",
+        "x",
+        code=("import racer_lib.cli as c; c.cmd_records_validate = lambda a: {}['no such key']; "),
+    )
+    assert bug.returncode == 1
+    assert "Traceback (most recent call last)" in bug.stderr
+    assert bug.stderr.rstrip().endswith("KeyError: 'no such key'")

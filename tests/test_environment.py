@@ -21,18 +21,21 @@ def _pyproject() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     reqs = list(project["dependencies"])
     for extra in ("book", "embed", "judge", "test"):
-        reqs += [r for r in project["optional-dependencies"][extra]
-                 if not r.startswith(project["name"])]
+        reqs += [
+            r for r in project["optional-dependencies"][extra] if not r.startswith(project["name"])
+        ]
     return {CONDA_NAMES.get(n, n): s for n, s in map(_split, reqs)}
 
 
 def _environment() -> dict[str, str]:
     """Conda dependencies, plus the pip section's packages (those conda does not have)."""
     deps = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
-    pip = [p for d in deps if isinstance(d, dict) for p in d["pip"]
-           if not p.startswith("-")]
-    return dict(_split(d) for d in [*deps, *pip]
-                if isinstance(d, str) and _split(d)[0] not in CONDA_ONLY | MAKE_ONLY)
+    pip = [p for d in deps if isinstance(d, dict) for p in d["pip"] if not p.startswith("-")]
+    return dict(
+        _split(d)
+        for d in [*deps, *pip]
+        if isinstance(d, str) and _split(d)[0] not in CONDA_ONLY | MAKE_ONLY
+    )
 
 
 def test_packages_installed_without_dependencies_match_the_makefile():

@@ -10,10 +10,14 @@ from racer_lib import evaluate
 @pytest.fixture
 def four_pairs():
     """Instruct right on pairs 0-1, reasoning on 0-2; reasoning costs three times the tokens."""
-    return pd.DataFrame({"correct_instruct": [True, True, False, False],
-                         "correct_reasoning": [True, True, True, False],
-                         "tokens_instruct": [10, 10, 10, 10],
-                         "tokens_reasoning": [30, 30, 30, 30]})
+    return pd.DataFrame(
+        {
+            "correct_instruct": [True, True, False, False],
+            "correct_reasoning": [True, True, True, False],
+            "tokens_instruct": [10, 10, 10, 10],
+            "tokens_reasoning": [30, 30, 30, 30],
+        }
+    )
 
 
 def test_random_at_cost_matches_the_cost_and_lies_on_the_chord(four_pairs):
@@ -43,10 +47,298 @@ def test_a_router_that_reasons_only_where_it_helps(four_pairs):
 
 
 def test_seeds_at_one_rate_are_averaged_and_a_zero_gap_gives_nan(four_pairs):
-    pts = pd.DataFrame({"reasoning_rate": [0.5, 0.5], "accuracy": [60.0, 70.0],
-                        "cost": [2.0, 2.0]})
+    pts = pd.DataFrame({"reasoning_rate": [0.5, 0.5], "accuracy": [60.0, 70.0], "cost": [2.0, 2.0]})
     assert evaluate.routing_metrics(pts, four_pairs)["apgr"] == pytest.approx(
-        0.5 * (0.5 * 0.6) + 0.5 * (0.6 + 1) / 2)
+        0.5 * (0.5 * 0.6) + 0.5 * (0.6 + 1) / 2
+    )
     flat = four_pairs.assign(correct_reasoning=four_pairs["correct_instruct"])
     m = evaluate.routing_metrics(pts.assign(accuracy=50.0), flat)
     assert np.isnan(m["apgr"]) and np.isnan(m["cpt"]) and m["auc"] == pytest.approx(50.0)
+
+
+# ---------------------------------------------------------------------- Fig. 2 and its reading
+
+
+def _records(
+    correct_instruct, correct_reasoning, tokens_instruct=10, tokens_reasoning=30, **columns
+):
+    """Paired records of hand-made outcomes (verdicts follow correctness, label 1 = A)."""
+    r0, r1 = np.asarray(correct_instruct, bool), np.asarray(correct_reasoning, bool)
+    n = len(r0)
+    return pd.DataFrame(
+        {
+            "id": [f"p{i}" for i in range(n)],
+            "label": 1,
+            "verdict_instruct": np.where(r0, "A", "B"),
+            "verdict_reasoning": np.where(r1, "A", "B"),
+            "correct_instruct": r0,
+            "correct_reasoning": r1,
+            "tokens_instruct": np.broadcast_to(tokens_instruct, n),
+            "tokens_reasoning": np.broadcast_to(tokens_reasoning, n),
+            **columns,
+        }
+    )
+
+
+def test_with_mean_tokens_appends_each_groups_mean():
+    recs = _records(
+        [1, 0, 1],
+        [1, 1, 0],
+        tokens_instruct=[2, 4, 10],
+        tokens_reasoning=[20, 40, 90],
+        judge=["a", "a", "b"],
+    )
+    out = evaluate.with_mean_tokens(evaluate.mode_summary(recs, ["judge"]), recs, ["judge"])
+    assert list(out.columns[-2:]) == ["mean_tokens_instruct", "mean_tokens_reasoning"]
+    assert list(out["mean_tokens_instruct"]) == [3.0, 10.0]
+    assert list(out["mean_tokens_reasoning"]) == [30.0, 90.0]
+    assert list(out["n"]) == [2, 1]
+
+
+def test_agreement_table_gives_shares_and_the_pairs_one_mode_gets_right():
+    # judge a: both right, only reasoning, only reasoning, both wrong
+    recs = _records([1, 0, 0, 0], [1, 1, 1, 0], judge="a")
+    summary = evaluate.mode_summary(recs, ["judge"])
+    summary["headroom"] = evaluate.headroom(summary)
+    row = evaluate.agreement_table(summary).iloc[0]
+    assert (row["both_right"], row["only_reasoning"], row["only_instruct"], row["both_wrong"]) == (
+        1,
+        2,
+        0,
+        1,
+    )
+    assert row["share_only_reasoning"] == pytest.approx(0.5)
+    assert row["share_one_mode_right"] == pytest.approx(0.5)
+    assert row["oracle_accuracy"] == pytest.approx(75.0)
+    assert row["headroom"] == pytest.approx(0.0)  # reasoning alone is the oracle here
+    assert sum(row[f"share_{c}"] for c in evaluate.AGREEMENT_CELLS) == pytest.approx(1.0)
+
+
+def test_fig2_findings_check_the_domains_and_the_headroom_by_size():
+    # qwen3-1.7b: reasoning gains 100 points on math, none on safety (holds);
+    # qwen3-4b: the other way round (does not hold); the 8b has no safety pairs (not checked)
+    small = pd.concat(
+        [
+            _records([0, 0], [1, 1], judge="qwen3-1.7b", domain="math"),
+            _records([1, 0], [1, 0], judge="qwen3-1.7b", domain="safety"),
+        ]
+    )
+    mid = pd.concat(
+        [
+            _records([1, 1], [1, 1], judge="qwen3-4b", domain="math"),
+            _records([0, 1], [1, 1], judge="qwen3-4b", domain="safety"),
+        ]
+    )
+    large = _records([1, 1], [1, 1], judge="qwen3-8b", domain="coding")
+    checks = evaluate.fig2_findings(pd.concat([small, mid, large], ignore_index=True))
+    assert list(checks.columns) == ["finding", "judge", "observed", "holds"]
+    domain = checks[checks["finding"].str.startswith("reasoning gains")]
+    holds = dict(zip(domain["judge"], domain["holds"], strict=True))
+    assert holds == {"qwen3-1.7b": True, "qwen3-4b": False}
+    assert "min gain math/coding 100.0 pts" in domain["observed"].iloc[0]
+    # headroom: 1.7b 0 points (reasoning alone is the oracle), 4b 0, 8b 0: not shrinking
+    size = checks.iloc[-1]
+    assert size["judge"] == "qwen3-1.7b > qwen3-4b > qwen3-8b"
+    assert size["observed"] == "0.0 > 0.0 > 0.0" and not size["holds"]
+
+
+def test_fig2_findings_headroom_shrinks_with_size():
+    # instruct and reasoning each right on a different pair: headroom 50, then 25, then 0
+    recs = pd.concat(
+        [
+            _records([1, 0], [0, 1], judge="qwen3-1.7b", domain="chat"),
+            _records([1, 0, 1, 0], [0, 1, 1, 0], judge="qwen3-4b", domain="chat"),
+            _records([1, 0], [1, 0], judge="qwen3-8b", domain="chat"),
+        ]
+    )
+    checks = evaluate.fig2_findings(recs)
+    assert len(checks) == 1  # no math or safety pairs: only the size check
+    assert checks.iloc[0]["observed"] == "50.0 > 25.0 > 0.0" and checks.iloc[0]["holds"]
+    assert evaluate.fig2_findings(recs[recs["judge"] == "qwen3-4b"]).empty  # one judge
+
+
+def test_fig2_reading_states_what_the_tables_show():
+    by_judge = pd.DataFrame({"judge": ["x", "y"], "delta_accuracy": [-2.0, 3.0]})
+    by_subset = pd.DataFrame(
+        {"judge": ["x", "x", "y"], "subset": ["s1", "s2", "s1"], "delta_accuracy": [1.0, -4.5, 0.0]}
+    )
+    agreement = pd.DataFrame({"judge": ["x", "y"], "share_one_mode_right": [0.2, 0.4]})
+    reading = evaluate.fig2_reading(by_judge, by_subset, agreement)
+    assert list(reading["holds"]) == [True, True, True]
+    assert reading["detail"][0] == "1 of 2 judges lose accuracy with CoT: x -2.0"
+    assert reading["detail"][1] == "2 of 3 cells; the lowest is x on s2 (-4.5 points)"
+    assert reading["detail"][2] == (
+        "share of pairs with exactly one mode right: from 20.0 % (x) to 40.0 % (y)"
+    )
+    better = evaluate.fig2_reading(
+        by_judge.assign(delta_accuracy=[1.0, 2.0]),
+        by_subset.assign(delta_accuracy=[1.0, 2.0, 3.0]),
+        agreement.assign(share_one_mode_right=[0.2, 0.5]),
+    )
+    assert list(better["holds"]) == [False, False, False]
+    assert better["detail"][0] == "CoT is at least as accurate for every judge"
+
+
+def _two_orders():
+    """One judge, four pairs in two subsets, judged in both orders (label 1 = A everywhere)."""
+    original = _records([1, 1, 0, 0], [1, 0, 1, 0], judge="j", subset=["s", "s", "t", "t"])
+    original.loc[3, "verdict_reasoning"] = "unparseable"
+    swapped = _records([1, 0, 0, 0], [1, 0, 1, 1], judge="j", subset=["s", "s", "t", "t"])
+    swapped.loc[3, "verdict_instruct"] = "unparseable"
+    swapped.loc[[1, 2, 3], "verdict_reasoning"] = ["B", "A", "A"]
+    return original, swapped
+
+
+def test_llmbar_statistics_mismatches_list_every_cell_that_differs():
+    original, swapped = _two_orders()
+    stats = {
+        ("j", "instruct"): {
+            "s": {"correct_False": [2, 2], "correct_True": [1, 2]},
+            "t": {"correct_False": [0, 2], "correct_True": [0, 2]},
+        },
+        ("j", "reasoning"): {
+            "s": {"correct_False": [1, 2], "correct_True": [1, 2]},
+            "t": {"correct_False": [1, 2], "correct_True": [2, 2]},
+        },
+    }
+    by_order = {"original": original, "swapped": swapped}
+    assert evaluate.llmbar_statistics_mismatches(by_order, stats, ["s", "t"]) == []
+    stats[("j", "reasoning")]["t"]["correct_True"] = [1, 2]
+    assert evaluate.llmbar_statistics_mismatches(by_order, stats, ["s", "t"]) == [
+        ("j", "reasoning", "swapped", "t", (2, 2), [1, 2])
+    ]
+
+
+def test_position_bias_counts_consistent_verdicts_and_first_positions():
+    original, swapped = _two_orders()
+    table = evaluate.position_bias(
+        original, swapped.iloc[::-1], ["j"], {"instruct": "Vanilla", "reasoning": "CoT"}
+    )
+    vanilla, cot = table.iloc[0], table.iloc[1]
+    assert (vanilla["prompt"], cot["prompt"]) == ("Vanilla", "CoT")
+    # instruct: original A, A, B, B; swapped A, B, B, unparseable -> same on pairs 0 and 2
+    assert vanilla["consistent"] == 2 and vanilla["consistency"] == pytest.approx(50.0)
+    assert vanilla["acc_original"] == 50.0 and vanilla["acc_swapped"] == 25.0
+    assert vanilla["acc_swapped_minus_original"] == pytest.approx(-25.0)
+    assert vanilla["right_in_both_orders"] == 1 and vanilla["both_unparseable"] == 0
+    assert vanilla["first_output_picked_original"] == 50.0  # A on pairs 0, 1
+    assert vanilla["first_output_picked_swapped"] == 50.0  # B on pairs 1, 2
+    # reasoning: original A, B, A, unparseable; swapped A, B, A, A
+    assert cot["consistent"] == 3 and cot["both_unparseable"] == 0
+    both = swapped.copy()
+    both.loc[3, "verdict_reasoning"] = "unparseable"
+    again = evaluate.position_bias(original, both, ["j"], {"reasoning": "CoT"}).iloc[0]
+    assert again["consistent"] == 4 and again["both_unparseable"] == 1  # as LLMBar's "equal"
+
+
+def test_position_bias_reading_names_the_judges():
+    table = pd.DataFrame(
+        {
+            "judge": ["x", "x", "y", "y"],
+            "prompt": ["V", "C", "V", "C"],
+            "mode": ["instruct", "reasoning"] * 2,
+            "consistency": [80.0, 70.0, 60.0, 65.0],
+            "first_output_picked_original": [50.0, 51.0, 90.0, 60.0],
+            "first_output_picked_swapped": [50.0, 49.0, 70.0, 40.0],
+        }
+    )
+    first, second = evaluate.position_bias_reading(table).split("\n")
+    assert first.endswith("for 1 of 2 judges (x).")
+    assert second == (
+        "Strongest preference for the first position: y V, which picks the "
+        "output shown first on 90 % of pairs (original order) and 70 % (swapped "
+        "order)."
+    )
+
+
+# ---------------------------------------------------------------------- self-routing
+
+
+def _self_routing_by_hand(recs, unparseable):
+    """Self-routing recomputed from the raw columns (not from the module's helpers)."""
+    route = recs["self_route"].astype(str).to_numpy()
+    reason = (route == "yes") | ((route == "unparseable") & (unparseable == "reasoning"))
+    r0 = recs["correct_instruct"].to_numpy(bool)
+    r1 = recs["correct_reasoning"].to_numpy(bool)
+    t0 = recs["tokens_instruct"].to_numpy(float)
+    t1 = recs["tokens_reasoning"].to_numpy(float)
+    q = reason.mean()
+    a0, a1, c1 = 100 * r0.mean(), 100 * r1.mean(), t1.sum() / t0.sum()
+    acc = 100 * np.where(reason, r1, r0).mean()
+    return {
+        "pairs": len(recs),
+        "reasoning_fraction": 100 * q,
+        "acc_all_instruct": a0,
+        "acc_all_reasoning": a1,
+        "cost_all_reasoning": c1,
+        "acc_self_routing": acc,
+        "cost_self_routing": np.where(reason, t1, t0).sum() / t0.sum(),
+        "acc_random_same_fraction": a0 + q * (a1 - a0),
+        "cost_random_same_fraction": 1 + q * (c1 - 1),
+        "self_routing_minus_all_reasoning": acc - a1,
+        "self_routing_minus_random": acc - (a0 + q * (a1 - a0)),
+        "declined_pairs": int((~reason).sum()),
+        "declined_acc_instruct": 100 * r0[~reason].mean(),
+        "declined_acc_reasoning": 100 * r1[~reason].mean(),
+        "unparseable_answers": int((route == "unparseable").sum()),
+    }
+
+
+@pytest.mark.parametrize("unparseable", ["reasoning", "instruct"])
+def test_self_routing_point_recomputes_from_the_answers(unparseable):
+    from racer_lib import records as rec
+    from racer_lib import simulate
+
+    recs, _ = simulate.simulate("qwen3-4b", "judgebench", seed=1, dim=0, scale=0.5)
+    recs["self_route"] = ["unparseable"] * 15 + ["no"] * 45 + ["yes"] * (len(recs) - 60)
+    point = evaluate.self_routing_point(recs, rec.self_route_decisions(recs, unparseable))
+    expected = _self_routing_by_hand(recs, unparseable)
+    assert set(point) == set(expected)
+    for key, value in expected.items():
+        assert point[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
+    assert point["declined_pairs"] == (45 if unparseable == "reasoning" else 60)
+
+
+def test_self_routing_point_without_declined_pairs_and_the_table_order():
+    recs = _records([1, 0, 0], [1, 1, 0], self_route="yes")
+    point = evaluate.self_routing_point(recs, np.ones(3, dtype=int))
+    assert point["declined_pairs"] == 0 and np.isnan(point["declined_acc_instruct"])
+    assert point["acc_self_routing"] == pytest.approx(point["acc_all_reasoning"])
+    assert point["self_routing_minus_random"] == pytest.approx(0.0)
+    parts = [recs.assign(judge=j, set=s) for j in ("b", "a") for s in ("bench", "mix")]
+    table = evaluate.self_routing_table(
+        pd.concat(parts).assign(reason=1), ["mix", "bench"], ["a", "b"]
+    )
+    rows = list(zip(table["judge"], table["set"], strict=True))
+    assert rows == [("a", "mix"), ("a", "bench"), ("b", "mix"), ("b", "bench")]
+    assert list(table.columns[:3]) == ["judge", "set", "pairs"]
+
+
+def test_beside_paper_appends_the_papers_columns():
+    table = pd.DataFrame({"judge": ["qwen3-4b", "other"], "x": [1, 2]})
+    out = evaluate.beside_paper(table, {"qwen3-4b": (1.5, 2.5)}, ["p1", "p2"])
+    assert list(out.columns) == ["judge", "x", "p1", "p2"]
+    assert list(out["p2"][:1]) == [2.5] and out["p1"].isna().tolist() == [False, True]
+    assert list(table.columns) == ["judge", "x"]  # the input is left as it was
+
+
+def test_self_routing_findings_hold_only_for_every_judge():
+    table = pd.DataFrame(
+        {
+            "judge": ["a", "b"],
+            "reasoning_fraction": [99.5, 99.9],
+            "acc_self_routing": [80.0, 70.2],
+            "acc_all_reasoning": [80.3, 70.0],
+            "cost_self_routing": [5.0, 10.0],
+            "cost_all_reasoning": [5.1, 10.0],
+        }
+    )
+    findings = evaluate.self_routing_findings(table)
+    assert list(findings["holds"]) == [True, True, True]
+    assert findings["detail"][0] == "a 99.50 %; b 99.90 %"
+    assert findings["detail"][1] == "a -0.30 pts; b +0.20 pts"
+    worse = table.assign(
+        reasoning_fraction=[99.5, 98.0], acc_self_routing=[80.0, 69.0], cost_self_routing=[5.0, 9.0]
+    )
+    assert list(evaluate.self_routing_findings(worse)["holds"]) == [False, False, False]
+    assert not evaluate.self_routing_findings(table.iloc[:0])["holds"].any()  # no judge

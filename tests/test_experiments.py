@@ -27,15 +27,18 @@ def fitted(judged):
 @pytest.fixture(scope="module")
 def sets(judged):
     records, emb = judged
-    return experiments.evaluation_sets("qwen3-4b", records, emb, ("test",), ["judgebench"],
-                                       seed=0, dim=8, scale=0.1)
+    return experiments.evaluation_sets(
+        "qwen3-4b", records, emb, ("test",), ["judgebench"], seed=0, dim=8, scale=0.1
+    )
 
 
 def test_grid_varies_outer_axes_then_budget_then_seed():
-    configs = experiments.grid([2.0, 3.0], [5, 6], outer={"beta": [0.0, 0.05]},
-                               variant="RACER-R", tau_r=0.5)
+    configs = experiments.grid(
+        [2.0, 3.0], [5, 6], outer={"beta": [0.0, 0.05]}, variant="RACER-R", tau_r=0.5
+    )
     assert [(c.beta, c.budget, c.seed) for c in configs] == [
-        (b, c, s) for b in (0.0, 0.05) for c in (2.0, 3.0) for s in (5, 6)]
+        (b, c, s) for b in (0.0, 0.05) for c in (2.0, 3.0) for s in (5, 6)
+    ]
     assert {(c.variant, c.tau_r) for c in configs} == {("RACER-R", 0.5)}
     assert experiments.seeds(3, 4) == [3, 4, 5, 6]
     assert experiments.grid([2.0], []) == []
@@ -44,8 +47,9 @@ def test_grid_varies_outer_axes_then_budget_then_seed():
 def test_fit_is_one_batched_training_pass(judged, fitted):
     records, emb = judged
     unit, parts = train.splits(records, emb, ("train", "valid"))
-    direct = train.train_policies(parts["train"], parts["valid"], fitted.result.configs,
-                                  SETTINGS, unit, progress=False)
+    direct = train.train_policies(
+        parts["train"], parts["valid"], fitted.result.configs, SETTINGS, unit, progress=False
+    )
     pd.testing.assert_frame_equal(direct.history, fitted.result.history)
     assert fitted.unit == unit
     assert (fitted.train.n, fitted.valid.n) == (parts["train"].n, parts["valid"].n)
@@ -71,9 +75,16 @@ def test_evaluation_sets_are_the_splits_then_the_benchmarks(judged, sets):
 
 def test_policy_rows_are_each_policy_on_each_set(fitted, sets):
     result = fitted.result
-    rows = pd.DataFrame(experiments.policy_rows(result, sets, method="RACER", random=("RACER",),
-                                                lead=("judge", "set", "budget", "seed",
-                                                      "method"), judge="j"))
+    rows = pd.DataFrame(
+        experiments.policy_rows(
+            result,
+            sets,
+            method="RACER",
+            random=("RACER",),
+            lead=("judge", "set", "budget", "seed", "method"),
+            judge="j",
+        )
+    )
     assert list(rows.columns[:5]) == ["judge", "set", "budget", "seed", "method"]
     assert len(rows) == 2 * len(sets) * len(result.configs)
     assert list(rows["method"][:4]) == ["RACER", "Random", "RACER", "Random"]
@@ -83,21 +94,33 @@ def test_policy_rows_are_each_policy_on_each_set(fitted, sets):
         for i, (_, row) in enumerate(mine.iterrows()):
             point = evaluate.policy_point(recs, p[i])
             assert (row["accuracy"], row["cost"]) == (point["accuracy"], point["cost"])
-            assert (row["budget"], row["seed"]) == (result.configs[i].budget,
-                                                    result.configs[i].seed)
+            assert (row["budget"], row["seed"]) == (
+                result.configs[i].budget,
+                result.configs[i].seed,
+            )
             assert row["best_epoch"] == result.best_epoch[i]
         rand = rows[(rows["set"] == name) & (rows["method"] == "Random")]
-        assert rand["reasoning_rate"].to_numpy() == pytest.approx(
-            mine["reasoning_rate"].to_numpy())
+        assert rand["reasoning_rate"].to_numpy() == pytest.approx(mine["reasoning_rate"].to_numpy())
         assert rand["best_epoch"].isna().all()
 
 
 def test_policy_rows_with_validation_columns_and_a_shorter_lead(fitted, sets):
     test = {"test": sets["test"]}
-    rows = experiments.policy_rows(fitted.result, test, valid=fitted.valid,
-                                   lead=("judge", "method", "budget"), judge="j")
-    assert list(rows[0]) == ["judge", "method", "budget", "accuracy", "cost", "reasoning_rate",
-                             "valid_accuracy", "valid_cost", "valid_rate", "best_epoch"]
+    rows = experiments.policy_rows(
+        fitted.result, test, valid=fitted.valid, lead=("judge", "method", "budget"), judge="j"
+    )
+    assert list(rows[0]) == [
+        "judge",
+        "method",
+        "budget",
+        "accuracy",
+        "cost",
+        "reasoning_rate",
+        "valid_accuracy",
+        "valid_cost",
+        "valid_rate",
+        "best_epoch",
+    ]
     assert rows[0]["method"] == "RACER-R"  # the variant labels a policy by default
     p = fitted.result.p_reasoning(fitted.valid.x.numpy())
     acc, cost = train._evaluate(fitted.result.policies, fitted.valid)
@@ -110,36 +133,50 @@ def test_policy_rows_with_validation_columns_and_a_shorter_lead(fitted, sets):
 def test_baseline_rows_match_every_budget_on_validation(fitted, sets):
     budgets, seeds = [2.0, 4.0], [0, 1]
     options = {"RouteLLM-MF": {"epochs": 2}, "M-IRT": {"epochs": 2}, "RouterBench-KNN": {"k": 5}}
-    rows = pd.DataFrame(experiments.baseline_rows(fitted.train, fitted.valid, sets, budgets,
-                                                  seeds, options, judge="j"))
+    rows = pd.DataFrame(
+        experiments.baseline_rows(
+            fitted.train, fitted.valid, sets, budgets, seeds, options, judge="j"
+        )
+    )
     assert len(rows) == len(baselines.METHODS) * len(seeds) * len(sets) * len(budgets)
     assert list(rows.columns[:5]) == ["judge", "set", "method", "budget", "seed"]
     assert (rows["valid_cost"] <= rows["budget"] + 1e-12).all()
     # the KNN is deterministic: one fit serves every seed, so the seeds agree
     knn = rows[rows["method"] == "RouterBench-KNN"].pivot_table(
-        index=["set", "budget"], columns="seed", values="accuracy")
+        index=["set", "budget"], columns="seed", values="accuracy"
+    )
     assert knn[0].to_numpy() == pytest.approx(knn[1].to_numpy())
     # a looser budget never gets a smaller validation reasoning rate
-    rate = rows.pivot_table(index=["method", "seed", "set"], columns="budget",
-                            values="valid_rate")
+    rate = rows.pivot_table(index=["method", "seed", "set"], columns="budget", values="valid_rate")
     assert (rate[4.0] >= rate[2.0]).all()
     # the same threshold, recomputed by hand
-    knn = baselines.make("RouterBench-KNN", k=5).fit(fitted.train.x.numpy(),
-                                                      fitted.train.r.numpy(),
-                                                      fitted.train.c.numpy())
+    knn = baselines.make("RouterBench-KNN", k=5).fit(
+        fitted.train.x.numpy(), fitted.train.r.numpy(), fitted.train.c.numpy()
+    )
     th = baselines.match_budget(knn.score(fitted.valid.x.numpy()), fitted.valid.c.numpy(), 2.0)
     recs, emb = sets["judgebench"]
-    got = rows[(rows["method"] == "RouterBench-KNN") & (rows["set"] == "judgebench")
-               & (rows["budget"] == 2.0)]
+    got = rows[
+        (rows["method"] == "RouterBench-KNN")
+        & (rows["set"] == "judgebench")
+        & (rows["budget"] == 2.0)
+    ]
     assert got["accuracy"].to_numpy() == pytest.approx(
-        evaluate.policy_point(recs, th.route(knn.score(emb)))["accuracy"])
+        evaluate.policy_point(recs, th.route(knn.score(emb)))["accuracy"]
+    )
     assert got["valid_cost"].to_numpy() == pytest.approx(th.valid_cost)
 
 
 def test_baseline_rows_can_report_the_validation_point(fitted, sets):
-    rows = experiments.baseline_rows(fitted.train, fitted.valid, {"test": sets["test"]}, [3.0],
-                                     [0], {"RouterBench-KNN": {"k": 5}},
-                                     methods=["RouterBench-KNN"], valid_point=True)
+    rows = experiments.baseline_rows(
+        fitted.train,
+        fitted.valid,
+        {"test": sets["test"]},
+        [3.0],
+        [0],
+        {"RouterBench-KNN": {"k": 5}},
+        methods=["RouterBench-KNN"],
+        valid_point=True,
+    )
     (row,) = rows
     assert list(row)[-3:] == ["valid_accuracy", "valid_cost", "valid_rate"]
     assert row["valid_cost"] <= 3.0 + 1e-6
@@ -165,7 +202,8 @@ def test_thinned_frontier_keeps_both_ends(sets):
     thin = experiments.thinned_frontier(recs, points=10, set="test")
     assert len(thin) <= 10 and set(thin["set"]) == {"test"}
     assert thin.iloc[[0, -1]][["cost", "accuracy"]].to_numpy() == pytest.approx(
-        full.iloc[[0, -1]].to_numpy())
+        full.iloc[[0, -1]].to_numpy()
+    )
     assert thin["cost"].is_monotonic_increasing
 
 
@@ -176,9 +214,18 @@ def _toy_runs():
         for method, base in (("RACER", 80.0), ("M-IRT", 70.0)):
             for budget in (2.0, 4.0):
                 for seed in (0, 1):
-                    rows.append({"judge": "j", "set": name, "method": method, "budget": budget,
-                                 "seed": seed, "accuracy": base + budget + seed + 10 * s_i,
-                                 "cost": budget - 0.5 + s_i, "reasoning_rate": budget / 10})
+                    rows.append(
+                        {
+                            "judge": "j",
+                            "set": name,
+                            "method": method,
+                            "budget": budget,
+                            "seed": seed,
+                            "accuracy": base + budget + seed + 10 * s_i,
+                            "cost": budget - 0.5 + s_i,
+                            "reasoning_rate": budget / 10,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -194,8 +241,7 @@ def test_set_mean_weighs_every_set_alike():
 def test_shifted_table_and_its_findings():
     runs = _toy_runs()
     paper = {("RACER", "j"): (90.0, 3.9)}
-    table = experiments.shifted_table(runs, 4.0, ["test", "b1"], paper, ["j"],
-                                      ["M-IRT", "RACER"])
+    table = experiments.shifted_table(runs, 4.0, ["test", "b1"], paper, ["j"], ["M-IRT", "RACER"])
     assert list(table["method"]) == ["M-IRT", "RACER"]
     racer = table.iloc[1]
     assert racer["accuracy"] == pytest.approx(89.5)  # sets 84.5 and 94.5
@@ -210,8 +256,11 @@ def test_shifted_table_and_its_findings():
 
 
 def test_budget_matching_reads_the_thresholds():
-    runs = _toy_runs().assign(provenance="simulated", valid_rate=0.3,
-                              valid_cost=lambda t: t["budget"] - 0.1 * (t["seed"] == 1))
+    runs = _toy_runs().assign(
+        provenance="simulated",
+        valid_rate=0.3,
+        valid_cost=lambda t: t["budget"] - 0.1 * (t["seed"] == 1),
+    )
     runs.loc[0, "valid_cost"] = 9.0  # RACER rows are not baselines and are left out
     match = experiments.budget_matching(runs)
     assert set(match["method"]) == {"M-IRT"} and len(match) == 4
@@ -223,10 +272,17 @@ def test_budget_matching_reads_the_thresholds():
 def test_curve_metrics_and_their_summary(sets):
     recs, _ = sets["test"]
     ends = evaluate.endpoints(recs)
-    mid = {k: (ends["All-Instruct"][k] + ends["All-Reasoning"][k]) / 2
-           for k in ("accuracy", "cost", "reasoning_rate")}
-    runs = pd.DataFrame([{"set": s, "method": m, "seed": 0, **mid}
-                         for s in ("test", "other") for m in ("Random", "RACER")])
+    mid = {
+        k: (ends["All-Instruct"][k] + ends["All-Reasoning"][k]) / 2
+        for k in ("accuracy", "cost", "reasoning_rate")
+    }
+    runs = pd.DataFrame(
+        [
+            {"set": s, "method": m, "seed": 0, **mid}
+            for s in ("test", "other")
+            for m in ("Random", "RACER")
+        ]
+    )
     both = {"test": sets["test"], "other": sets["test"]}
     metrics = pd.DataFrame(experiments.curve_metrics(runs, both, judge="j"))
     assert list(metrics.columns[:4]) == ["judge", "set", "method", "seed"]
@@ -234,7 +290,8 @@ def test_curve_metrics_and_their_summary(sets):
     summary = experiments.metric_summary(metrics, ["other"], ["j"], ["RACER", "Random"])
     assert summary[("OOD mean", "apgr")].to_numpy() == pytest.approx(0.5)
     assert summary[("test", "auc")].to_numpy() == pytest.approx(
-        (ends["All-Instruct"]["accuracy"] + ends["All-Reasoning"]["accuracy"]) / 2)
+        (ends["All-Instruct"]["accuracy"] + ends["All-Reasoning"]["accuracy"]) / 2
+    )
 
 
 def test_gap_to_random_of_points_on_the_chord(sets):
@@ -243,9 +300,10 @@ def test_gap_to_random_of_points_on_the_chord(sets):
     rows = []
     for budget, q in ((2.0, 0.25), (3.0, 0.5)):
         rand = evaluate.random_point(recs, q)
-        rows += [{"method": "RACER", "budget": budget, **rand,
-                  "accuracy": rand["accuracy"] + 2.0},
-                 {"method": "Random", "budget": budget, **rand}]
+        rows += [
+            {"method": "RACER", "budget": budget, **rand, "accuracy": rand["accuracy"] + 2.0},
+            {"method": "Random", "budget": budget, **rand},
+        ]
     gap = experiments.gap_to_random(pd.DataFrame(rows), recs, set="test")
     width = evaluate.random_point(recs, 0.5)["cost"] - evaluate.random_point(recs, 0.25)["cost"]
     assert gap["area_above_random"] == pytest.approx(2.0 * width)
@@ -259,8 +317,11 @@ def test_selected_checkpoints_and_training_summary(fitted):
     assert list(selected["best_epoch"]) == result.best_epoch
     h = result.history
     for _, row in selected.iterrows():
-        at = h[(h["budget"] == row["budget"]) & (h["seed"] == row["seed"])
-               & (h["epoch"] == row["best_epoch"])]
+        at = h[
+            (h["budget"] == row["budget"])
+            & (h["seed"] == row["seed"])
+            & (h["epoch"] == row["best_epoch"])
+        ]
         assert row["valid_cost"] == at["valid_cost"].item()
     summary = experiments.training_summary(h)
     assert list(summary["budget"]) == [2.0, 4.0]
@@ -276,8 +337,10 @@ def test_expected_is_one_definition_for_numpy_and_torch():
     p = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.5, 0.5, 0.0]])
     assert evaluate.expected(p, r) == pytest.approx([2 / 3, 2 / 3, 2 / 3])
     assert evaluate.expected(torch.tensor(p), torch.tensor(r)).numpy() == pytest.approx(
-        evaluate.expected(p, r))
+        evaluate.expected(p, r)
+    )
     c = np.array([[1.0, 4.0], [2.0, 2.0], [1.0, 7.0]])
     point = evaluate.split_point(r, c, [1.0, 0.0, 0.5])
-    assert point == pytest.approx({"accuracy": 100 * (0 + 0 + 1) / 3,
-                                   "cost": (4 + 2 + 4) / 3, "reasoning_rate": 0.5})
+    assert point == pytest.approx(
+        {"accuracy": 100 * (0 + 0 + 1) / 3, "cost": (4 + 2 + 4) / 3, "reasoning_rate": 0.5}
+    )

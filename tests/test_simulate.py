@@ -21,7 +21,10 @@ def test_aggregates_match_paper_targets(report):
     assert len(report) == 3 * len(simulate.JUDGES) + 3 + 3
     share = report[report["quantity"] == "self-routing reasoning share (%)"]
     assert share.set_index("judge")["paper"].to_dict() == {
-        "qwen3-1.7b": 99.91, "qwen3-4b": 99.51, "qwen3-8b": 99.88}
+        "qwen3-1.7b": 99.91,
+        "qwen3-4b": 99.51,
+        "qwen3-8b": 99.88,
+    }
     bad = report[~report["ok"]]
     assert bad.empty, bad.to_string()
     acc = report[report["quantity"].str.contains("accuracy")]
@@ -96,8 +99,9 @@ def test_pairs_are_shared_across_judges():
 
 
 def test_records_are_valid_and_well_formed():
-    records, emb = simulate.simulate("llama-3.1-8b", ["training_mix", "judgebench"], dim=12,
-                                     scale=0.05)
+    records, emb = simulate.simulate(
+        "llama-3.1-8b", ["training_mix", "judgebench"], dim=12, scale=0.05
+    )
     validate_records(records)
     assert emb.shape == (len(records), 12) and emb.dtype == np.float32
     assert set(records["split"]) == {"train", "valid", "test", "ood"}
@@ -105,8 +109,7 @@ def test_records_are_valid_and_well_formed():
     assert (records["thinking_tokens_instruct"] == 0).all()
     assert records["source"].str.startswith("simulated:").all()
     assert (records["verdict_reasoning"] == "unparseable").any()
-    assert not records.loc[records["verdict_reasoning"] == "unparseable",
-                           "correct_reasoning"].any()
+    assert not records.loc[records["verdict_reasoning"] == "unparseable", "correct_reasoning"].any()
 
 
 def test_embedding_carries_domain_and_part_of_the_latent_signal():

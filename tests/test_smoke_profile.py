@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from racer_lib import evaluate, pipeline, simulate
+from racer_lib import evaluate, pipeline, sets, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 FIG2 = "02_reasoning_vs_instruct"
@@ -21,9 +21,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def smoke_records():
     params = yaml.safe_load((ROOT / "profiles" / "smoke.yaml").read_text())["notebooks"][FIG2]
-    return pd.concat([simulate.simulate(j, params["benchmarks"], seed=params["seed"], dim=0,
-                                        scale=params["scale"])[0] for j in params["judges"]],
-                     ignore_index=True), params
+    return sets.benchmark_records(
+        params["judges"], params["benchmarks"], seed=params["seed"], scale=params["scale"]
+    ), params
 
 
 def test_every_notebook_of_every_profile_is_in_the_book():
@@ -42,7 +42,7 @@ def test_book_is_built_with_the_chapter_and_its_figures(smoke):
     assert chapter.count("<img") >= 2  # upper and lower panels of Fig. 2
     assert "SIMULATED" in chapter or "simulated" in chapter
     assert (html / "rerun.html").exists()
-    assert 'url=intro.html' in index.read_text()  # Jupyter Book's index redirects to the root
+    assert "url=intro.html" in index.read_text()  # Jupyter Book's index redirects to the root
     intro = (html / "intro.html").read_text()
     assert "Where the numbers come from" in intro
 
@@ -57,8 +57,11 @@ def test_fig2_tables_recompute_from_the_records(smoke, smoke_records):
     assert set(by_domain["dataset"]) == set(params["benchmarks"])
     # ΔAccuracy equals the difference of the accuracies recomputed from the records.
     for _, row in by_domain.iterrows():
-        sub = records[(records["judge"] == row["judge"]) & (records["dataset"] == row["dataset"])
-                      & (records["domain"] == row["domain"])]
+        sub = records[
+            (records["judge"] == row["judge"])
+            & (records["dataset"] == row["dataset"])
+            & (records["domain"] == row["domain"])
+        ]
         acc0 = 100 * sub["correct_instruct"].mean()
         acc1 = 100 * sub["correct_reasoning"].mean()
         assert row["n"] == len(sub)
@@ -68,9 +71,10 @@ def test_fig2_tables_recompute_from_the_records(smoke, smoke_records):
         assert row["cost_ratio"] == pytest.approx(ratio)
     # The benchmark domains are the paper's, in the simulated proportions.
     counts = by_domain.groupby(["judge", "dataset"])["n"].sum()
-    for (judge, dataset), n in counts.items():
-        expected = sum(max(1, round(c * params["scale"]))
-                       for c in simulate.RECIPES[dataset].values())
+    for (_judge, dataset), n in counts.items():
+        expected = sum(
+            max(1, round(c * params["scale"])) for c in simulate.RECIPES[dataset].values()
+        )
         assert n == expected
 
 
@@ -90,11 +94,15 @@ def test_agreement_cells_sum_to_the_pair_count(smoke, smoke_records):
         assert row["headroom"] == pytest.approx(oracle - 100 * max(r0.mean(), r1.mean()))
 
 
-def test_paper_findings_are_checked(smoke):
+def test_paper_findings_are_checked(smoke, smoke_records):
     result, _ = smoke
     findings = pd.read_csv(Path(result.results_dirs[FIG2]) / "paper_findings.csv")
     assert len(findings) == 4  # three judges' domain ordering + headroom vs size
     assert findings["holds"].all(), findings.to_string()
+    records, _ = smoke_records
+    pd.testing.assert_frame_equal(
+        findings.drop(columns="provenance"), evaluate.fig2_findings(records)
+    )
 
 
 def test_figures_are_written(smoke):
@@ -151,8 +159,12 @@ def test_theorems_41_and_42_hold_on_every_instance(smoke):
 
 # ---------------------------------------------------------------------- routing chapters 04-07
 
-DYNAMICS, FRONTIER, ABLATION, BETA = ("04_training_dynamics", "05_budget_frontier",
-                                      "06_robustness_ablation", "07_beta_sensitivity")
+DYNAMICS, FRONTIER, ABLATION, BETA = (
+    "04_training_dynamics",
+    "05_budget_frontier",
+    "06_robustness_ablation",
+    "07_beta_sensitivity",
+)
 
 
 def _smoke_params(stem):
@@ -166,11 +178,15 @@ def _csv(smoke, stem, name):
     return table
 
 
-@pytest.mark.parametrize("stem, figures", [
-    (DYNAMICS, ["training_curves.png"]),
-    (FRONTIER, ["fig4_accuracy_vs_cost.png"]),
-    (ABLATION, ["fig3_reward_vs_cost_under_shift.png"]),
-    (BETA, ["beta_sensitivity.png"])])
+@pytest.mark.parametrize(
+    "stem, figures",
+    [
+        (DYNAMICS, ["training_curves.png"]),
+        (FRONTIER, ["fig4_accuracy_vs_cost.png"]),
+        (ABLATION, ["fig3_reward_vs_cost_under_shift.png"]),
+        (BETA, ["beta_sensitivity.png"]),
+    ],
+)
 def test_routing_chapters_are_in_the_book_with_their_figures(smoke, stem, figures):
     result, _ = smoke
     results = Path(result.results_dirs[stem])
@@ -192,7 +208,9 @@ def test_training_history_has_every_epoch_of_every_run(smoke):
     for epochs_seen in runs:
         assert epochs_seen == list(range(1, epochs + 1))
     assert (history["lambda"] >= 0).all()
-    assert history[["train_reward", "train_cost", "valid_accuracy", "valid_cost"]].notna().all().all()
+    assert (
+        history[["train_reward", "train_cost", "valid_accuracy", "valid_cost"]].notna().all().all()
+    )
     assert history["train_reward"].between(0, 1).all() and (history["train_cost"] > 0).all()
     selected = _csv(smoke, DYNAMICS, "selected_checkpoints.csv")
     assert selected["best_epoch"].between(1, epochs).all()
@@ -201,24 +219,34 @@ def test_training_history_has_every_epoch_of_every_run(smoke):
 def test_frontier_covers_every_judge_set_and_budget(smoke):
     params = _smoke_params(FRONTIER)
     summary = _csv(smoke, FRONTIER, "frontier_summary.csv")
-    sets = ["train", "test", *params.get("benchmarks", ["judgebench", "rewardbench",
-                                                          "rewardbench2"])]
-    expected = {(j, s, m, float(b)) for j in params["judges"] for s in sets
-                for m in ("RACER", "Random") for b in params["budgets"]}
+    sets = [
+        "train",
+        "test",
+        *params.get("benchmarks", ["judgebench", "rewardbench", "rewardbench2"]),
+    ]
+    expected = {
+        (j, s, m, float(b))
+        for j in params["judges"]
+        for s in sets
+        for m in ("RACER", "Random")
+        for b in params["budgets"]
+    }
     got = set(zip(summary["judge"], summary["set"], summary["method"], summary["budget"]))
     assert got == expected
     assert (summary["seeds"] == params["n_seeds"]).all()
     assert summary["violation_rate"].between(0, 1).all()
     areas = _csv(smoke, FRONTIER, "area_above_random.csv")
-    assert set(zip(areas["judge"], areas["set"])) == {(j, s) for j in params["judges"]
-                                                      for s in sets}
+    assert set(zip(areas["judge"], areas["set"])) == {
+        (j, s) for j in params["judges"] for s in sets
+    }
 
 
 def test_racer_beats_random_at_every_budget_in_distribution(smoke):
     """Acceptance: on the in-distribution test split RACER is above Random at every budget."""
     runs = _csv(smoke, FRONTIER, "frontier_runs.csv")
-    test = runs[runs["set"] == "test"].pivot_table(index=["judge", "budget", "seed"],
-                                                   columns="method", values="accuracy")
+    test = runs[runs["set"] == "test"].pivot_table(
+        index=["judge", "budget", "seed"], columns="method", values="accuracy"
+    )
     gap = test["RACER"] - test["Random"]
     assert (gap > 0).all(), gap[gap <= 0]
     by_budget = gap.groupby(level=["judge", "budget"]).mean()
@@ -232,8 +260,9 @@ def test_random_lies_on_the_chord_between_the_endpoints(smoke):
     ends = _csv(smoke, FRONTIER, "frontier_endpoints.csv").set_index(["judge", "set", "method"])
     rand = runs[runs["method"] == "Random"]
     racer = runs[runs["method"] == "RACER"]
-    np.testing.assert_allclose(rand["reasoning_rate"].to_numpy(),
-                               racer["reasoning_rate"].to_numpy())
+    np.testing.assert_allclose(
+        rand["reasoning_rate"].to_numpy(), racer["reasoning_rate"].to_numpy()
+    )
     for (judge, name), sub in rand.groupby(["judge", "set"]):
         a0, c0 = ends.loc[(judge, name, "All-Instruct"), ["accuracy", "cost"]]
         a1, c1 = ends.loc[(judge, name, "All-Reasoning"), ["accuracy", "cost"]]
@@ -245,8 +274,7 @@ def test_random_lies_on_the_chord_between_the_endpoints(smoke):
 
 def test_dataset_statistics_hold_the_paper_column(smoke):
     stats = _csv(smoke, ABLATION, "dataset_statistics.csv").set_index("subset")
-    paper = {"magpie_ultra": (27785, 11.2), "wildguardmix": (6709, 3.4),
-             "offsetbias": (8504, 4.7)}
+    paper = {"magpie_ultra": (27785, 11.2), "wildguardmix": (6709, 3.4), "offsetbias": (8504, 4.7)}
     assert set(stats.index) == set(paper)
     for subset, (pairs, ratio) in paper.items():
         assert stats.loc[subset, "paper_pairs"] == pairs
@@ -286,10 +314,20 @@ def test_cost_robustness_keeps_the_costlier_shift_within_budget_more_often(smoke
 
 def test_beta_table_has_all_twelve_cells_with_the_paper_values(smoke):
     table = _csv(smoke, BETA, "beta_table.csv")
-    paper = {(0.0, 2.0): (85.2, 1.9), (0.0, 3.0): (86.7, 2.9), (0.0, 4.0): (86.8, 3.7),
-             (0.005, 2.0): (85.5, 2.0), (0.005, 3.0): (86.7, 2.9), (0.005, 4.0): (86.7, 3.6),
-             (0.01, 2.0): (85.5, 2.0), (0.01, 3.0): (86.7, 2.9), (0.01, 4.0): (86.7, 3.8),
-             (0.05, 2.0): (84.8, 2.0), (0.05, 3.0): (86.0, 2.9), (0.05, 4.0): (86.2, 3.8)}
+    paper = {
+        (0.0, 2.0): (85.2, 1.9),
+        (0.0, 3.0): (86.7, 2.9),
+        (0.0, 4.0): (86.8, 3.7),
+        (0.005, 2.0): (85.5, 2.0),
+        (0.005, 3.0): (86.7, 2.9),
+        (0.005, 4.0): (86.7, 3.6),
+        (0.01, 2.0): (85.5, 2.0),
+        (0.01, 3.0): (86.7, 2.9),
+        (0.01, 4.0): (86.7, 3.8),
+        (0.05, 2.0): (84.8, 2.0),
+        (0.05, 3.0): (86.0, 2.9),
+        (0.05, 4.0): (86.2, 3.8),
+    }
     assert len(table) == 12
     cells = {(row["beta"], row["budget"]): row for _, row in table.iterrows()}
     assert set(cells) == set(paper)

@@ -56,7 +56,8 @@ def test_random_problem_is_a_valid_instance():
     lo, hi = p.rho @ (p.w2 * p.c[:, 0]), p.rho @ (p.w2 * p.c[:, 1])
     assert lo < p.budget < hi  # All-Instruct feasible, All-Reasoning not: the budget binds
     assert p.lagrangian(p.policy(0.3), 0.3) == pytest.approx(
-        _lagrangian_by_hand(p, p.policy(0.3), 0.3), rel=1e-13)
+        _lagrangian_by_hand(p, p.policy(0.3), 0.3), rel=1e-13
+    )
 
 
 # -- the closed-form policy step ------------------------------------------------------------------
@@ -250,8 +251,9 @@ def test_theorem_4_2_bounds_hold_along_the_iterates(seed, beta):
         bound = p.bound(t, lam0, lam_star)
         err = np.abs(lams - lam_star)
         kl = np.array([_kl_policies(p, p.policy(lam), pi_star) for lam in lams])
-        np.testing.assert_allclose(kl, [p.policy_kl(lam, lam_star) for lam in lams],
-                                   rtol=1e-8, atol=1e-15)
+        np.testing.assert_allclose(
+            kl, [p.policy_kl(lam, lam_star) for lam in lams], rtol=1e-8, atol=1e-15
+        )
         # slack for float error only
         assert (err <= bound["lam"] * (1 + 1e-9) + 1e-13).all()
         assert (kl <= bound["kl"] * (1 + 1e-9) + 1e-13).all()
@@ -291,21 +293,28 @@ def test_saddle_point_binding_budget(seed, beta):
 def test_saddle_point_loose_budget_gives_zero(beta):
     base = _problem(8, beta=beta)
     # a budget above every worst-case cost: the constraint never binds
-    loose = TabularProblem(base.r, base.c, base.w1, base.w2, base.rho,
-                           float(base.rho @ (base.w2 * base.c.max(axis=1))) + 0.5, beta)
+    loose = TabularProblem(
+        base.r,
+        base.c,
+        base.w1,
+        base.w2,
+        base.rho,
+        float(base.rho @ (base.w2 * base.c.max(axis=1))) + 0.5,
+        beta,
+    )
     pi_star, lam_star = loose.saddle_point()
     assert lam_star == 0.0
     assert loose.dual_grad(0.0) >= 0
-    np.testing.assert_allclose(pi_star, softmax(base.w1[:, None] * base.r / beta, axis=1),
-                               rtol=1e-13)
+    np.testing.assert_allclose(
+        pi_star, softmax(base.w1[:, None] * base.r / beta, axis=1), rtol=1e-13
+    )
     assert loose.rho @ (loose.w2 * np.sum(pi_star * loose.c, axis=1)) <= loose.budget
     # the projected iterates reach 0 from any start, and stay there
     for lam0 in (0.0, 1.0, 10.0):
         lams = loose.iterate(lam0, 2000)
         assert lams[-1] == 0.0
     # exactly on the boundary case d'(0) = 0 the branch also gives 0
-    edge = TabularProblem(base.r, base.c, base.w1, base.w2, base.rho,
-                          base.expected_cost(0.0), beta)
+    edge = TabularProblem(base.r, base.c, base.w1, base.w2, base.rho, base.expected_cost(0.0), beta)
     assert edge.saddle_point()[1] == pytest.approx(0.0, abs=1e-12)
 
 
@@ -329,7 +338,7 @@ def test_negative_costs_raise():
         TabularProblem(p.r, c, p.w1, p.w2, p.rho, p.budget, p.beta)
 
 
-# -- small beta: the policies underflow ----------------------------------------------------------------
+# -- small beta: the policies underflow ----------------------------------------------------------
 
 
 def test_policy_kl_finite_for_small_beta():
@@ -340,3 +349,76 @@ def test_policy_kl_finite_for_small_beta():
         kl = p.policy_kl(lam_star + 1.0, lam_star)
     assert np.isfinite(kl) and kl > 0
 
+
+# -- the checks of chapter 03 ---------------------------------------------------------------------
+
+
+def test_random_policy_rows_are_distributions():
+    from racer_lib.theory import random_policy
+
+    pi = random_policy(np.random.default_rng(0), 7)
+    assert pi.shape == (7, 2) and (pi >= 0).all()
+    np.testing.assert_allclose(pi.sum(axis=1), 1.0)
+    np.testing.assert_allclose(pi[:, 1], np.random.default_rng(0).random(7))
+
+
+@pytest.mark.parametrize("beta", (0.5, 2.0))
+def test_saddle_point_checks_find_the_curvatures_and_one_limit(beta):
+    from racer_lib.theory import saddle_point_checks
+
+    p = _problem(3, n=20, beta=beta)
+    checks = saddle_point_checks(p, np.random.default_rng(1), steps=300, n_starts=5, n_points=10)
+    assert checks["lambda_star"] == pytest.approx(p.saddle_point()[1])
+    assert checks["min_concavity_margin"] > 0 and checks["min_convexity_margin"] > 0
+    assert checks["limit_spread"] < 1e-8 and checks["limit_minus_lambda_star"] < 1e-8
+    assert checks["closed_form_vs_optimiser"] < 1e-4
+
+
+def test_saddle_point_checks_would_see_a_wrong_limit():
+    """With too few steps the starts do not meet: the check reports the spread it sees."""
+    from racer_lib.theory import saddle_point_checks
+
+    checks = saddle_point_checks(
+        _problem(3, n=20), np.random.default_rng(1), steps=1, n_starts=5, n_points=4
+    )
+    assert checks["limit_spread"] > 1e-3 and checks["limit_minus_lambda_star"] > 1e-3
+
+
+def test_theorem41_checks_one_row_per_beta_and_instance():
+    from racer_lib.theory import theorem41_checks
+
+    table = theorem41_checks(np.random.default_rng(0), [0.5, 1.0], 2, 10, 200, 3)
+    rows = list(zip(table["beta"], table["instance"], strict=True))
+    assert rows == [(0.5, 0), (0.5, 1), (1.0, 0), (1.0, 1)]
+    assert list(table.columns[:3]) == ["beta", "instance", "lambda_star"]
+    again = theorem41_checks(np.random.default_rng(0), [0.5, 1.0], 2, 10, 200, 3)
+    assert table.equals(again)  # the generator alone decides the instances
+
+
+def test_convergence_run_traces_the_errors_under_theorem_42():
+    from racer_lib.theory import convergence_run
+
+    p = _problem(5, n=30, beta=1.0)
+    _, lam_star = p.saddle_point()
+    trace, rate = convergence_run(p, lam_star + 2.0, steps=50)
+    assert list(trace["t"]) == list(range(51))
+    assert trace["lambda_error"][0] == pytest.approx(2.0)
+    assert trace["policy_kl"][0] == pytest.approx(
+        _kl_policies(p, p.policy(lam_star + 2.0), p.policy(lam_star))
+    )
+    np.testing.assert_allclose(trace["bound_lambda"], p.rate ** np.arange(51) * 2.0)
+    assert rate["under_bound_lambda"] and rate["under_bound_kl"]
+    assert 0 < rate["observed_rate"] <= rate["bound_rate_q"] == pytest.approx(p.rate)
+    assert (rate["M"], rate["K"]) == (p.M, p.K)
+
+
+def test_theorem42_checks_lay_out_every_iteration_of_every_run():
+    from racer_lib.theory import theorem42_checks
+
+    conv, rates = theorem42_checks(np.random.default_rng(0), [0.5, 2.0], 2, 10, 20)
+    assert len(conv) == 2 * 2 * 21 and len(rates) == 4
+    assert list(conv.columns[:3]) == ["beta", "instance", "t"]
+    assert list(rates.columns[:2]) == ["beta", "instance"]
+    assert rates["under_bound_lambda"].all() and rates["under_bound_kl"].all()
+    first = conv[(conv["beta"] == 0.5) & (conv["instance"] == 0)]
+    assert 1 <= first["lambda_error"].iloc[0] <= 5  # started U(1, 5) above lam*

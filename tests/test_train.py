@@ -9,8 +9,8 @@ import torch
 
 from racer_lib import dro
 from racer_lib import train as tr
+from racer_lib.errors import ConfigError
 from racer_lib.records import CostUnit, RecordsError
-
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -21,11 +21,11 @@ def data(routing_data):
     return records, emb, unit, sp["train"], sp["valid"]
 
 
-
 def _train(data, configs, **settings):
     _, _, unit, train, valid = data
-    return tr.train_policies(train, valid, configs, tr.TrainSettings(**settings), unit,
-                             progress=False)
+    return tr.train_policies(
+        train, valid, configs, tr.TrainSettings(**settings), unit, progress=False
+    )
 
 
 def _expected_cost(p, split):
@@ -36,10 +36,11 @@ def _expected_cost(p, split):
 # ----------------------------------------------------------------------------------------
 # The batch of policies against one plain loop per policy
 
-SEPARATE = [tr.PolicyConfig(budget=2.0, seed=1, variant="ACER"),
-            tr.PolicyConfig(budget=4.0, seed=2, variant="RACER-C", tau_c=0.5),
-            tr.PolicyConfig(budget=50.0, seed=3, variant="RACER", tau_r=0.5, tau_c=2.0,
-                            beta=0.02)]
+SEPARATE = [
+    tr.PolicyConfig(budget=2.0, seed=1, variant="ACER"),
+    tr.PolicyConfig(budget=4.0, seed=2, variant="RACER-C", tau_c=0.5),
+    tr.PolicyConfig(budget=50.0, seed=3, variant="RACER", tau_r=0.5, tau_c=2.0, beta=0.02),
+]
 
 
 @pytest.mark.parametrize("fused", [True, False])
@@ -57,11 +58,13 @@ def test_batched_equals_separate(data, fused):
         for (w, b), lin in zip(result.policies.policy_layers(p), linears, strict=True):
             torch.testing.assert_close(w, lin.weight.detach().T, rtol=1e-4, atol=1e-5)
             torch.testing.assert_close(b, lin.bias.detach(), rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(lam[p].to_numpy(), history["lambda"].to_numpy(),
-                                   rtol=1e-4, atol=1e-7)
+        np.testing.assert_allclose(
+            lam[p].to_numpy(), history["lambda"].to_numpy(), rtol=1e-4, atol=1e-7
+        )
         logits = model(train.x).squeeze(-1).detach()
-        np.testing.assert_allclose(result.p_reasoning(train.x)[p], torch.sigmoid(logits),
-                                   rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(
+            result.p_reasoning(train.x)[p], torch.sigmoid(logits), rtol=1e-4, atol=1e-6
+        )
     assert (lam[0] > 0).all() and (lam[1] > 0).all() and (lam[2] == 0).all()
 
 
@@ -76,8 +79,9 @@ def test_batch_weights_torch_equals_numpy_rows():
     for kind in ("reward", "cost"):
         got = dro.batch_weights_torch(torch.as_tensor(f), torch.as_tensor(tau), kind).numpy()
         for p in range(4):
-            np.testing.assert_allclose(got[p], dro.batch_weights(f[p], tau[p], kind),
-                                       rtol=1e-10, atol=1e-14)
+            np.testing.assert_allclose(
+                got[p], dro.batch_weights(f[p], tau[p], kind), rtol=1e-10, atol=1e-14
+            )
         np.testing.assert_allclose(got[4], np.full(33, 1 / 33), rtol=1e-12)
     # Rewards: the worst case leans on low rewards; costs: on high costs.
     low, high = np.argmin(f[0]), np.argmax(f[0])
@@ -90,16 +94,19 @@ def test_step_terms_reweight_costs_towards_the_expensive_pairs():
     logits = torch.zeros(2, 4)
     r = torch.tensor([[1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]).expand(2, 4, 2)
     c = torch.tensor([[1.0, 2.0], [1.0, 9.0], [1.0, 3.0], [1.0, 5.0]]).expand(2, 4, 2)
-    rew, cost, w_r, w_c, ent = tr._step_terms(logits, r, c, torch.tensor([0.1, math.inf]),
-                                              torch.tensor([0.1, math.inf]))
+    rew, cost, w_r, w_c, ent = tr._step_terms(
+        logits, r, c, torch.tensor([0.1, math.inf]), torch.tensor([0.1, math.inf])
+    )
     torch.testing.assert_close(rew[0], torch.tensor([1.0, 0.5, 0.5, 0.0]))
     torch.testing.assert_close(cost[0], torch.tensor([1.5, 5.0, 2.0, 3.0]))
     assert w_c[0].argmax() == 1 and w_c[0, 1] > 0.99  # the costliest pair
     assert w_r[0].argmax() == 3 and w_r[0, 3] > 0.98  # the lowest reward
-    np.testing.assert_allclose(w_c[0], dro.batch_weights(cost[0].double(), 0.1, "cost"),
-                               rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(w_r[0], dro.batch_weights(rew[0].double(), 0.1, "reward"),
-                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        w_c[0], dro.batch_weights(cost[0].double(), 0.1, "cost"), rtol=1e-5, atol=1e-7
+    )
+    np.testing.assert_allclose(
+        w_r[0], dro.batch_weights(rew[0].double(), 0.1, "reward"), rtol=1e-5, atol=1e-7
+    )
     torch.testing.assert_close(w_r[1], torch.full((4,), 0.25))  # tau = inf: uniform
     torch.testing.assert_close(w_c[1], torch.full((4,), 0.25))
     torch.testing.assert_close(ent, torch.full((2, 4), math.log(2)))
@@ -117,8 +124,7 @@ def test_entropy_matches_bernoulli_and_has_finite_gradients_when_saturated():
 
 def test_saturated_policy_keeps_finite_gradients(data):
     """A loose budget at a high learning rate drives pi(1|z) to exactly 1.0 in float32."""
-    result = _train(data, [tr.PolicyConfig(budget=50.0, seed=0, variant="ACER")], epochs=2,
-                    lr=1e-2)
+    result = _train(data, [tr.PolicyConfig(budget=50.0, seed=0, variant="ACER")], epochs=2, lr=1e-2)
     p = result.p_reasoning(data[3].x)
     assert np.isfinite(p).all() and (p == 1.0).any()  # saturated somewhere, still finite
     assert np.isfinite(result.history[["lambda", "train_cost", "valid_accuracy"]]).all().all()
@@ -134,10 +140,11 @@ def test_history_measures_the_policy_it_trains(data):
     p = result.p_reasoning(train.x)
     r = train.r.numpy()
     for epoch in (1, 2):
-        h = result.history.query("epoch == @epoch").set_index("policy")
+        h = result.history[result.history["epoch"] == epoch].set_index("policy")
         np.testing.assert_allclose(h["train_cost"], _expected_cost(p, train), rtol=1e-5)
-        np.testing.assert_allclose(h["train_reward"], ((1 - p) * r[:, 0] + p * r[:, 1]).mean(1),
-                                   rtol=1e-5)
+        np.testing.assert_allclose(
+            h["train_reward"], ((1 - p) * r[:, 0] + p * r[:, 1]).mean(1), rtol=1e-5
+        )
         pv = result.p_reasoning(valid.x)
         np.testing.assert_allclose(h["valid_cost"], _expected_cost(pv, valid), rtol=1e-5)
     # The dual variable still moves: up while the budget is exceeded, never below 0.
@@ -148,12 +155,14 @@ def test_history_measures_the_policy_it_trains(data):
 # ----------------------------------------------------------------------------------------
 # Algorithm 1's behaviour on simulated data
 
-BEHAVIOUR = [tr.PolicyConfig(budget=50.0, seed=0, variant="ACER"),  # loose
-             tr.PolicyConfig(budget=1.5, seed=0, variant="ACER"),  # tight
-             tr.PolicyConfig(budget=3.0, seed=0, variant="ACER"),
-             tr.PolicyConfig(budget=3.0, seed=0, variant="RACER-C", tau_c=0.2),
-             tr.PolicyConfig(budget=3.0, seed=1, variant="ACER"),
-             tr.PolicyConfig(budget=3.0, seed=1, variant="RACER-C", tau_c=0.2)]
+BEHAVIOUR = [
+    tr.PolicyConfig(budget=50.0, seed=0, variant="ACER"),  # loose
+    tr.PolicyConfig(budget=1.5, seed=0, variant="ACER"),  # tight
+    tr.PolicyConfig(budget=3.0, seed=0, variant="ACER"),
+    tr.PolicyConfig(budget=3.0, seed=0, variant="RACER-C", tau_c=0.2),
+    tr.PolicyConfig(budget=3.0, seed=1, variant="ACER"),
+    tr.PolicyConfig(budget=3.0, seed=1, variant="RACER-C", tau_c=0.2),
+]
 
 
 @pytest.fixture(scope="module")
@@ -171,8 +180,15 @@ def test_history_is_complete_and_finite(behaviour):
     assert set(h["variant"]) == {"ACER", "RACER-C"} and (h["lambda"] >= 0).all()
     numeric = h[["lambda", "train_reward", "train_cost", "valid_accuracy", "valid_cost"]]
     assert np.isfinite(numeric.to_numpy()).all()
-    assert list(h.columns[:7]) == ["policy", "epoch", "lambda", "train_reward", "train_cost",
-                                   "valid_accuracy", "valid_cost"]
+    assert list(h.columns[:7]) == [
+        "policy",
+        "epoch",
+        "lambda",
+        "train_reward",
+        "train_cost",
+        "valid_accuracy",
+        "valid_cost",
+    ]
 
 
 def test_returned_policies_are_the_selected_checkpoints(behaviour, data):
@@ -183,8 +199,14 @@ def test_returned_policies_are_the_selected_checkpoints(behaviour, data):
     for p, epoch in enumerate(behaviour.best_epoch):
         assert acc[p] == pytest.approx(h.loc[(p, epoch), "valid_accuracy"], abs=1e-3)
         assert cost[p] == pytest.approx(h.loc[(p, epoch), "valid_cost"], abs=1e-4)
-        expected = tr._select(_pivot(behaviour, "valid_accuracy")[p],
-                              _pivot(behaviour, "valid_cost")[p], BEHAVIOUR[p].budget) + 1
+        expected = (
+            tr._select(
+                _pivot(behaviour, "valid_accuracy")[p],
+                _pivot(behaviour, "valid_cost")[p],
+                BEHAVIOUR[p].budget,
+            )
+            + 1
+        )
         assert epoch == expected
 
 
@@ -197,8 +219,10 @@ def test_tight_budget_raises_lambda_and_selection_meets_it(behaviour, data):
     _, cost = tr._evaluate(behaviour.policies, valid)
     assert cost[1] <= 1.5  # ... so the selected policy meets the budget
     # and it reasons far less than the unconstrained policy
-    assert _pivot(behaviour, "train_cost")[1].iloc[-1] < 0.5 * _pivot(
-        behaviour, "train_cost")[0].iloc[-1]
+    assert (
+        _pivot(behaviour, "train_cost")[1].iloc[-1]
+        < 0.5 * _pivot(behaviour, "train_cost")[0].iloc[-1]
+    )
 
 
 def test_loose_budget_keeps_lambda_zero_and_reasons_where_it_helps(behaviour, data):
@@ -227,8 +251,10 @@ def test_racer_c_costs_no_more_than_acer_at_the_same_budget(behaviour, data):
 
 
 def test_linear_policy_trains(data):
-    configs = [tr.PolicyConfig(budget=50.0, seed=0, variant="ACER"),
-               tr.PolicyConfig(budget=1.5, seed=0, variant="RACER", tau_r=1.0, tau_c=1.0)]
+    configs = [
+        tr.PolicyConfig(budget=50.0, seed=0, variant="ACER"),
+        tr.PolicyConfig(budget=1.5, seed=0, variant="RACER", tau_r=1.0, tau_c=1.0),
+    ]
     result = _train(data, configs, arch="linear", epochs=5, lr=1e-2, dual_step=1e-3)
     assert [len(w) for w, _ in result.policies.policy_layers(0)] == [16]
     assert result.router(0, "x").arch == "linear"
@@ -239,16 +265,22 @@ def test_linear_policy_trains(data):
 
 
 def test_same_seed_same_result_other_seed_other_result(data):
-    configs = [tr.PolicyConfig(budget=2.0, seed=4), tr.PolicyConfig(budget=2.0, seed=4),
-               tr.PolicyConfig(budget=2.0, seed=5)]
+    configs = [
+        tr.PolicyConfig(budget=2.0, seed=4),
+        tr.PolicyConfig(budget=2.0, seed=4),
+        tr.PolicyConfig(budget=2.0, seed=5),
+    ]
     a = _train(data, configs, epochs=1, lr=1e-3)
     b = _train(data, configs[:1], epochs=1, lr=1e-3)
     x = data[3].x
     pa, pb = a.p_reasoning(x), b.p_reasoning(x)
     np.testing.assert_array_equal(pa[0], pa[1])  # same seed in one batch
     np.testing.assert_allclose(pa[0], pb[0], rtol=1e-5, atol=1e-6)  # ... or another batch
-    pd.testing.assert_series_equal(a.history.query("policy == 0")["lambda"].reset_index(drop=True),
-                                   b.history["lambda"], rtol=1e-5)
+    pd.testing.assert_series_equal(
+        a.history.query("policy == 0")["lambda"].reset_index(drop=True),
+        b.history["lambda"],
+        rtol=1e-5,
+    )
     assert np.abs(pa[0] - pa[2]).max() > 1e-3  # another seed
 
 
@@ -278,16 +310,24 @@ def test_budget_at_or_below_cheapest_is_infeasible(data):
     _, _, unit, train, valid = data
     cheapest = float(train.c.min(dim=1).values.mean())
     for budget in (cheapest, cheapest - 0.1, 0.0):
-        with pytest.raises(RecordsError, match=r"<train split>: field 'budget': budget C = .* is "
-                           r"infeasible: at or below the cheapest possible cost "
-                           rf"{cheapest:.4f} cost units .*1 unit = "
-                           rf"{unit.tokens_per_unit:.1f} instruct tokens"):
-            tr.train_policies(train, valid, [tr.PolicyConfig(budget=2.0),
-                                             tr.PolicyConfig(budget=budget)], unit=unit,
-                              progress=False)
+        with pytest.raises(
+            RecordsError,
+            match=r"<train split>: field 'budget': budget C = .* is "
+            r"infeasible: at or below the cheapest possible cost "
+            rf"{cheapest:.4f} cost units .*1 unit = "
+            rf"{unit.tokens_per_unit:.1f} instruct tokens",
+        ):
+            tr.train_policies(
+                train,
+                valid,
+                [tr.PolicyConfig(budget=2.0), tr.PolicyConfig(budget=budget)],
+                unit=unit,
+                progress=False,
+            )
     with pytest.raises(RecordsError, match="at or below"):
-        tr.train_reference(train, valid, tr.PolicyConfig(budget=cheapest),
-                           tr.TrainSettings(epochs=1))
+        tr.train_reference(
+            train, valid, tr.PolicyConfig(budget=cheapest), tr.TrainSettings(epochs=1)
+        )
 
 
 def test_empty_split_is_named(data):
@@ -304,18 +344,25 @@ def test_empty_split_is_named(data):
 
 def test_embeddings_of_wrong_length_or_width(data):
     records, emb, unit, train, valid = data
-    with pytest.raises(RecordsError, match=r"field 'embedding': 10 records but embeddings of "
-                       r"shape \(9, 16\)"):
+    with pytest.raises(
+        RecordsError,
+        match=r"field 'embedding': 10 records but embeddings of "
+        r"shape \(9, 16\)",
+    ):
         tr.make_split("train", records.iloc[:10], emb[:9], unit)
     narrow = tr.Split("valid", valid.x[:, :12], valid.r, valid.c)
-    with pytest.raises(RecordsError, match=r"<valid split>: field 'embedding': embeddings have "
-                       r"dimension 12, the train split's have 16"):
+    with pytest.raises(
+        RecordsError,
+        match=r"<valid split>: field 'embedding': embeddings have "
+        r"dimension 12, the train split's have 16",
+    ):
         tr.train_policies(train, narrow, [tr.PolicyConfig(budget=2.0)], progress=False)
 
 
 def test_bad_configs_are_refused():
-    with pytest.raises(ValueError, match="unknown variant 'DRO'; choose one of ACER, RACER-R, "
-                       "RACER-C, RACER"):
+    with pytest.raises(
+        ConfigError, match="unknown variant 'DRO'; choose one of ACER, RACER-R, RACER-C, RACER"
+    ):
         tr.PolicyConfig(budget=2.0, variant="DRO")
     with pytest.raises(ValueError, match=r"beta must be >= 0 \(got -0.1\)"):
         tr.PolicyConfig(budget=2.0, beta=-0.1)
@@ -331,14 +378,25 @@ def test_bad_configs_are_refused():
 def test_unknown_arch_and_empty_batch_are_refused(data):
     _, _, _, train, valid = data
     with pytest.raises(ValueError, match="unknown policy architecture 'cnn'"):
-        tr.train_policies(train, valid, [tr.PolicyConfig(budget=2.0)],
-                          tr.TrainSettings(arch="cnn", epochs=1), progress=False)
-    with pytest.raises(ValueError, match="no policy configurations to train"):
+        tr.train_policies(
+            train,
+            valid,
+            [tr.PolicyConfig(budget=2.0)],
+            tr.TrainSettings(arch="cnn", epochs=1),
+            progress=False,
+        )
+    with pytest.raises(ConfigError, match="no policy configurations to train"):
         tr.train_policies(train, valid, [], progress=False)
 
 
 def test_cost_unit_travels_with_the_result(data):
     _, _, unit, train, valid = data
-    result = tr.train_policies(train, valid, [tr.PolicyConfig(budget=2.0)],
-                               tr.TrainSettings(epochs=1), unit=CostUnit(123.0), progress=False)
+    result = tr.train_policies(
+        train,
+        valid,
+        [tr.PolicyConfig(budget=2.0)],
+        tr.TrainSettings(epochs=1),
+        unit=CostUnit(123.0),
+        progress=False,
+    )
     assert result.router(0, "e").tokens_per_unit == 123.0

@@ -1,0 +1,201 @@
+"""The figures of chapters 02, 03, 09 and 11 drawn from small hand-made tables."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from racer_lib import data, evaluate, plots  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _shares(judges=("a", "b"), dataset="d"):
+    """Agreement shares of two judges: a 40/30/20/10 %, b 10/20/30/40 %."""
+    rows = [
+        dict(zip(evaluate.AGREEMENT_CELLS, s, strict=True))
+        for s in ((0.4, 0.3, 0.2, 0.1), (0.1, 0.2, 0.3, 0.4))
+    ]
+    return pd.DataFrame(rows).assign(judge=list(judges), dataset=dataset)
+
+
+def test_agreement_bars_stack_the_four_cells():
+    fig, ax = plt.subplots()
+    shares = _shares().set_index("judge")
+    plots.agreement_bars(ax, shares, labels={"both_right": "both right!"}, annotate_from=25)
+    bars = ax.patches
+    assert len(bars) == 8  # four cells for each of two judges, cell by cell
+    heights = [round(b.get_height(), 9) for b in bars]
+    assert heights == [40, 10, 30, 20, 20, 30, 10, 40]
+    assert [round(b.get_y(), 9) for b in bars[2:4]] == [40, 10]  # stacked on the first cell
+    assert [b.get_facecolor() for b in bars[::2]] == [
+        matplotlib.colors.to_rgba(c) for c in plots.AGREEMENT_COLORS.values()
+    ]
+    assert sorted(t.get_text() for t in ax.texts) == ["30", "30", "40", "40"]  # >= 25 %
+    assert ax.get_legend_handles_labels()[1] == [
+        "both right!",
+        "only reasoning",
+        "only instruct",
+        "both wrong",
+    ]
+
+
+def test_agreement_panels_one_per_benchmark():
+    shares = pd.concat([_shares(dataset="x"), _shares(dataset="y")], ignore_index=True)
+    fig = plots.agreement_panels(shares, ["x", "y"])
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["x", "y"]
+    assert all(len(ax.patches) == 8 for ax in axes) and axes[0].get_ylim() == (0, 100)
+
+
+def test_agreement_and_headroom_reads_the_share_columns():
+    table = _shares().set_index("judge")
+    table = table.rename(columns={c: f"share_{c}" for c in evaluate.AGREEMENT_CELLS})
+    table["headroom"] = [2.0, 8.0]
+    fig = plots.agreement_and_headroom(table, pairs="the 10 pairs")
+    bars, room = fig.axes
+    assert len(bars.patches) == 8 and bars.get_ylabel() == "share of the 10 pairs (%)"
+    assert [round(p.get_width(), 9) for p in room.patches] == [8.0, 2.0]  # first judge on top
+    assert [t.get_text() for t in room.texts] == ["8.0", "2.0"]
+
+
+def test_delta_accuracy_panels_draw_each_domain_of_each_judge():
+    by_domain = pd.DataFrame(
+        {
+            "judge": ["qwen3-4b", "qwen3-8b", "qwen3-4b"],
+            "dataset": ["x", "x", "y"],
+            "domain": ["math", "math", "chat"],
+            "cost_ratio": [2.0, 3.0, 4.0],
+            "delta_accuracy": [5.0, 1.0, -2.0],
+        }
+    )
+    fig = plots.delta_accuracy_panels(by_domain, ["x", "y"])
+    x, y = fig.axes
+    assert len(x.collections) == 2 and len(y.collections) == 1
+    np.testing.assert_allclose(y.collections[0].get_offsets(), [[4.0, -2.0]])
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["math", "chat", "qwen3-4b", "qwen3-8b"]
+
+
+def test_marker_box_is_a_square_of_the_marker_size_around_the_point():
+    fig, ax = plt.subplots()
+    ax.set(xlim=(0, 10), ylim=(0, 10))
+    points = ax.scatter([5], [5], s=100)
+    box = plots.marker_box(ax, points)
+    centre = ax.transData.transform((5, 5))
+    np.testing.assert_allclose([box.x0 + box.width / 2, box.y0 + box.height / 2], centre)
+    assert box.width == pytest.approx(10 * fig.dpi / 72)  # sqrt(s) points wide
+
+
+def test_place_labels_moves_a_name_off_a_kept_clear_box():
+    fig, ax = plt.subplots()
+    ax.set(xlim=(0, 10), ylim=(0, 10))
+    (free,) = plots.place_labels(ax, [(5, 5)], ["P"], keep_clear=[])
+    assert free.get_ha() == "left" and free.xyann == (9, 2)  # the first side
+    right = free.get_window_extent(fig.canvas.get_renderer())
+    free.remove()
+    (moved,) = plots.place_labels(ax, [(5, 5)], ["P"], keep_clear=[right])
+    assert moved.xyann == (-9, 2) and moved.get_ha() == "right"  # the second side
+    # a box to avoid only is given up when no side is clear of it
+    everywhere = right.expanded(50, 50)
+    (last,) = plots.place_labels(ax, [(5, 5)], ["P"], keep_clear=[], avoid=[everywhere])
+    assert last.xyann == (9, 2)
+
+
+def test_judge_delta_accuracy_names_every_judge_once():
+    by_subset = pd.DataFrame(
+        {
+            "judge": ["GPT-4", "GPT-4", "Falcon"],
+            "subset": ["natural", "manual", "natural"],
+            "cost_ratio": [10.0, 12.0, 30.0],
+            "delta_accuracy": [-3.0, 4.0, 1.0],
+        }
+    )
+    by_judge = pd.DataFrame(
+        {"judge": ["GPT-4", "Falcon"], "cost_ratio": [11.0, 30.0], "delta_accuracy": [0.5, 1.0]}
+    )
+    fig = plots.judge_delta_accuracy(
+        by_subset, by_judge, ["GPT-4", "Falcon"], ["natural", "manual"], title="t"
+    )
+    ax = fig.axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == ["Falcon", "GPT-4"]
+    assert len(ax.collections) == 5 and ax.get_title() == "t"
+    assert ax.get_xlim() == pytest.approx((0, 30 * 1.12))
+
+
+def test_llmbar_styles_cover_the_release():
+    assert list(plots.LLMBAR_SUBSET_COLORS) == list(data.LLMBAR_SUBSETS)
+    assert list(plots.LLMBAR_JUDGE_MARKERS) == list(data.LLMBAR_JUDGES)
+
+
+def test_batch_gap_and_convergence_figures():
+    gaps = pd.DataFrame(
+        [
+            {
+                "kind": k,
+                "tau": t,
+                "batch_size": b,
+                "gap": 0.1,
+                "batch_delta_mean": 0.2,
+                "exact_delta": 0.3,
+            }
+            for k in ("reward", "cost")
+            for t in (0.1, 1.0)
+            for b in (4, 16)
+        ]
+    )
+    fig = plots.batch_gap_figure(gaps)
+    assert [len(ax.lines) for ax in fig.axes] == [3, 3, 3]  # two batch sizes and a rule
+    conv = pd.DataFrame(
+        [
+            {
+                "beta": b,
+                "instance": i,
+                "t": t,
+                "lambda_error": 0.5**t,
+                "bound_lambda": 0.9**t,
+                "policy_kl": 0.25**t,
+                "bound_kl": 0.81**t,
+            }
+            for b in (0.5, 1.0)
+            for i in (0, 1)
+            for t in range(5)
+        ]
+    )
+    fig = plots.convergence_figure(conv)
+    assert [len(ax.lines) for ax in fig.axes] == [4, 4]  # instance 0 only, error and bound
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), 0.5 ** np.arange(5))
+
+
+def test_self_routing_panels_one_per_judge():
+    table = pd.DataFrame(
+        {
+            "judge": ["a", "b"],
+            "acc_all_instruct": [70.0, 80.0],
+            "acc_all_reasoning": [78.0, 86.0],
+            "cost_all_reasoning": [19.0, 6.0],
+            "acc_random_same_fraction": [77.9, 85.9],
+            "cost_random_same_fraction": [18.9, 5.9],
+            "acc_self_routing": [78.1, 86.0],
+            "cost_self_routing": [18.95, 6.0],
+            "reasoning_fraction": [99.9, 99.5],
+        }
+    )
+    fig = plots.self_routing_panels(table)
+    panels = [ax for ax in fig.axes if ax.get_title().endswith("%")]
+    assert [ax.get_title() for ax in panels] == ["a: reasons on 99.90 %", "b: reasons on 99.50 %"]
+    assert all(len(ax.collections) == 4 for ax in panels)  # two modes, Random, self-routing
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "All-Instruct",
+        "All-Reasoning",
+        "Random, same fraction",
+        "Self-routing",
+    ]
