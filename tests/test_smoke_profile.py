@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from racer_lib import evaluate, pipeline, sets, simulate
+from racer_lib.paper import BETA_SENSITIVITY
 
 ROOT = Path(__file__).resolve().parents[1]
 FIG2 = "02_reasoning_vs_instruct"
@@ -314,20 +315,7 @@ def test_cost_robustness_keeps_the_costlier_shift_within_budget_more_often(smoke
 
 def test_beta_table_has_all_twelve_cells_with_the_paper_values(smoke):
     table = _csv(smoke, BETA, "beta_table.csv")
-    paper = {
-        (0.0, 2.0): (85.2, 1.9),
-        (0.0, 3.0): (86.7, 2.9),
-        (0.0, 4.0): (86.8, 3.7),
-        (0.005, 2.0): (85.5, 2.0),
-        (0.005, 3.0): (86.7, 2.9),
-        (0.005, 4.0): (86.7, 3.6),
-        (0.01, 2.0): (85.5, 2.0),
-        (0.01, 3.0): (86.7, 2.9),
-        (0.01, 4.0): (86.7, 3.8),
-        (0.05, 2.0): (84.8, 2.0),
-        (0.05, 3.0): (86.0, 2.9),
-        (0.05, 4.0): (86.2, 3.8),
-    }
+    paper = BETA_SENSITIVITY
     assert len(table) == 12
     cells = {(row["beta"], row["budget"]): row for _, row in table.iterrows()}
     assert set(cells) == set(paper)
