@@ -11,7 +11,9 @@ answer parsing), ``pairs`` (the preference-pair schema, validator and reader), `
 (manifest, fetching, JudgeBench and LLMBar loaders), ``judging`` (a package: judging every
 pair in both modes, from the run spec to judge records), ``embed`` (pair embeddings with a
 cache), ``paper`` (the paper's own numbers, for the labelled comparison columns), ``chapter``
-(a chapter's set-up and its provenance-stamped tables and figures), ``plots`` (one figure
+(a chapter's set-up, its provenance-stamped tables and figures, and its result sentences
+generated from them), ``claims`` (what the build reproduces, claim by claim: the statuses of
+findings), ``plots`` (one figure
 style), ``pipeline`` (papermill runner), ``errors`` (``RacerError``, the base of every error a
 user can cause) and ``cli`` (the ``racer`` command, also ``python -m racer_lib``).
 """

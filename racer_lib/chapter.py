@@ -3,13 +3,18 @@
 A notebook starts with ``out = chapter.setup(results_dir, torch_threads)`` and writes each
 table with :func:`save_table` and each figure with :func:`save_figure`. Both put the records'
 provenance on what they write (a ``provenance`` column first; the figure's stamp) and print
-where the file went, so a reader of the executed notebook sees every output path.
+where the file went, so a reader of the executed notebook sees every output path. A sentence
+that states a result of the run is generated from the CSVs the run wrote (:class:`Prose`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import string
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +71,151 @@ def save_figure(
     if show:
         plt.show()
     return saved
+
+
+class Prose:
+    """Sentences that state a result of this run, generated from the CSVs the run wrote.
+
+    A chapter states a result as ``prose.say(template, name=prose.value(csv, column, **where))``:
+    :meth:`value` reads the number back from the CSV file (never from a number typed into the
+    notebook), :meth:`say` fills the template, displays it as Markdown and records the sentence
+    with each number and where it came from in ``out/prose.csv`` (columns ``sentence``,
+    ``name``, ``value``, ``csv``, ``column``, ``where``, ``agg``). A re-run with other
+    parameters or records rewrites every sentence; ``tests/test_prose.py`` reads each recorded
+    number back from its CSV and finds it, as formatted, in its sentence.
+
+    A sentence about the paper quotes the paper's number (:mod:`racer_lib.paper`) as the
+    paper's; it is not a result of the run and is not said through this class.
+    """
+
+    AGGREGATES = ("one", "mean", "min", "max", "sum", "count")
+
+    def __init__(self, out: str | os.PathLike, file: str = "prose.csv"):
+        self.out = Path(out)
+        self.path = self.out / file
+        self.rows: list[dict[str, Any]] = []
+        self._n = 0
+        if self.path.exists():  # a re-executed chapter starts afresh
+            self.path.unlink()
+
+    def value(self, csv: str | os.PathLike, column: str, agg: str = "one", **where: Any) -> Value:
+        """The number in ``column`` of the CSV ``csv`` (a name inside ``out`` or a path) on the
+        rows where each ``where`` column equals its value. ``agg="one"`` demands exactly one
+        such row; ``mean``, ``min``, ``max``, ``sum`` and ``count`` reduce them."""
+        path = Path(csv) if Path(csv).is_absolute() or Path(csv).exists() else self.out / csv
+        return Value(*_read_value(path, column, agg, where), path, column, agg, where)
+
+    def say(self, template: str, **values: Value) -> str:
+        """Fill ``template`` (``str.format`` syntax) with ``values``, display it as Markdown,
+        record it, and return the sentence."""
+        from IPython.display import Markdown, display
+
+        for name, v in values.items():
+            if not isinstance(v, Value):
+                raise TypeError(
+                    f"prose value {name!r} is {type(v).__name__}, not a Value read from a CSV; "
+                    "use Prose.value"
+                )
+        text = template.format(**{name: v.value for name, v in values.items()})
+        self._n += 1
+        for name, v in values.items():
+            self.rows.append(
+                {
+                    "sentence_id": self._n,
+                    "sentence": text,
+                    "name": name,
+                    "value": v.value,
+                    "format": _format_of(template, name),
+                    "csv": _relative(v.csv, self.out),
+                    "column": v.column,
+                    "where": json.dumps(v.where, sort_keys=True, default=str),
+                    "agg": v.agg,
+                }
+            )
+        pd.DataFrame(self.rows).to_csv(self.path, index=False)
+        display(Markdown(text))
+        return text
+
+
+@dataclass(frozen=True)
+class Value:
+    """A number read from a result CSV, with where it came from (see :class:`Prose`)."""
+
+    value: float
+    n_rows: int
+    csv: Path
+    column: str
+    agg: str
+    where: dict[str, Any]
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+def _read_value(path: Path, column: str, agg: str, where: dict[str, Any]) -> tuple[float, int]:
+    """``(value, rows used)``: the reduction ``agg`` of ``column`` over the matching rows."""
+    if agg not in Prose.AGGREGATES:
+        raise ValueError(f"agg must be one of {', '.join(Prose.AGGREGATES)}; got {agg!r}")
+    table = pd.read_csv(path)
+    for name in [column, *where] if agg != "count" else list(where):
+        if name not in table.columns:
+            raise KeyError(f"{path}: no column {name!r} (columns: {', '.join(table.columns)})")
+    mask = pd.Series(True, index=table.index)
+    for name, wanted in where.items():
+        col = table[name]
+        mask &= col.astype(str) == str(wanted) if col.dtype == object else col == wanted
+    rows = table[mask]
+    if agg == "count":
+        return float(len(rows)), len(rows)
+    if rows.empty or (agg == "one" and len(rows) != 1):
+        raise ValueError(
+            f"{path}: {len(rows)} rows match {where}; {agg!r} needs "
+            + ("exactly one" if agg == "one" else "at least one")
+        )
+    values = pd.to_numeric(rows[column])
+    reduced = values.iloc[0] if agg == "one" else getattr(values, agg)()
+    return float(reduced), len(rows)
+
+
+def _format_of(template: str, name: str) -> str:
+    """The format spec ``template`` gives field ``name`` (``".1f"`` in ``{x:.1f}``), or ``""``."""
+    for _, field, spec, _ in string.Formatter().parse(template):
+        if field == name:
+            return spec or ""
+    return ""
+
+
+def _relative(path: Path, out: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(out.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def check_prose(prose_csv: str | os.PathLike) -> list[str]:
+    """Problems with the sentences recorded in ``prose_csv`` (empty when all is well): each
+    number is read back from its CSV and must equal the recorded value and appear, formatted as
+    the template formatted it, in its sentence."""
+    prose_csv = Path(prose_csv)
+    out = prose_csv.parent
+    problems = []
+    for row in pd.read_csv(prose_csv, keep_default_na=False).to_dict("records"):
+        csv = Path(row["csv"]) if Path(row["csv"]).is_absolute() else out / row["csv"]
+        where = json.loads(row["where"])
+        try:
+            again, _ = _read_value(csv, row["column"], row["agg"], where)
+        except (OSError, KeyError, ValueError) as err:
+            problems.append(f"{prose_csv}: sentence {row['sentence_id']}: {err}")
+            continue
+        shown = format(again, str(row["format"]))
+        if not math.isclose(again, float(row["value"]), rel_tol=1e-9, abs_tol=1e-12):
+            problems.append(
+                f"{prose_csv}: sentence {row['sentence_id']}: {row['name']} is {row['value']} "
+                f"in the sentence but {again} in {csv}"
+            )
+        elif shown not in str(row["sentence"]):
+            problems.append(
+                f"{prose_csv}: sentence {row['sentence_id']}: {row['name']} = {shown} "
+                f"does not appear in {row['sentence']!r}"
+            )
+    return problems

@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from racer_lib import chapter, plots  # noqa: E402
 
@@ -87,3 +88,60 @@ def test_paper_comparison_lays_out_methods_by_judge():
     assert show.loc["B", ("x", "accuracy")] == "81.0"
     assert show.loc["B", ("x", "paper accuracy")] == "–"
     assert show.loc["A", ("x", "accuracy")] == "80.0 ± 1.0"
+
+
+def _results(tmp_path):
+    pd.DataFrame(
+        {"method": ["A", "B", "B"], "budget": [2.0, 2.0, 4.0], "accuracy": [80.25, 81.5, 83.0]}
+    ).to_csv(tmp_path / "runs.csv", index=False)
+    return chapter.Prose(tmp_path)
+
+
+def test_prose_reads_numbers_from_the_csv_and_records_them(tmp_path):
+    prose = _results(tmp_path)
+    acc = prose.value("runs.csv", "accuracy", method="A")
+    best = prose.value("runs.csv", "accuracy", agg="max", method="B")
+    n = prose.value("runs.csv", "accuracy", agg="count", method="B")
+    text = prose.say(
+        "A reaches {acc:.1f} %, B at best {best:.2f} % over {n:.0f} runs.", acc=acc, best=best, n=n
+    )
+    assert text == "A reaches 80.2 %, B at best 83.00 % over 2 runs."
+    recorded = pd.read_csv(tmp_path / "prose.csv")
+    assert list(recorded["name"]) == ["acc", "best", "n"]
+    assert list(recorded["format"]) == [".1f", ".2f", ".0f"]
+    assert set(recorded["csv"]) == {"runs.csv"}
+    assert chapter.check_prose(tmp_path / "prose.csv") == []
+
+
+def test_check_prose_finds_a_number_that_no_longer_matches(tmp_path):
+    prose = _results(tmp_path)
+    prose.say("A reaches {acc:.1f} %.", acc=prose.value("runs.csv", "accuracy", method="A"))
+    pd.DataFrame({"method": ["A"], "accuracy": [70.0]}).to_csv(tmp_path / "runs.csv", index=False)
+    (problem,) = chapter.check_prose(tmp_path / "prose.csv")
+    assert "acc is 80.25 in the sentence but 70.0" in problem
+    recorded = pd.read_csv(tmp_path / "prose.csv")
+    recorded.loc[0, "sentence"] = "A reaches 99.9 %."
+    recorded.to_csv(tmp_path / "prose.csv", index=False)
+    pd.DataFrame({"method": ["A"], "accuracy": [80.25]}).to_csv(tmp_path / "runs.csv", index=False)
+    (problem,) = chapter.check_prose(tmp_path / "prose.csv")
+    assert "acc = 80.2 does not appear" in problem
+
+
+def test_prose_refuses_typed_numbers_and_ambiguous_rows(tmp_path):
+    prose = _results(tmp_path)
+    with pytest.raises(TypeError, match="not a Value read from a CSV"):
+        prose.say("{x}", x=81.5)
+    with pytest.raises(ValueError, match="2 rows match .*exactly one"):
+        prose.value("runs.csv", "accuracy", method="B")
+    with pytest.raises(KeyError, match="no column 'cost'"):
+        prose.value("runs.csv", "cost", method="A")
+    with pytest.raises(ValueError, match="agg must be one of"):
+        prose.value("runs.csv", "accuracy", agg="median")
+
+
+def test_a_new_prose_starts_afresh(tmp_path):
+    prose = _results(tmp_path)
+    prose.say("{a:.1f}", a=prose.value("runs.csv", "accuracy", method="A"))
+    assert (tmp_path / "prose.csv").exists()
+    chapter.Prose(tmp_path)
+    assert not (tmp_path / "prose.csv").exists()
