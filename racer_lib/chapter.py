@@ -219,3 +219,21 @@ def check_prose(prose_csv: str | os.PathLike) -> list[str]:
                 f"does not appear in {row['sentence']!r}"
             )
     return problems
+
+
+def read_result(out: str | os.PathLike, folder: str | os.PathLike, name: str) -> pd.DataFrame:
+    """Another chapter's result table ``name`` in ``folder`` (relative to this chapter's output
+    folder ``out``, e.g. ``"../02_reasoning_vs_instruct"``, or absolute), for a chapter that
+    reads what earlier chapters wrote. A missing file is a
+    :class:`racer_lib.errors.MissingFileError` that says which chapter to run first."""
+    from .errors import MissingFileError
+
+    path = Path(out) / folder / name
+    if not path.is_file():
+        raise MissingFileError(
+            f"{path} is not there: run the chapter {Path(folder).name} first, with the same "
+            f"profile (racer run --profile ... --only {Path(folder).name[:2]}), or point this "
+            "chapter's parameter at its results folder"
+        )
+    print(f"read {path.resolve()}")
+    return pd.read_csv(path)

@@ -31,3 +31,25 @@ def finding_status(holds: bool, calibrated: bool, provenance: str) -> str:
     if calibrated and provenance == "simulated":
         return BY_CONSTRUCTION
     return REPRODUCED if holds else NOT_REPRODUCED
+
+
+def add_status(findings, provenance: str):
+    """A findings table (columns ``holds`` and ``calibrated``, one row per finding, optionally
+    ``basis``) with ``status`` (:func:`finding_status` on the records' ``provenance``) in place
+    of ``calibrated``, right after ``holds``; ``basis`` (why a finding is or is not calibrated)
+    goes last. A table without rows keeps its columns."""
+    import pandas as pd
+
+    table = pd.DataFrame(findings).copy()
+    for name in ("holds", "calibrated"):
+        if name not in table.columns:
+            table[name] = pd.Series(dtype=bool)
+    status = [
+        finding_status(bool(h), bool(c), provenance)
+        for h, c in zip(table["holds"], table["calibrated"], strict=True)
+    ]
+    table = table.drop(columns="calibrated")
+    table.insert(table.columns.get_loc("holds") + 1, "status", status)
+    if "basis" in table.columns:
+        table = table[[c for c in table.columns if c != "basis"] + ["basis"]]
+    return table

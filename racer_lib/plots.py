@@ -939,3 +939,94 @@ def matched_random_figure(table, xlabel: str, title: str) -> plt.Figure:
     ax.set(xlabel=xlabel, ylabel="accuracy (%)", title=title)
     ax.legend(fontsize=8, loc="lower right")
     return fig
+
+
+# ----------------------------------------------------------------------------------------
+# Chapter 13: Fig. 1, the paper's motivation figure
+
+
+def tradeoff_panel(ax: plt.Axes, tradeoff) -> None:
+    """Fig. 1(a) on ``ax``: per (benchmark, domain) row of
+    :func:`racer_lib.evaluate.mode_tradeoff`, an arrow from the instruct mode (cost 1) to the
+    reasoning mode (its cost ratio) in accuracy, coloured by domain, solid for the verification
+    domains and dashed for the others; the cost axis is logarithmic."""
+    for _, row in tradeoff.iterrows():
+        color = DOMAIN_COLORS.get(row["domain"], "grey")
+        solid = row["group"] == "verification"
+        ax.annotate(
+            "",
+            xy=(row["cost_reasoning"], row["acc_reasoning"]),
+            xytext=(row["cost_instruct"], row["acc_instruct"]),
+            arrowprops=dict(
+                arrowstyle="-|>", color=color, lw=2.0 if solid else 1.0, ls="-" if solid else "--"
+            ),
+        )
+        ax.scatter(row["cost_instruct"], row["acc_instruct"], s=18, color=color, zorder=3)
+        ax.scatter(row["cost_reasoning"], row["acc_reasoning"], s=30, color=color, zorder=3)
+    costs = np.r_[tradeoff["cost_instruct"], tradeoff["cost_reasoning"]]
+    accs = np.r_[tradeoff["acc_instruct"], tradeoff["acc_reasoning"]]
+    ax.set_xscale("log")
+    ax.set_xlim(0.8, 1.3 * costs.max())
+    ticks = [t for t in (1, 2, 5, 10, 20, 50) if t <= 1.3 * costs.max()]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_ylim(max(0.0, accs.min() - 5), min(100.0, accs.max() + 5))
+    domains = [d for d in DOMAIN_COLORS if d in set(tradeoff["domain"])]
+    handles = [plt.Line2D([], [], color=DOMAIN_COLORS[d], label=d) for d in domains]
+    handles += [
+        plt.Line2D([], [], color="grey", lw=2.0, label="math, coding (verification)"),
+        plt.Line2D([], [], color="grey", lw=1.0, ls="--", label="other domains"),
+    ]
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4)
+    judge = ", ".join(map(str, tradeoff["judge"].unique()))
+    ax.set(
+        title=f"(a) accuracy–cost trade-off ({judge})",
+        xlabel="cost (tokens / instruct tokens, log scale)",
+        ylabel="accuracy (%)",
+    )
+
+
+def shift_cost_panel(ax: plt.Axes, costs) -> None:
+    """Fig. 1(b) on ``ax``: each method's cost in training (validation split) and after the
+    shift, from :func:`racer_lib.evaluate.shift_costs`: runs as small points, the mean over
+    seeds joined by a line (ACER black, RACER-C in oranges, darker for a smaller temperature),
+    and the budget dashed."""
+    methods = costs.drop_duplicates("method")[["method", "variant", "tau"]]
+    racer_c = methods[methods["variant"] == "RACER-C"].sort_values("tau", ascending=False)
+    palette = {"ACER": "black"}
+    palette.update(
+        dict(zip(racer_c["method"], plt.cm.Oranges(np.linspace(0.5, 0.9, max(len(racer_c), 1)))))
+    )
+    for k, name in enumerate(methods["method"]):
+        sub = costs[costs["method"] == name]
+        x = np.array([0.0, 1.0]) + 0.06 * (k - (len(methods) - 1) / 2)
+        for xi, column in zip(x, ("valid_cost", "shift_cost"), strict=True):
+            jitter = np.linspace(-0.015, 0.015, len(sub))  # spread the runs apart
+            ax.scatter(xi + jitter, sub[column], s=8, alpha=0.4, color=palette[name], lw=0)
+        ax.plot(
+            x,
+            [sub["valid_cost"].mean(), sub["shift_cost"].mean()],
+            marker="o",
+            color=palette[name],
+            lw=1.6,
+            label=name,
+        )
+    budget = float(costs["budget"].iloc[0])
+    ax.axhline(budget, color="#b22222", ls="--", lw=1.2, label=f"budget C = {budget:g}")
+    train_set, test_set = costs["train_subset"].iloc[0], costs["test_subset"].iloc[0]
+    ax.set_xticks([0, 1], [f"training ({train_set}, valid)", f"after the shift ({test_set})"])
+    ax.set_xlim(-0.4, 1.4)
+    ax.set(title="(b) routing cost under a distribution shift", ylabel="cost (ratio)")
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def motivation_figure(tradeoff, costs=None) -> plt.Figure:
+    """Fig. 1: (a) :func:`tradeoff_panel` and, when ``costs`` is given, (b)
+    :func:`shift_cost_panel`."""
+    n = 1 if costs is None else 2
+    fig, axes = plt.subplots(1, n, figsize=(5.6 * n, 4.2), squeeze=False)
+    tradeoff_panel(axes[0][0], tradeoff)
+    if costs is not None:
+        shift_cost_panel(axes[0][1], costs)
+    fig.tight_layout()
+    return fig

@@ -161,18 +161,21 @@ def random_problem(
     beta: float = 0.5,
     tau: float = 1.0,
     budget_share: float = 0.4,
+    cost_scale: float = 1.0,
 ) -> TabularProblem:
     """A random instance whose density ratios are Theorem 3.1's worst cases.
 
     Rewards are 0/1 with reasoning right more often; costs are 1 +- noise for instruct and
-    2-5 for reasoning. ``w1`` and ``w2`` are ``n`` times the exact tilted distributions of a
-    50/50 policy's expected reward (minimised) and cost (maximised) at temperature ``tau``.
+    2-5 for reasoning, times ``cost_scale`` (a smaller cost unit: smaller ``M`` and, at the
+    same ``tau``, a milder tilt and smaller ``K``, so a smaller contraction ``q``). ``w1`` and
+    ``w2`` are ``n`` times the exact tilted distributions of a 50/50 policy's expected reward
+    (minimised) and cost (maximised) at temperature ``tau``.
     The budget sits ``budget_share`` of the way from All-Instruct to All-Reasoning worst-case
     cost, so the constraint binds.
     """
     rho = np.full(n, 1.0 / n)
     r = np.column_stack([rng.random(n) < 0.7, rng.random(n) < 0.85]).astype(float)
-    c = np.column_stack([rng.uniform(0.6, 1.4, n), rng.uniform(2.0, 5.0, n)])
+    c = cost_scale * np.column_stack([rng.uniform(0.6, 1.4, n), rng.uniform(2.0, 5.0, n)])
     w1 = n * dro.tilted(r.mean(axis=1), tau, "reward", rho).weights
     w2 = n * dro.tilted(c.mean(axis=1), tau, "cost", rho).weights
     lo, hi = rho @ (w2 * c[:, 0]), rho @ (w2 * c[:, 1])
@@ -198,8 +201,9 @@ def saddle_point_checks(
 
     * ``min_concavity_margin``: over ``n_points`` random pairs of policies (at a random
       ``lam``), the least amount by which ``L_beta`` at their midpoint exceeds the mean of its
-      values (positive: strictly concave);
-    * ``min_convexity_margin``: the same in ``lam`` at a random policy, the other way round;
+      values (positive: strictly concave). Convexity in ``lam`` is not checked: ``L_beta`` is
+      linear in ``lam`` plus ``beta lam^2 / 2``, so its midpoint margin is the identity
+      ``beta (l1 - l2)^2 / 8 > 0`` (a test of the code, in ``tests/test_theory.py``);
     * ``limit_spread`` and ``limit_minus_lambda_star``: the dual iteration started from
       ``n_starts`` random ``lam_0`` reaches one limit, ``lam*``. The step is
       ``1 / d''(lam*)``, matched to the curvature at ``lam*`` (a few dozen steps instead of
@@ -213,11 +217,6 @@ def saddle_point_checks(
     concave = min(
         P.lagrangian((p1 + p2) / 2, lam) - (P.lagrangian(p1, lam) + P.lagrangian(p2, lam)) / 2
         for p1, p2 in ((random_policy(rng, n), random_policy(rng, n)) for _ in range(n_points))
-    )
-    pi = random_policy(rng, n)
-    convex = min(
-        (P.lagrangian(pi, l1) + P.lagrangian(pi, l2)) / 2 - P.lagrangian(pi, (l1 + l2) / 2)
-        for l1, l2 in rng.uniform(0, 10, size=(n_points, 2))
     )
     eta = 1 / P.dual_hess(lam_star)
     limits = [P.iterate(l0, steps, eta)[-1] for l0 in rng.uniform(0, 20, n_starts)]
@@ -235,7 +234,6 @@ def saddle_point_checks(
     return {
         "lambda_star": lam_star,
         "min_concavity_margin": concave,
-        "min_convexity_margin": convex,
         "limit_spread": float(np.ptp(limits)),
         "limit_minus_lambda_star": float(np.max(np.abs(np.array(limits) - lam_star))),
         "closed_form_vs_optimiser": float(np.abs(generic - pi_star[:, 1]).max()),
@@ -260,14 +258,19 @@ def theorem41_checks(
     return pd.DataFrame(rows)
 
 
-def convergence_run(P: TabularProblem, lam0: float, steps: int):
+def convergence_run(P: TabularProblem, lam0: float, steps: int, reduction: float = 1e6):
     """Theorem 4.2 on one instance: the dual iterates from ``lam0`` with the theorem's step.
 
     Returns ``(trace, rate)``: ``trace`` has one row per iteration ``t = 0..steps`` with
     ``lambda_error`` ``|lam_t - lam*|``, ``policy_kl`` ``KL(pi_{lam_t} || pi*)`` and both
     bounds (:meth:`TabularProblem.bound`); ``rate`` holds ``M``, ``K``, the bound's
     contraction ``q``, the observed one (the geometric mean of successive error ratios, over
-    errors above rounding) and whether every error lies under its bound.
+    errors above rounding), whether every error lies under its bound, and the iterations each
+    needs to shrink the dual error ``reduction``-fold: ``steps_observed`` (the first ``t``
+    with ``|lam_t - lam*| <= |lam_0 - lam*| / reduction``; NaN if not within ``steps``) and
+    ``steps_bound`` (``ceil(log(reduction) / log(1/q))``). Where ``q`` is near one the bound
+    says little; ``steps_within_bound`` is false where the iterates are slower than the
+    theorem allows (``steps_observed > steps_bound``, or not there within ``steps``).
     """
     import pandas as pd
 
@@ -295,25 +298,55 @@ def convergence_run(P: TabularProblem, lam0: float, steps: int):
         "observed_rate": observed,
         "under_bound_lambda": bool((err <= bound["lam"] * (1 + 1e-9) + 1e-15).all()),
         "under_bound_kl": bool((kl <= bound["kl"] * (1 + 1e-9) + 1e-15).all()),
+        "steps_observed": _first_below(err, err[0] / reduction),
+        "steps_bound": int(np.ceil(np.log(reduction) / -np.log(P.rate))),
     }
+    rate["steps_within_bound"] = bool(rate["steps_observed"] <= rate["steps_bound"])
     return trace, rate
 
 
-def theorem42_checks(rng: np.random.Generator, betas, n_instances: int, n_pairs: int, steps: int):
-    """:func:`convergence_run` on ``n_instances`` :func:`random_problem` instances per
-    ``beta``, each started ``U(1, 5)`` above its ``lam*``. Returns ``(convergence, rates)``:
-    every iteration of every run, and one row of rates per run (``beta``, ``instance``
-    first)."""
+def _first_below(values: np.ndarray, level: float) -> float:
+    """The first index at which ``values <= level`` (NaN if none)."""
+    hit = np.flatnonzero(values <= level)
+    return float(hit[0]) if len(hit) else float("nan")
+
+
+def theorem42_checks(
+    rng: np.random.Generator,
+    betas,
+    n_instances: int,
+    n_pairs: int,
+    steps: int,
+    cost_scale: float = 1.0,
+    reduction: float = 1e6,
+):
+    """:func:`convergence_run` on ``n_instances`` :func:`random_problem` instances (costs
+    times ``cost_scale``) per ``beta``, each started ``U(1, 5)`` above its ``lam*``. Returns
+    ``(convergence, rates)``: every iteration of every run, and one row of rates per run
+    (``beta``, ``instance`` first)."""
     import pandas as pd
 
     traces, rates = [], []
     for beta in betas:
         for k in range(n_instances):
-            P = random_problem(rng, n_pairs, beta)
+            P = random_problem(rng, n_pairs, beta, cost_scale=cost_scale)
             _, lam_star = P.saddle_point()
-            trace, rate = convergence_run(P, lam_star + rng.uniform(1, 5), steps)
+            trace, rate = convergence_run(P, lam_star + rng.uniform(1, 5), steps, reduction)
             trace.insert(0, "instance", k)
             trace.insert(0, "beta", beta)
             traces.append(trace)
             rates.append({"beta": beta, "instance": k, **rate})
     return pd.concat(traces, ignore_index=True), pd.DataFrame(rates)
+
+
+def decay_table(convergence, checkpoints):
+    """Observed errors next to Theorem 4.2's bounds at the iterations ``checkpoints`` (those
+    within the run), one row per ``beta``, instance and checkpoint of a
+    :func:`theorem42_checks` trace: ``lambda_error``, ``bound_lambda``, ``policy_kl``,
+    ``bound_kl`` and ``under_bound`` (both errors at or under their bounds, float slack)."""
+    rows = convergence[convergence["t"].isin(list(checkpoints))].copy()
+    rows["under_bound"] = (rows["lambda_error"] <= rows["bound_lambda"] * (1 + 1e-9) + 1e-15) & (
+        rows["policy_kl"] <= rows["bound_kl"] * (1 + 1e-9) + 1e-15
+    )
+    columns = ["beta", "instance", "t", "lambda_error", "bound_lambda", "policy_kl", "bound_kl"]
+    return rows[[*columns, "under_bound"]].reset_index(drop=True)

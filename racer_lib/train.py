@@ -51,11 +51,18 @@ VARIANTS: dict[str, tuple[bool, bool]] = {  # (reweight rewards, reweight costs)
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    """What distinguishes one policy of a batch. Defaults: the paper's (appendix B.3/B.5)."""
+    """What distinguishes one policy of a batch.
+
+    Defaults: the paper's benchmark protocol (appendix B.5: "we fix tau_R = 1 and disable
+    robust reweighting on the cost term"), i.e. variant ``RACER-R`` at ``tau_r = 1``, with
+    beta = 0.005 (appendix B.3). ``tau_c`` applies only to the variants that reweight costs
+    (``RACER-C``, and ``RACER``, which reweights rewards and costs): pass
+    ``variant="RACER"`` for the fully robust objective.
+    """
 
     budget: float
     seed: int = 0
-    variant: str = "RACER"
+    variant: str = "RACER-R"
     tau_r: float = 1.0
     tau_c: float = 1.0
     beta: float = 0.005

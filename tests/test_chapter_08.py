@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from racer_lib import baselines, evaluate, experiments, simulate, train
+from racer_lib import baselines, claims, evaluate, experiments, simulate, train
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "08_advanced_baselines"
@@ -228,8 +228,11 @@ def test_routing_metrics_are_sane_and_recompute(results, runs, data, params):
 def test_findings_report_the_table(results, params):
     table = pd.read_csv(results / "advanced_baselines_table.csv")
     findings = pd.read_csv(results / "findings.csv")
-    assert list(findings.columns) == ["provenance", "finding", "holds", "detail"]
+    assert list(findings.columns) == ["provenance", "finding", "holds", "status", "detail", "basis"]
     assert len(findings) == 2 * len(params["judges"])
+    # routers are not an input of the simulator: each finding is evidence, read by its result
+    expected = [claims.REPRODUCED if h else claims.NOT_REPRODUCED for h in findings["holds"]]
+    assert list(findings["status"]) == expected
     for judge, t in table.groupby("judge"):
         t = t.set_index("method")
         best = t.loc["RACER", "accuracy"] > t.drop(index="RACER")["accuracy"].max()

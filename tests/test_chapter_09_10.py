@@ -17,7 +17,7 @@ import pytest
 import yaml
 from papermill.exceptions import PapermillExecutionError
 
-from racer_lib import evaluate, paper, sets, simulate
+from racer_lib import claims, evaluate, paper, sets, simulate
 from racer_lib import records as rec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,9 +117,12 @@ def test_self_routing_table_is_the_whole_mixture_with_the_paper_columns(
 def test_self_routing_findings_follow_from_the_table(smoke):
     table = _csv(smoke, SELF, "self_routing_table.csv")
     findings = _csv(smoke, SELF, "findings.csv")
-    assert list(findings.columns) == ["provenance", "finding", "holds", "detail"]
+    cols = ["provenance", "finding", "holds", "status", "detail", "basis"]
+    assert list(findings.columns) == cols
     assert len(findings) == 3 and findings["holds"].dtype == bool
-    expected = evaluate.self_routing_findings(table.drop(columns="provenance"))
+    # the share of "yes" is a simulator input and the other two follow: never shown as evidence
+    assert set(findings["status"]) == {claims.BY_CONSTRUCTION}
+    expected = evaluate.self_routing_findings(table.drop(columns="provenance"), "simulated")
     pd.testing.assert_frame_equal(findings.drop(columns="provenance"), expected)
     for detail in findings["detail"]:
         assert all(j in detail for j in table["judge"])
@@ -252,7 +255,8 @@ def test_llama_table_summarises_the_runs_next_to_the_paper(smoke, llama_test_spl
 def test_llama_findings_follow_from_the_table(smoke):
     table = _csv(smoke, LLAMA, "llama_table.csv")
     findings = _csv(smoke, LLAMA, "findings.csv")
-    assert list(findings.columns) == ["provenance", "finding", "holds", "detail"]
+    cols = ["provenance", "finding", "holds", "status", "detail", "basis"]
+    assert list(findings.columns) == cols
     assert len(findings) == 3 and findings["holds"].dtype == bool
     racer = table[table["method"] == "RACER"]
     top = table[table["method"] == "All-Reasoning"].iloc[0]
@@ -265,6 +269,10 @@ def test_llama_findings_follow_from_the_table(smoke):
         (racer["cost_mean"] <= racer["budget"]).all(),
     ]
     assert list(findings["holds"]) == [bool(e) for e in expected]
+    # trained routers are no input of the simulator: evidence, read by the result
+    assert list(findings["status"]) == [
+        claims.REPRODUCED if e else claims.NOT_REPRODUCED for e in expected
+    ]
 
 
 # ---------------------------------------------------------------------- both: book and figures

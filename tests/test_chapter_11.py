@@ -17,7 +17,7 @@ import papermill
 import pytest
 from papermill.exceptions import PapermillExecutionError
 
-from racer_lib import data
+from racer_lib import claims, data
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "11_llmbar_judges"
@@ -28,12 +28,14 @@ MODES = {"instruct": "Vanilla", "reasoning": "CoT"}
 CELLS = ["both_right", "only_reasoning", "only_instruct", "both_wrong"]
 OUTPUTS = [
     "agreement_patterns.csv",
+    "cot_effect.csv",
     "delta_accuracy_by_judge.csv",
     "delta_accuracy_by_subset.csv",
     "fig2_llmbar_agreement.png",
     "fig2_llmbar_delta_accuracy_vs_cost.png",
     "findings.csv",
     "position_bias.csv",
+    "prose.csv",
 ]
 
 pytestmark = pytest.mark.slow
@@ -154,7 +156,8 @@ def test_writes_every_output_and_says_so(run):
     printed = "".join(
         o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
     )
-    for name in OUTPUTS:  # each writer prints the path it wrote
+    for name in set(OUTPUTS) - {"prose.csv"}:  # each writer prints the path it wrote (Prose
+        # displays its sentences instead; tests/test_prose.py checks them)
         assert f"wrote {results / name}" in printed
     source_cell = next(c for c in nb.cells if "data.location()" in c.source)
     text = "".join(o.get("text", "") for o in source_cell.outputs)
@@ -274,7 +277,7 @@ def test_position_bias_equals_statistics_json_in_both_orders(run, stats, records
 
 def test_findings_are_computed_from_the_counts(run, stats, records):
     table = _csv(run, "findings.csv")
-    assert list(table.columns) == ["provenance", "finding", "holds", "detail"]
+    assert list(table.columns) == ["provenance", "finding", "holds", "status", "detail", "basis"]
     assert len(table) == 3
     delta_judge = {
         j: _acc(stats, j, "reasoning", SUBSETS, "correct_False")[0]
@@ -295,6 +298,10 @@ def test_findings_are_computed_from_the_counts(run, stats, records):
         )
     expected = [min(delta_judge.values()) < 0, min(delta_cell) <= 0, max(one_right) < 0.5]
     assert [bool(h) for h in table["holds"]] == expected
+    # real judges: each statement is evidence, read by its result (never "by construction")
+    assert list(table["status"]) == [
+        claims.REPRODUCED if e else claims.NOT_REPRODUCED for e in expected
+    ]
     assert table["finding"].str.contains("at least one judge").iloc[0]
     assert table["finding"].str.contains("<= 0").iloc[1]
     assert table["finding"].str.contains("minority").iloc[2]

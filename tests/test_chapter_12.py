@@ -20,7 +20,7 @@ import papermill
 import pytest
 from conftest import real_chapter
 
-from racer_lib import baselines, data, embed, evaluate, sets
+from racer_lib import baselines, claims, data, embed, evaluate, sets
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "12_llmbar_routing"
@@ -313,6 +313,10 @@ def test_findings_follow_from_the_runs(params, runs, results):
             )
         for finding, value in expected.items():
             assert holds[finding] == value, finding
+    # real judges: each finding reads by its result
+    status = dict(zip(findings["finding"], findings["status"]))
+    for finding, value in holds.items():
+        assert status[finding] == (claims.REPRODUCED if value else claims.NOT_REPRODUCED)
 
 
 def test_the_figure_is_a_real_png(results):

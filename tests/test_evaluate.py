@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import evaluate
+from racer_lib import claims, evaluate
+from racer_lib import records as rec
 
 
 @pytest.fixture
@@ -130,16 +131,39 @@ def test_fig2_findings_check_the_domains_and_the_headroom_by_size():
         ]
     )
     large = _records([1, 1], [1, 1], judge="qwen3-8b", domain="coding")
-    checks = evaluate.fig2_findings(pd.concat([small, mid, large], ignore_index=True))
-    assert list(checks.columns) == ["finding", "judge", "observed", "holds"]
+    recs = pd.concat([small, mid, large], ignore_index=True)
+    checks = evaluate.fig2_findings(recs.assign(source="release:hand-made"), "release")
+    assert list(checks.columns) == ["finding", "judge", "observed", "holds", "status", "basis"]
     domain = checks[checks["finding"].str.startswith("reasoning gains")]
     holds = dict(zip(domain["judge"], domain["holds"], strict=True))
     assert holds == {"qwen3-1.7b": True, "qwen3-4b": False}
+    # on real records each is evidence, read by its result
+    status = dict(zip(domain["judge"], domain["status"], strict=True))
+    assert status == {"qwen3-1.7b": claims.REPRODUCED, "qwen3-4b": claims.NOT_REPRODUCED}
     assert "min gain math/coding 100.0 pts" in domain["observed"].iloc[0]
     # headroom: 1.7b 0 points (reasoning alone is the oracle), 4b 0, 8b 0: not shrinking
     size = checks.iloc[-1]
     assert size["judge"] == "qwen3-1.7b > qwen3-4b > qwen3-8b"
     assert size["observed"] == "0.0 > 0.0 > 0.0" and not size["holds"]
+    assert size["status"] == claims.NOT_REPRODUCED
+
+
+def test_fig2_findings_on_simulated_records_are_by_construction():
+    """The per-domain gains and the judges' rho are inputs of racer_lib.simulate: on simulated
+    records both findings are a check of the simulator, whether they come out true or not."""
+    recs = pd.concat(
+        [
+            _records([0, 0], [1, 1], judge="qwen3-1.7b", domain="math"),
+            _records([1, 0], [1, 0], judge="qwen3-1.7b", domain="safety"),
+            _records([1, 1], [1, 1], judge="qwen3-4b", domain="math"),
+            _records([0, 1], [1, 1], judge="qwen3-4b", domain="safety"),
+        ],
+        ignore_index=True,
+    ).assign(source="simulated:hand-made")
+    checks = evaluate.fig2_findings(recs, rec.provenance(recs))
+    assert sorted(checks["holds"]) == [False, False, True]  # both outcomes occur ...
+    assert set(checks["status"]) == {claims.BY_CONSTRUCTION}  # ... and neither is evidence
+    assert checks["basis"].str.startswith("simulator input").all()
 
 
 def test_fig2_findings_headroom_shrinks_with_size():
@@ -151,10 +175,12 @@ def test_fig2_findings_headroom_shrinks_with_size():
             _records([1, 0], [1, 0], judge="qwen3-8b", domain="chat"),
         ]
     )
-    checks = evaluate.fig2_findings(recs)
+    checks = evaluate.fig2_findings(recs, "generated")
     assert len(checks) == 1  # no math or safety pairs: only the size check
     assert checks.iloc[0]["observed"] == "50.0 > 25.0 > 0.0" and checks.iloc[0]["holds"]
-    assert evaluate.fig2_findings(recs[recs["judge"] == "qwen3-4b"]).empty  # one judge
+    assert checks.iloc[0]["status"] == claims.REPRODUCED
+    one = evaluate.fig2_findings(recs[recs["judge"] == "qwen3-4b"], "generated")
+    assert one.empty and "status" in one.columns  # one judge: nothing checked
 
 
 def test_fig2_reading_states_what_the_tables_show():
@@ -163,8 +189,9 @@ def test_fig2_reading_states_what_the_tables_show():
         {"judge": ["x", "x", "y"], "subset": ["s1", "s2", "s1"], "delta_accuracy": [1.0, -4.5, 0.0]}
     )
     agreement = pd.DataFrame({"judge": ["x", "y"], "share_one_mode_right": [0.2, 0.4]})
-    reading = evaluate.fig2_reading(by_judge, by_subset, agreement)
+    reading = evaluate.fig2_reading(by_judge, by_subset, agreement, "release")
     assert list(reading["holds"]) == [True, True, True]
+    assert list(reading["status"]) == [claims.REPRODUCED] * 3
     assert reading["detail"][0] == "1 of 2 judges lose accuracy with CoT: x -2.0"
     assert reading["detail"][1] == "2 of 3 cells; the lowest is x on s2 (-4.5 points)"
     assert reading["detail"][2] == (
@@ -174,8 +201,21 @@ def test_fig2_reading_states_what_the_tables_show():
         by_judge.assign(delta_accuracy=[1.0, 2.0]),
         by_subset.assign(delta_accuracy=[1.0, 2.0, 3.0]),
         agreement.assign(share_one_mode_right=[0.2, 0.5]),
+        "release",
     )
     assert list(better["holds"]) == [False, False, False]
+    assert list(better["status"]) == [claims.NOT_REPRODUCED] * 3
+    # the simulator is given the endpoints, the gains and rho: on its records all three are
+    # by construction, whatever they come out as
+    for shift in (0.0, 5.0):  # every finding holds, then none does
+        sim = evaluate.fig2_reading(
+            by_judge.assign(delta_accuracy=by_judge["delta_accuracy"] + shift),
+            by_subset.assign(delta_accuracy=by_subset["delta_accuracy"] + shift),
+            agreement.assign(share_one_mode_right=agreement["share_one_mode_right"] + shift / 10),
+            "simulated",
+        )
+        assert list(sim["holds"]) == [shift == 0.0] * 3
+        assert list(sim["status"]) == [claims.BY_CONSTRUCTION] * 3
     assert better["detail"][0] == "CoT is at least as accurate for every judge"
 
 
@@ -333,12 +373,21 @@ def test_self_routing_findings_hold_only_for_every_judge():
             "cost_all_reasoning": [5.1, 10.0],
         }
     )
-    findings = evaluate.self_routing_findings(table)
+    findings = evaluate.self_routing_findings(table, "generated")
     assert list(findings["holds"]) == [True, True, True]
+    assert list(findings["status"]) == [claims.REPRODUCED] * 3
+    sim = evaluate.self_routing_findings(table, "simulated")  # the share is calibrated
+    assert list(sim["status"]) == [claims.BY_CONSTRUCTION] * 3
     assert findings["detail"][0] == "a 99.50 %; b 99.90 %"
     assert findings["detail"][1] == "a -0.30 pts; b +0.20 pts"
     worse = table.assign(
         reasoning_fraction=[99.5, 98.0], acc_self_routing=[80.0, 69.0], cost_self_routing=[5.0, 9.0]
     )
-    assert list(evaluate.self_routing_findings(worse)["holds"]) == [False, False, False]
-    assert not evaluate.self_routing_findings(table.iloc[:0])["holds"].any()  # no judge
+    worse_findings = evaluate.self_routing_findings(worse, "generated")
+    assert list(worse_findings["holds"]) == [False, False, False]
+    assert list(worse_findings["status"]) == [claims.NOT_REPRODUCED] * 3
+    assert (
+        list(evaluate.self_routing_findings(worse, "simulated")["status"])
+        == [claims.BY_CONSTRUCTION] * 3
+    )
+    assert not evaluate.self_routing_findings(table.iloc[:0], "generated")["holds"].any()

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
-from racer_lib import baselines, evaluate, experiments, train
+from racer_lib import baselines, claims, evaluate, experiments, train
 from racer_lib.simulate import simulate
 
 SETTINGS = train.TrainSettings(epochs=3, lr=1e-3)
@@ -248,11 +248,14 @@ def test_shifted_table_and_its_findings():
     assert racer["accuracy_sd"] == pytest.approx(np.std([89.0, 90.0], ddof=1))
     assert (racer["paper_accuracy"], racer["paper_cost"]) == (90.0, 3.9)
     assert np.isnan(table.iloc[0]["paper_accuracy"]) and racer["seeds"] == 2
-    findings = experiments.baseline_findings(table, 4.0)
+    findings = experiments.baseline_findings(table, 4.0, "simulated")
     assert list(findings["holds"]) == [True, True]
+    # trained routers are not an input of the simulator: evidence even on simulated records
+    assert list(findings["status"]) == [claims.REPRODUCED] * 2
     assert "+10.00 pts" in findings["detail"][0]
-    tight = experiments.baseline_findings(table, 3.0)  # mean costs are 4.0: over budget
+    tight = experiments.baseline_findings(table, 3.0, "simulated")  # mean costs 4.0: over
     assert not tight["holds"][1] and "over budget: M-IRT, RACER" in tight["detail"][1]
+    assert tight["status"][1] == claims.NOT_REPRODUCED
 
 
 def test_budget_matching_reads_the_thresholds():

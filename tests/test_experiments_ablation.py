@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from racer_lib import evaluate, experiments, paper, plots, train  # noqa: E402
+from racer_lib import claims, evaluate, experiments, paper, plots, train  # noqa: E402
 from racer_lib.simulate import simulate  # noqa: E402
 
 SETTINGS = train.TrainSettings(arch="linear", epochs=3, lr=1e-3, dual_step=1e-2)
@@ -207,20 +207,22 @@ def test_ablation_findings_read_the_four_statements():
     runs = _hand_runs()
     summary = experiments.ablation_summary(runs)
     viol = experiments.violation_rates(runs, [0.1, 1.0])
-    findings = experiments.ablation_findings(runs, summary, viol, [1.0], [0.1, 1.0])
-    assert list(findings.columns) == ["finding", "scenario", "observed", "holds"]
+    findings = experiments.ablation_findings(runs, summary, viol, [1.0], [0.1, 1.0], "simulated")
+    assert list(findings.columns) == ["finding", "scenario", "observed", "holds", "status", "basis"]
     assert list(findings["scenario"]) == ["cheap", "cheap", "dear", "dear"]
     # cheap: no violation; RACER-R +1 point with no spread (se 0 < 1)
     # dear: best RACER-C 81 < min(ACER 82, RACER-R 83); RACER-C 1 of 4 < ACER 1 of 2
     assert list(findings["holds"]) == [True, True, True, True]
+    assert list(findings["status"]) == [claims.REPRODUCED] * 4  # not given to the simulator
     assert findings.loc[0, "observed"] == "0 of 8 runs over budget"
     assert findings.loc[1, "observed"] == "RACER-R τ=1: +1.00 ± 0.00 pts"
     assert findings.loc[3, "observed"] == "violation rate RACER-C 0.25 (all τ), ACER 0.50"
     worse = runs.assign(accuracy=np.where(runs["method"] == "RACER-R τ=1", 80.0, runs["accuracy"]))
     findings = experiments.ablation_findings(
-        worse, experiments.ablation_summary(worse), viol, [1.0], [0.1, 1.0]
+        worse, experiments.ablation_summary(worse), viol, [1.0], [0.1, 1.0], "simulated"
     )
     assert list(findings["holds"]) == [True, False, False, True]
+    assert findings["status"][1] == findings["status"][2] == claims.NOT_REPRODUCED
 
 
 def test_subset_statistics_count_the_full_subsets_beside_the_paper():
@@ -335,14 +337,17 @@ def test_mean_difference_and_its_standard_error():
 def test_beta_findings_check_what_the_betas_allow():
     runs = _beta_runs({0.0: (84, 84.2), 0.005: (86, 86.2), 0.01: (86.1, 86.1), 0.05: (83, 83.2)})
     table = experiments.beta_table(runs, paper.BETA_SENSITIVITY)
-    findings = experiments.beta_findings(table, [0.0, 0.005, 0.01, 0.05], [2.0, 3.0])
-    assert list(findings.columns) == ["finding", "budget", "observed", "holds"]
+    findings = experiments.beta_findings(table, [0.0, 0.005, 0.01, 0.05], [2.0, 3.0], "simulated")
+    assert list(findings.columns) == ["finding", "budget", "observed", "holds", "status", "basis"]
     assert len(findings) == 1 + 2 + 2
     assert findings["holds"].all()
+    assert (findings["status"] == claims.REPRODUCED).all()  # β acts on training only
     assert findings.loc[0, "observed"] == "β=0.005 minus β=0: +2.00 ± 0.14 pts"
-    only = experiments.beta_findings(table[table["beta"] != 0.05], [0.0, 0.005, 0.01], [2.0, 3.0])
+    only = experiments.beta_findings(
+        table[table["beta"] != 0.05], [0.0, 0.005, 0.01], [2.0, 3.0], "simulated"
+    )
     assert len(only) == 3 and "0.05" not in " ".join(only["finding"])
-    assert experiments.beta_findings(table, [0.01, 0.05], [2.0]).empty
+    assert experiments.beta_findings(table, [0.01, 0.05], [2.0], "simulated").empty
 
 
 # ---------------------------------------------------------------------- 10: matched cost
@@ -405,8 +410,8 @@ def test_matched_random_table_and_findings(matched):
     assert (top["paper_accuracy"], top["paper_cost"]) == (79.93, 4.12)
     assert np.isnan(top["paper_random_accuracy"])
 
-    findings = experiments.matched_random_findings(table)
-    assert list(findings.columns) == ["finding", "holds", "detail"]
+    findings = experiments.matched_random_findings(table, "simulated")
+    assert list(findings.columns) == ["finding", "holds", "status", "detail", "basis"]
     expected = [
         (racer["racer_minus_random_at_cost"] > 0).all(),
         (
@@ -416,8 +421,13 @@ def test_matched_random_table_and_findings(matched):
         (racer["cost_mean"] <= racer.index).all(),
     ]
     assert list(findings["holds"]) == [bool(e) for e in expected]
+    assert list(findings["status"]) == [
+        claims.REPRODUCED if e else claims.NOT_REPRODUCED for e in expected
+    ]
     forced = table.assign(racer_minus_random_at_cost=-1.0, cost_mean=table["cost_mean"] + 5)
-    assert list(experiments.matched_random_findings(forced)["holds"])[::2] == [False, False]
+    forced = experiments.matched_random_findings(forced, "simulated")
+    assert list(forced["holds"])[::2] == [False, False]
+    assert list(forced["status"])[::2] == [claims.NOT_REPRODUCED] * 2
 
 
 # ---------------------------------------------------------------------- the figures

@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from racer_lib import baselines, evaluate, experiments, plots, sets, train  # noqa: E402
+from racer_lib import baselines, claims, evaluate, experiments, plots, sets, train  # noqa: E402
 from racer_lib.simulate import simulate  # noqa: E402
 
 JUDGE = "qwen3-4b"
@@ -326,10 +326,19 @@ def test_routing_findings_compute_each_statement():
         }
     )
     summary = evaluate.over_seeds(runs, ["judge", "method", "budget"])
-    findings = experiments.routing_findings(runs, summary, ["J"], BUDGETS)
-    assert list(findings.columns) == ["finding", "holds", "detail"]
+    findings = experiments.routing_findings(runs, summary, ["J"], BUDGETS, "release")
+    assert list(findings.columns) == ["finding", "holds", "status", "detail", "basis"]
     assert findings["holds"].dtype == bool
     assert findings["holds"].tolist() == [False, True, True, False]
+    assert findings["status"].tolist() == [
+        claims.NOT_REPRODUCED,
+        claims.REPRODUCED,
+        claims.REPRODUCED,
+        claims.NOT_REPRODUCED,
+    ]
+    # nothing about trained routers is an input of the simulator: the same on its records
+    sim = experiments.routing_findings(runs, summary, ["J"], BUDGETS, "simulated")
+    assert sim["status"].tolist() == findings["status"].tolist()
     assert findings["finding"].tolist() == [
         "J: RACER is more accurate than Random at every budget",
         "J: RACER is at least as accurate as ACER on average",

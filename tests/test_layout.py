@@ -40,9 +40,15 @@ def test_code_lines_skip_blanks_comments_and_options():
     assert CODE_CELL.findall(text) == ["a = 1\n", "b = 2\n"]
 
 
-def test_there_are_twelve_notebooks_with_code():
-    assert len(NOTEBOOKS) == 12
-    assert all(cells(nb) for nb in NOTEBOOKS)
+def test_every_notebook_has_code_a_page_and_a_place_in_the_default_build():
+    import yaml
+
+    assert NOTEBOOKS and all(cells(nb) for nb in NOTEBOOKS)
+    toc = (ROOT / "book" / "_toc.yml").read_text()
+    sim = yaml.safe_load((ROOT / "profiles" / "sim.yaml").read_text())["notebooks"]
+    for nb in NOTEBOOKS:
+        assert f"- file: notebooks/{nb.stem}\n" in toc, f"book/_toc.yml lacks {nb.stem}"
+        assert nb.stem in sim, f"profiles/sim.yaml does not run {nb.stem}"
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)

