@@ -27,13 +27,16 @@ pytestmark = pytest.mark.slow
 #: ``full-smoke``.
 CONVERTED = [
     "02_reasoning_vs_instruct",
+    "03_dro_theory",
     "04_training_dynamics",
     "05_budget_frontier",
     "06_robustness_ablation",
     "07_beta_sensitivity",
+    "08_advanced_baselines",
     "09_self_routing",
     "10_llama_family",
     "13_motivation_and_benchmarks",
+    "14_reproduction_report",
 ]
 REAL_DATA = ["01_judging", "11_llmbar_judges", "12_llmbar_routing"]
 
@@ -45,6 +48,8 @@ ALLOWED = {
     "01_judging": {"0.6", "02", "1", "2", "4", "8", "8,192", "135"},
     # the panels of Fig. 2 (upper, lower) name no number; "2" is the figure's
     "02_reasoning_vs_instruct": {"2"},
+    # the paper's Theorems 3.1, 4.1, 4.2 and Eq. (7); the 2 of a λ²/2 term written in prose
+    "03_dro_theory": {"1", "2", "3.1", "4.1", "4.2", "7"},
     # the paper's MLP widths 256/128/64, 4 layers, batch 64; the cost unit's definition 1.0
     "04_training_dynamics": {"1", "1.0", "4", "64", "128", "256"},
     # Fig. 4, the 40k mixture, the 4-layer MLP, Fig. 2
@@ -53,6 +58,10 @@ ALLOWED = {
     "06_robustness_ablation": {"1", "3", "5.2", "10", "64", "80"},
     # §5.4, Theorem 4.1, β = 0, the test split's share 10 %, the 4-layer MLP
     "07_beta_sensitivity": {"0", "4", "4.1", "5.4", "10 %"},
+    # APGR's definition (0 at All-Instruct, 1 at All-Reasoning, Random's 0.5), CPT(50%), the
+    # paper's 10 replications and §4, the three benchmarks' "RewardBench 2", the baselines'
+    # publication years 2024 and 2025
+    "08_advanced_baselines": {"0", "0.5", "1", "2", "4", "10", "2024", "2025", "50%"},
     # no/yes as 0/1, the reasoning fraction's 100 %
     "09_self_routing": {"0", "1", "100 %"},
     # the paper's budgets 2, 2.5, 3, 3.5, its Random cost 2.44 against RACER's 2.05 at budget 2
@@ -60,6 +69,8 @@ ALLOWED = {
     "10_llama_family": {"2", "2.5", "3", "3.5", "2.05", "2.44", "10 %"},
     # Fig. 1 to Fig. 4, the chapters 02, 05 and 06 it reads, the instruct mode's cost 1
     "13_motivation_and_benchmarks": {"1", "2", "3", "4", "02", "05", "06"},
+    # the bootstrap interval's level, 95 % (a rule of the report, stated on the page)
+    "14_reproduction_report": {"95 %"},
     # LLMBar's definition: 419 pairs in subsets of 100, 134, 92, 47, 46; ICLR 2024, judges of
     # 2023; chapter 02, Fig. 2; the paper's cost ratios 3 (Table 1) to 19; a coin's 50 %
     "11_llmbar_judges": {
