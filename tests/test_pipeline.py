@@ -444,10 +444,21 @@ def test_present_data_executes_the_chapter(
 ) -> None:
     write_toy_manifest(repo)
     write_profile(repo, "needs", {"02_beta": {}}, requires={"02_beta": ["data:toy"]})
-    monkeypatch.setenv("RACER_DATA_DIR", str(toy_mirror(tmp_path, with_file=True)))
+    mirror = toy_mirror(tmp_path, with_file=True)
+    monkeypatch.setenv("RACER_DATA_DIR", str(mirror))
     result = run_profile("needs", root=repo, build_book=False)
     assert result.unavailable == {}
     assert pd.read_csv(result.results_dirs["02_beta"] / "scale.csv")["scale"].tolist() == [1.0]
+    # the data gone: the generated page replaces the run, and is not cached as one
+    key = repo / "build" / "needs" / "cache" / "02_beta.json"
+    assert key.is_file()
+    data_file = mirror / "owner" / "toy" / "abc123" / TOY_FILE
+    data_file.unlink()
+    assert list(run_profile("needs", root=repo, build_book=False).unavailable) == ["02_beta"]
+    assert not key.exists()
+    data_file.write_bytes(TOY_CONTENT)
+    result = run_profile("needs", root=repo, build_book=False)
+    assert result.unavailable == {} and result.reused == [] and key.is_file()
 
 
 def test_intro_statement_says_which_chapters_are_real_simulated_or_not_run(repo: Path) -> None:
@@ -476,3 +487,110 @@ def test_intro_statement_says_which_chapters_are_real_simulated_or_not_run(repo:
     assert "{doc}`notebooks/02_beta` could not run here" in text
     records = Profile("p", "", {"03_gamma": {"records_dir": "records"}})
     assert chapter_kinds(records, layout) == {"03_gamma": "records"}
+
+
+# --------------------------------------------------------------------------- execution cache
+
+
+def run_messages(capsys: pytest.CaptureFixture) -> list[str]:
+    """The runner's ``reused ...`` and ``re-running ...`` lines since the last call."""
+    err = capsys.readouterr().err
+    return [line for line in err.splitlines() if line.startswith(("reused ", "re-running "))]
+
+
+def executed_mtimes(repo: Path, profile: str) -> dict[str, int]:
+    executed = repo / "build" / profile / "executed"
+    return {stem: (executed / f"{stem}.ipynb").stat().st_mtime_ns for stem in NOTEBOOKS}
+
+
+@pytest.mark.slow
+def test_cache_reuses_unchanged_notebooks_and_reruns_changed_ones_and_their_readers(
+    repo: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from racer_lib import pipeline
+
+    monkeypatch.setattr(pipeline, "READS", {"03_gamma": ("02_beta",)})
+    assert cli(repo, "--profile", "child", "--no-book") == 0
+    assert run_messages(capsys) == [f"re-running {stem}: no previous run" for stem in NOTEBOOKS]
+    before = executed_mtimes(repo, "child")
+
+    assert cli(repo, "--profile", "child", "--no-book") == 0
+    assert run_messages(capsys) == [f"reused {stem}: unchanged" for stem in NOTEBOOKS]
+    assert executed_mtimes(repo, "child") == before
+
+    # one parameter of 02_beta: it re-runs, and so does 03_gamma, which reads it; 01 does not
+    child = {"01_alpha": {"label": "child"}, "02_beta": {}, "03_gamma": {}}  # as in child.yaml
+    child["02_beta"] = {"scale": 5.0}
+    write_profile(repo, "child", child, extends="base")
+    assert cli(repo, "--profile", "child", "--no-book") == 0
+    assert run_messages(capsys) == [
+        "reused 01_alpha: unchanged",
+        "re-running 02_beta: parameters changed",
+        "re-running 03_gamma: 02_beta re-ran",
+    ]
+    scale = pd.read_csv(repo / "results" / "child" / "02_beta" / "scale.csv")["scale"]
+    assert scale.tolist() == [5.0]
+    after = executed_mtimes(repo, "child")
+    assert after["01_alpha"] == before["01_alpha"]
+    assert after["02_beta"] > before["02_beta"] and after["03_gamma"] > before["03_gamma"]
+
+    # 02_beta re-run alone (--only): the next full run sees that the chapter 03 reads changed
+    child["02_beta"] = {"scale": 6.0}
+    write_profile(repo, "child", child, extends="base")
+    assert cli(repo, "--profile", "child", "--only", "02", "--no-book") == 0
+    assert run_messages(capsys) == ["re-running 02_beta: parameters changed"]
+    assert cli(repo, "--profile", "child", "--no-book") == 0
+    assert run_messages(capsys)[1:] == [
+        "reused 02_beta: unchanged",
+        "re-running 03_gamma: 02_beta changed",
+    ]
+
+    assert cli(repo, "--profile", "child", "--no-book", "--force") == 0
+    assert run_messages(capsys) == [f"re-running {stem}: --force" for stem in NOTEBOOKS]
+    assert all(
+        executed_mtimes(repo, "child")[stem] > after[stem] for stem in ("01_alpha", "03_gamma")
+    )
+
+
+@pytest.mark.slow
+def test_failed_execution_leaves_no_key(repo: Path, capsys: pytest.CaptureFixture) -> None:
+    cache = repo / "build" / "failing" / "cache"
+    write_profile(repo, "failing", {"01_alpha": {}, "02_beta": {"fail": False}})
+    assert cli(repo, "--profile", "failing", "--no-book") == 0
+    assert sorted(path.name for path in cache.iterdir()) == ["01_alpha.json", "02_beta.json"]
+
+    write_profile(repo, "failing", {"01_alpha": {}, "02_beta": {"fail": True}})
+    assert cli(repo, "--profile", "failing", "--no-book") == 2
+    assert "re-running 02_beta: parameters changed" in run_messages(capsys)
+    assert sorted(path.name for path in cache.iterdir()) == ["01_alpha.json"]
+
+    # back to the parameters of the successful run: the failed run is not mistaken for it
+    write_profile(repo, "failing", {"01_alpha": {}, "02_beta": {"fail": False}})
+    assert cli(repo, "--profile", "failing", "--no-book") == 0
+    assert run_messages(capsys) == [
+        "reused 01_alpha: unchanged",
+        "re-running 02_beta: no previous run",
+    ]
+
+
+def test_cache_key_follows_the_files_a_parameter_names(repo: Path) -> None:
+    from racer_lib.pipeline import input_files
+
+    records = repo / "records"
+    (records / "qwen3-4b").mkdir(parents=True)
+    rows = "id,label\n1,0\n"
+    (records / "qwen3-4b" / "train.csv").write_text(rows)
+    own = records / "own"  # a results_dir inside a folder a parameter names: not an input
+    own.mkdir()
+    (own / "table.csv").write_text("x\n1\n")
+    params = {"records_dir": "records", "judge": "qwen3-4b", "tag": "", "results_dir": str(own)}
+    first = input_files(params, repo)
+    assert list(first) == ["records_dir=records"]  # "", a judge's name, results_dir: not inputs
+    assert [row[:2] for row in first["records_dir=records"]] == [["qwen3-4b/train.csv", len(rows)]]
+    assert input_files(params, repo) == first
+    (records / "qwen3-4b" / "train.csv").write_text(rows + "2,1\n")
+    assert input_files(params, repo) != first
+    listed = input_files({"records_paths": ["records/qwen3-4b/train.csv", "absent.csv"]}, repo)
+    assert [row[:2] for row in listed["records_paths=records/qwen3-4b/train.csv"]] == [
+        [".", len(rows) + 4]
+    ]
