@@ -13,7 +13,6 @@ import json
 import math
 import os
 import string
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from . import plots
+from .records import combined_provenance  # noqa: F401  (chapters call chapter.combined_provenance)
 
 
 def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
@@ -35,12 +35,6 @@ def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
     out = Path(results_dir)
     out.mkdir(parents=True, exist_ok=True)
     return out
-
-
-def combined_provenance(provenances: Iterable[str]) -> str:
-    """The one provenance shared by all of ``provenances``, or ``"mixed"``."""
-    kinds = set(provenances)
-    return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
 def save_table(

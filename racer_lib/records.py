@@ -597,6 +597,12 @@ def provenance(records: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> st
             f"source starts with one of {', '.join(PROVENANCE_KINDS)} followed "
             "by ':'",
         )
+    return combined_provenance(kinds)
+
+
+def combined_provenance(provenances: Iterable[str]) -> str:
+    """The one provenance shared by all of ``provenances``, or ``"mixed"``."""
+    kinds = set(provenances)
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 

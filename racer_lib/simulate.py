@@ -85,64 +85,15 @@ class Judge:
 #: The judges. Targets: the paper's self-routing table (Qwen3) and its Llama-family table;
 #: ``self_route`` is the share (%) of pairs on which the instruct mode asks for reasoning when
 #: given the self-routing prompt (the self-routing table; not reported for the Llama pair).
-JUDGES: dict[str, Judge] = {
-    j.name: j
-    for j in [
-        #     name            instruct model                reasoning model                  acc_0  acc_1  ratio  rho   tok0 unparseable   source                 self_route  # noqa: E501
-        Judge(
-            "qwen3-1.7b",
-            "Qwen3-1.7B (thinking off)",
-            "Qwen3-1.7B (thinking on)",
-            70.04,
-            78.35,
-            19.07,
-            0.30,
-            150,
-            (0.02, 0.1),
-            "self-routing table",
-            99.91,
-        ),
-        Judge(
-            "qwen3-4b",
-            "Qwen3-4B (thinking off)",
-            "Qwen3-4B (thinking on)",
-            81.96,
-            86.50,
-            6.25,
-            0.45,
-            180,
-            (0.02, 0.04),
-            "self-routing table",
-            99.51,
-        ),
-        Judge(
-            "qwen3-8b",
-            "Qwen3-8B (thinking off)",
-            "Qwen3-8B (thinking on)",
-            82.20,
-            87.86,
-            6.36,
-            0.55,
-            190,
-            (0.01, 0.03),
-            "self-routing table",
-            99.88,
-        ),
-        Judge(
-            "llama-3.1-8b",
-            "Llama-3.1-8B-Instruct",
-            "DeepSeek-R1-Distill-Llama-8B",
-            67.32,
-            79.93,
-            4.12,
-            0.15,
-            320,
-            (0.03, 0.06),
-            "Llama-family table",
-            None,
-        ),
-    ]
-}
+# fmt: off
+JUDGES: dict[str, Judge] = {j.name: j for j in [
+    #     name            instruct model                reasoning model                  acc_0  acc_1  ratio  rho   tok0 unparseable   source                 self_route
+    Judge('qwen3-1.7b',   'Qwen3-1.7B (thinking off)',  'Qwen3-1.7B (thinking on)',      70.04, 78.35, 19.07, 0.30, 150, (0.02, 0.1),  'self-routing table',  99.91),
+    Judge('qwen3-4b',     'Qwen3-4B (thinking off)',    'Qwen3-4B (thinking on)',        81.96, 86.50,  6.25, 0.45, 180, (0.02, 0.04), 'self-routing table',  99.51),
+    Judge('qwen3-8b',     'Qwen3-8B (thinking off)',    'Qwen3-8B (thinking on)',        82.20, 87.86,  6.36, 0.55, 190, (0.01, 0.03), 'self-routing table',  99.88),
+    Judge('llama-3.1-8b', 'Llama-3.1-8B-Instruct',      'DeepSeek-R1-Distill-Llama-8B',  67.32, 79.93,  4.12, 0.15, 320, (0.03, 0.06), 'Llama-family table',  None),
+]}
+# fmt: on
 
 
 @dataclass(frozen=True)
@@ -170,190 +121,30 @@ class Cell:
 # Difficulty, gain and length are ours, shaped by the paper's qualitative findings: reasoning
 # helps most on math and coding, little or negatively on safety and knowledge; JudgeBench is
 # the hardest benchmark, RewardBench the easiest.
+# fmt: off
 CELLS: list[Cell] = [
-    #    dataset                  subset                   domain          size  role       d_c    g_c  l_c   q_c   source of size / ratio  # noqa: E501
-    Cell(
-        "skywork",
-        "magpie_ultra",
-        "chat",
-        27785,
-        "train",
-        0.00,
-        0.15,
-        1.2,
-        11.2,
-        "Table 1 (dataset statistics)",
-    ),
-    Cell(
-        "skywork",
-        "wildguardmix",
-        "safety",
-        6709,
-        "train",
-        0.30,
-        -0.10,
-        0.8,
-        3.4,
-        "Table 1 (dataset statistics)",
-    ),
-    Cell(
-        "skywork",
-        "offsetbias",
-        "chat",
-        8504,
-        "train",
-        -0.10,
-        0.05,
-        1.0,
-        4.7,
-        "Table 1 (dataset statistics)",
-    ),
-    Cell(
-        "skywork",
-        "rest",
-        "chat",
-        34018,
-        "train",
-        0.20,
-        0.00,
-        1.0,
-        4.0,
-        "Skywork 80K v0.2 minus Table 1",
-    ),
-    Cell(
-        "math_step_dpo",
-        "math_step_dpo",
-        "math",
-        10000,
-        "train",
-        -0.20,
-        0.35,
-        1.1,
-        6.0,
-        "§5.2 training data",
-    ),
-    Cell(
-        "code_preference_pairs",
-        "code_preference_pairs",
-        "coding",
-        10000,
-        "train",
-        -0.10,
-        0.25,
-        1.2,
-        5.2,
-        "§5.2 training data",
-    ),
-    Cell(
-        "judgebench", "judgebench", "coding", 73, "ood", -0.90, 0.45, 1.3, 8.0, "OOD domain table"
-    ),
-    Cell("judgebench", "judgebench", "math", 90, "ood", -0.70, 0.55, 1.1, 9.0, "OOD domain table"),
-    Cell(
-        "judgebench",
-        "judgebench",
-        "reasoning",
-        149,
-        "ood",
-        -0.80,
-        0.30,
-        1.0,
-        8.5,
-        "OOD domain table",
-    ),
-    Cell(
-        "judgebench",
-        "judgebench",
-        "knowledge",
-        308,
-        "ood",
-        -0.60,
-        -0.05,
-        0.9,
-        6.0,
-        "OOD domain table",
-    ),
-    Cell(
-        "rewardbench", "rewardbench", "math", 447, "ood", 0.00, 0.60, 1.1, 7.0, "OOD domain table"
-    ),
-    Cell(
-        "rewardbench", "rewardbench", "coding", 984, "ood", 0.10, 0.40, 1.3, 5.5, "OOD domain table"
-    ),
-    Cell(
-        "rewardbench", "rewardbench", "chat", 814, "ood", 0.40, 0.05, 1.0, 4.5, "OOD domain table"
-    ),
-    Cell(
-        "rewardbench",
-        "rewardbench",
-        "safety",
-        740,
-        "ood",
-        0.50,
-        -0.10,
-        0.7,
-        3.0,
-        "OOD domain table",
-    ),
-    Cell(
-        "rewardbench2",
-        "rewardbench2",
-        "factuality",
-        475,
-        "ood",
-        -0.20,
-        0.10,
-        1.0,
-        5.0,
-        "OOD domain table",
-    ),
-    Cell(
-        "rewardbench2",
-        "rewardbench2",
-        "precise_if",
-        160,
-        "ood",
-        -0.50,
-        0.15,
-        1.0,
-        6.0,
-        "OOD domain table",
-    ),
-    Cell(
-        "rewardbench2",
-        "rewardbench2",
-        "math",
-        183,
-        "ood",
-        -0.10,
-        0.50,
-        1.1,
-        7.5,
-        "OOD domain table",
-    ),
-    Cell(
-        "rewardbench2",
-        "rewardbench2",
-        "safety",
-        450,
-        "ood",
-        0.30,
-        -0.10,
-        0.7,
-        3.2,
-        "OOD domain table",
-    ),
-    Cell(
-        "rewardbench2",
-        "rewardbench2",
-        "focus",
-        495,
-        "ood",
-        0.10,
-        0.00,
-        1.0,
-        4.5,
-        "OOD domain table",
-    ),
+    #    dataset                  subset                   domain          size  role       d_c    g_c  l_c   q_c   source of size / ratio
+    Cell('skywork',               'magpie_ultra',          'chat',        27785, 'train',  0.00,  0.15, 1.2, 11.2, 'Table 1 (dataset statistics)'),
+    Cell('skywork',               'wildguardmix',          'safety',       6709, 'train',  0.30, -0.10, 0.8,  3.4, 'Table 1 (dataset statistics)'),
+    Cell('skywork',               'offsetbias',            'chat',         8504, 'train', -0.10,  0.05, 1.0,  4.7, 'Table 1 (dataset statistics)'),
+    Cell('skywork',               'rest',                  'chat',        34018, 'train',  0.20,  0.00, 1.0,  4.0, 'Skywork 80K v0.2 minus Table 1'),
+    Cell('math_step_dpo',         'math_step_dpo',         'math',        10000, 'train', -0.20,  0.35, 1.1,  6.0, '§5.2 training data'),
+    Cell('code_preference_pairs', 'code_preference_pairs', 'coding',      10000, 'train', -0.10,  0.25, 1.2,  5.2, '§5.2 training data'),
+    Cell('judgebench',            'judgebench',            'coding',         73, 'ood',   -0.90,  0.45, 1.3,  8.0, 'OOD domain table'),
+    Cell('judgebench',            'judgebench',            'math',           90, 'ood',   -0.70,  0.55, 1.1,  9.0, 'OOD domain table'),
+    Cell('judgebench',            'judgebench',            'reasoning',     149, 'ood',   -0.80,  0.30, 1.0,  8.5, 'OOD domain table'),
+    Cell('judgebench',            'judgebench',            'knowledge',     308, 'ood',   -0.60, -0.05, 0.9,  6.0, 'OOD domain table'),
+    Cell('rewardbench',           'rewardbench',           'math',          447, 'ood',    0.00,  0.60, 1.1,  7.0, 'OOD domain table'),
+    Cell('rewardbench',           'rewardbench',           'coding',        984, 'ood',    0.10,  0.40, 1.3,  5.5, 'OOD domain table'),
+    Cell('rewardbench',           'rewardbench',           'chat',          814, 'ood',    0.40,  0.05, 1.0,  4.5, 'OOD domain table'),
+    Cell('rewardbench',           'rewardbench',           'safety',        740, 'ood',    0.50, -0.10, 0.7,  3.0, 'OOD domain table'),
+    Cell('rewardbench2',          'rewardbench2',          'factuality',    475, 'ood',   -0.20,  0.10, 1.0,  5.0, 'OOD domain table'),
+    Cell('rewardbench2',          'rewardbench2',          'precise_if',    160, 'ood',   -0.50,  0.15, 1.0,  6.0, 'OOD domain table'),
+    Cell('rewardbench2',          'rewardbench2',          'math',          183, 'ood',   -0.10,  0.50, 1.1,  7.5, 'OOD domain table'),
+    Cell('rewardbench2',          'rewardbench2',          'safety',        450, 'ood',    0.30, -0.10, 0.7,  3.2, 'OOD domain table'),
+    Cell('rewardbench2',          'rewardbench2',          'focus',         495, 'ood',    0.10,  0.00, 1.0,  4.5, 'OOD domain table'),
 ]
+# fmt: on
 # OOD cells share subset = dataset: each benchmark is split only by domain.
 _CELLS = {(c.dataset, c.subset, c.domain): c for c in CELLS}
 
