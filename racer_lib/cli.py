@@ -26,6 +26,17 @@ from racer_lib import __version__
 from racer_lib.errors import InputError, MissingFileError, RacerError
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``racer run``: execute a profile's notebooks, then build the book."""
     from racer_lib.pipeline import run_profile
@@ -40,6 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         book_out=args.book_out,
         verbose=args.verbose,
         force=args.force,
+        jobs=args.jobs,
     )
     print(result.summary())
     return 0
@@ -67,6 +79,14 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="execute every notebook, even those unchanged since their last successful run "
         "(by default these are reused)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="notebooks executed at a time, each with its share of the cores (default: the "
+        "number of cores); chapters that read another's results wait for it, and the results "
+        "are the same for every N",
     )
     parser.add_argument(
         "--root", type=Path, help="repository root (default: found from the current directory)"

@@ -14,7 +14,8 @@ proportionality)::
 so ``s_min <= E_rho_n[f] <= s_max`` by Jensen's inequality. Theorem 3.1 leaves ``tau`` free;
 :func:`worst_case` finds the ``tau`` that makes the KL constraint tight by a safeguarded Newton
 solve in ``log(1 / tau)`` (the KL of the tilted distribution grows monotonically as ``tau``
-shrinks, with derivative ``eta^2 Var_rho(f)`` in ``log eta``, ``eta = 1 / tau``).
+shrinks, with derivative ``eta^2 Var_rho(f)`` in ``log eta``, ``eta = 1 / tau``), with Halley's
+correction from the third central moment; each step costs one ``exp`` pass over the values.
 
 Algorithm 1 instead fixes ``tau`` and replaces ``s`` by the batch mean (:func:`batch_weights`);
 on its own batch that equals the exact worst case for the radius the temperature implies
@@ -23,6 +24,7 @@ on its own batch that equals the exact worst case for the radius the temperature
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Literal
@@ -41,7 +43,8 @@ class WorstCase:
     temperature of the tilted form (0.0 when the ball reaches the point mass on the worst
     samples, ``inf`` when ``delta = 0`` or every ``f_i`` is equal), ``s`` the exact baseline of
     Theorem 3.1, and ``kl`` the divergence of ``weights`` from ``rho_n`` (equal to ``delta``
-    whenever the constraint is active).
+    whenever the constraint is active). ``iterations`` counts the evaluations of the tilt
+    that :func:`worst_case` needed to find ``tau`` (0 for the closed-form cases).
     """
 
     weights: np.ndarray
@@ -51,9 +54,13 @@ class WorstCase:
     kl: float
     delta: float
     kind: str
+    iterations: int = 0
 
 
-def _check(f, rho, kind) -> tuple[np.ndarray, np.ndarray]:
+def _check(f, rho, kind, uniform_as_none: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """``f`` as a finite float64 vector and ``rho_n`` as a probability vector (uniform when
+    ``rho`` is None; left as None with ``uniform_as_none``, so that the uniform case can use
+    means instead of a materialised ``1 / n`` array)."""
     f = np.asarray(f, dtype=np.float64)
     if f.ndim != 1 or len(f) == 0:
         raise ValueError(f"f must be a non-empty 1-D array (got shape {f.shape})")
@@ -65,7 +72,7 @@ def _check(f, rho, kind) -> tuple[np.ndarray, np.ndarray]:
             f"kind must be 'reward' (worst = minimum) or 'cost' (worst = maximum), not {kind!r}"
         )
     if rho is None:
-        return f, np.full(len(f), 1.0 / len(f))
+        return f, None if uniform_as_none else np.full(len(f), 1.0 / len(f))
     rho = np.asarray(rho, dtype=np.float64)
     if rho.shape != f.shape:
         raise ValueError(
@@ -87,25 +94,130 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
     return float(np.sum(p[m] * np.log(p[m] / q[m])))
 
 
-def _tilt(g: np.ndarray, rho: np.ndarray, eta: float):
-    """Tilt ``rho exp(-eta g)`` of ``g >= 0``; returns (weights, log Z, KL, mean g, var g).
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a @ b`` without BLAS: OpenBLAS splits a long dot product over threads, which on a
+    busy machine costs milliseconds of waiting instead of microseconds of work."""
+    return float(np.einsum("i,i->", a, b))
 
-    For a small tilt, ``log Z = log1p(E_rho[expm1(-eta g)])`` keeps ``KL = -eta E_w[g] - log Z``
-    accurate where ``KL ~ eta^2 Var(g) / 2`` would otherwise vanish in rounding.
+
+class _Tilt:
+    """The tilt ``rho_n exp(-eta g)`` of values ``g >= 0`` (Theorem 3.1), one ``eta`` at a time.
+
+    Each call costs one pass of ``exp`` over a reused buffer plus four reductions: the
+    normaliser ``Z`` and the raw moments of ``g`` under the tilt, from which the KL, the mean,
+    the variance (the derivative of the KL in ``log eta`` is ``eta^2 Var``) and the third
+    central moment (its second derivative) follow. ``rho`` None is the uniform ``rho_n``.
+
+    For a small tilt (``eta max g < 1``) the buffer holds ``expm1(-eta g)`` and the moments
+    add ``E_rho_n[g^k]``, so ``log Z = log1p(E_rho_n[expm1(-eta g)])`` keeps
+    ``KL = -eta E_w[g] - log Z`` accurate where ``KL ~ eta^2 Var(g) / 2`` would otherwise
+    vanish in rounding.
     """
-    t = -eta * g
-    if eta * g.max() < 1.0:  # small tilt: every e >= exp(-1), so e = expm1 + 1 keeps precision
-        em1 = np.expm1(t)
-        log_z = float(np.log1p(rho @ em1))
-        e = rho * (em1 + 1.0)
+
+    def __init__(self, g: np.ndarray, rho: np.ndarray | None):
+        self.g, self.rho = g, rho
+        self.g2 = g * g
+        self.g3 = self.g2 * g
+        self.g_max = float(g.max())
+        # N: the normaliser of the weights rho (n for the implicit all-ones weights of the
+        # uniform case, so Z = S0 / N); base: sum_i rho_i g_i^k for k = 0..3
+        if rho is None:
+            self.norm = float(len(g))
+            self.base = (self.norm, float(g.sum()), float(self.g2.sum()), float(self.g3.sum()))
+        else:
+            self.norm = 1.0
+            self.base = (float(rho.sum()), _dot(rho, g), _dot(rho, self.g2), _dot(rho, self.g3))
+        self.buf = np.empty_like(g)
+        self.small = False
+        self.s0 = 1.0
+
+    def var0(self) -> float:
+        """``Var_rho_n(g)``, the curvature of the KL at ``eta = 0``."""
+        b0, b1, b2, _ = self.base
+        m = b1 / b0
+        var = b2 / b0 - m * m
+        if var <= 1e-6 * b2 / b0:  # cancellation: centre first
+            d = self.g - m
+            var = (_dot(d, d) / len(d)) if self.rho is None else _dot(self.rho, d * d) / b0
+        return var
+
+    def __call__(self, eta: float) -> tuple[float, float, float, float, float]:
+        """(KL, log Z, mean, variance, third central moment) of ``g`` under the tilt."""
+        buf, g = self.buf, self.g
+        np.multiply(g, -eta, out=buf)
+        self.small = eta * self.g_max < 1.0  # then every e >= exp(-1): e = expm1 + 1 is exact
+        if self.small:
+            np.expm1(buf, out=buf)
+        else:
+            np.exp(buf, out=buf)
+        if self.rho is not None:
+            np.multiply(buf, self.rho, out=buf)
+        s0, s1, s2, s3 = float(buf.sum()), _dot(buf, g), _dot(buf, self.g2), _dot(buf, self.g3)
+        if self.small:
+            log_z = float(np.log1p(s0 / self.norm))
+            b0, b1, b2, b3 = self.base
+            s0, s1, s2, s3 = s0 + b0, s1 + b1, s2 + b2, s3 + b3
+        else:
+            log_z = float(np.log(s0 / self.norm))
+        self.s0 = s0
+        mean, m2, m3 = s1 / s0, s2 / s0, s3 / s0
+        var = m2 - mean * mean
+        if var <= 1e-6 * m2:  # the raw moments cancel: centre on the mean first
+            d = g - mean
+            e = self._unnormalised()
+            var, mu3 = _dot(e, d * d) / s0, _dot(e, d * d * d) / s0
+        else:
+            mu3 = m3 - 3.0 * mean * var - mean**3
+        kl = max(-eta * mean - log_z, 0.0)
+        return kl, log_z, mean, var, mu3
+
+    def _unnormalised(self) -> np.ndarray:
+        """``rho_n exp(-eta g)`` of the last call (as a new array)."""
+        if not self.small:
+            return self.buf.copy()
+        return self.buf + (1.0 if self.rho is None else self.rho)
+
+    def weights(self) -> np.ndarray:
+        """The normalised tilt of the last call; hands over the buffer (no more calls)."""
+        buf = self.buf
+        if self.small:
+            np.add(buf, 1.0 if self.rho is None else self.rho, out=buf)
+        np.divide(buf, self.s0, out=buf)
+        self.buf = None
+        return buf
+
+
+def _shift(f: np.ndarray, rho: np.ndarray | None, kind: Kind):
+    """``g = (h - min h) / scale`` in ``[0, 1)`` for ``h = f`` (rewards) or ``-f`` (costs), the
+    value the adversary minimises; 0 at the worst samples and, for a given ``rho_n``, off its
+    support. ``scale`` is a power of two (so dividing by it is exact) above the range of
+    ``h``: the tilt ``exp(-eta (h - min h))`` is ``exp(-(eta scale) g)``, and the moments of
+    ``g`` neither overflow nor underflow whatever the unit of ``f``.
+
+    Returns ``(min h, scale, g, S, -log rho_n(S), constant)``: the worst samples ``S`` (a
+    mask), the KL of ``rho_n`` restricted to them, and whether ``f`` is constant on the support.
+    """
+    if rho is None:
+        h_min = float(f.min()) if kind == "reward" else -float(f.max())
+        g = f - h_min if kind == "reward" else -h_min - f
     else:
-        e = rho * np.exp(t)
-        log_z = float(np.log(e.sum()))
-    w = e / e.sum()
-    mean = float(w @ g)
-    var = float(w @ (g - mean) ** 2)
-    kl = max(-eta * mean - log_z, 0.0)
-    return w, log_z, kl, mean, var
+        support = rho > 0
+        h = f if kind == "reward" else -f
+        h_min = float(h[support].min())
+        g = np.where(support, h - h_min, 0.0)
+    exponent = math.frexp(float(g.max()))[1]  # g.max() < 2**exponent (or 0 when constant)
+    np.multiply(g, math.ldexp(1.0, -exponent), out=g)
+    scale = math.ldexp(1.0, exponent)
+    if rho is None:
+        worst = g <= 0
+        n_worst = int(np.count_nonzero(worst))
+        # -log rho_n(S), summed as it would be for the materialised uniform rho_n
+        kl_max = -float(np.log(np.full(n_worst, 1.0 / len(f)).sum()))
+        return h_min, scale, g, worst, kl_max, n_worst == len(f)
+    worst = support & (g <= 0)
+    kl_max = -float(np.log(rho[worst].sum()))
+    # constant: rho_n(S) = 1 exactly, which its sum may miss by a rounding error
+    return h_min, scale, g, worst, kl_max, not (g > 0).any()
 
 
 def worst_case(
@@ -117,60 +229,72 @@ def worst_case(
     cost constraint). ``rho`` is ``rho_n`` (uniform when omitted). Degenerate cases are exact:
     ``delta = 0`` or all ``f`` equal give ``rho_n``; ``delta >= -log rho_n(S)``, the KL of the
     point mass on the set ``S`` of worst samples, gives ``rho_n`` restricted to ``S``.
+    Otherwise ``tau`` solves ``KL(rho_tau || rho_n) = delta`` to ``rtol`` (relative), by
+    safeguarded Newton steps with Halley's correction in ``log(1 / tau)``; ``iterations`` of
+    the result counts the evaluations of the tilt.
     """
-    f, rho = _check(f, rho, kind)
+    f, rho = _check(f, rho, kind, uniform_as_none=True)
     if not np.isfinite(delta) or delta < 0:
         raise ValueError(f"the KL radius delta must be finite and >= 0 (got {delta})")
     sign = 1.0 if kind == "reward" else -1.0
-    h = sign * f  # minimise h
-    h_min = float(h[rho > 0].min())
-    g = np.where(rho > 0, h - h_min, 0.0)  # >= 0 on the support, 0 at the worst samples
-    mean = float(rho @ f)
-    support = rho > 0
-    worst = support & (g <= 0)
-    kl_max = -float(np.log(rho[worst].sum()))  # KL of rho_n restricted to the worst samples
+    h_min, scale, g, worst, kl_max, constant = _shift(f, rho, kind)
 
-    if delta == 0 or kl_max == 0:  # nothing to move, or every value on the support is equal
-        return WorstCase(rho.copy(), mean, float("inf"), mean, 0.0, float(delta), kind)
+    if delta == 0 or constant:  # nothing to move, or every value on the support is equal
+        r = np.full(len(f), 1.0 / len(f)) if rho is None else rho.copy()
+        mean = _dot(r, f)
+        return WorstCase(r, mean, float("inf"), mean, 0.0, float(delta), kind)
     if delta >= kl_max:  # the ball contains the point mass on the worst samples
-        w = np.where(worst, rho, 0.0) / rho[worst].sum()
-        value = float(w @ f)
+        if rho is None:
+            w = worst / float(np.count_nonzero(worst))
+        else:
+            w = np.where(worst, rho, 0.0) / rho[worst].sum()
+        value = sign * h_min  # the worst value itself
         return WorstCase(w, value, 0.0, value, kl_max, float(delta), kind)
+    if max_iter < 1:
+        raise ValueError(f"max_iter must be >= 1 (got {max_iter})")
 
-    def kl(x):  # KL of the tilt with eta = exp(x), and its derivative in x
-        eta = np.exp(x)
-        w, log_z, value, _, v = _tilt(g, rho, eta)
-        return value, eta * eta * v, w, log_z
-
-    # Newton in x = log eta from the small-eta expansion KL ~ eta^2 Var(g) / 2, keeping a
-    # bracket [lo, hi] (KL increases in x from 0 to kl_max) and bisecting when a step leaves it.
-    var0 = float(rho @ (g - rho @ g) ** 2)
-    x = 0.5 * np.log(2 * delta / var0)
-    lo, hi = -np.inf, np.inf
+    # Solve KL(x) = delta in x = log eta (KL increases in x from 0 to kl_max, with derivative
+    # eta^2 Var and second derivative 2 eta^2 Var - eta^3 mu_3), from the small-eta expansion
+    # KL ~ eta^2 Var(g) / 2. Newton steps with Halley's correction where it is small; a bracket
+    # [lo, hi] catches steps that leave it or stall, by bisection.
+    tilt = _Tilt(g, rho)
+    x = 0.5 * (math.log(2.0 * delta) - math.log(tilt.var0()))
+    lo, hi, previous, iterations = -np.inf, np.inf, np.inf, 0
     for _ in range(max_iter):
-        val, der, w, log_z = kl(x)
-        gap = val - delta
+        iterations += 1
+        eta = float(np.exp(x))
+        kl, log_z, _, var, mu3 = tilt(eta)
+        gap = kl - delta
         if abs(gap) <= rtol * delta:
             break
         if gap > 0:
             hi = x
         else:
             lo = x
-        step = x - gap / der if der > 0 else np.nan
-        if lo < step < hi:
-            x = step
-        elif np.isfinite(lo) and np.isfinite(hi):
+        if hi - lo < 1e-14:
+            break
+        d1 = eta * eta * var  # dKL/dx
+        step = np.nan
+        if d1 > 0:
+            step = -gap / d1
+            correction = gap * (2.0 * d1 - eta**3 * mu3) / (2.0 * d1 * d1)
+            if abs(correction) <= 0.5:  # Halley: x - (KL - delta) / KL' / (1 - correction)
+                step /= 1.0 - correction
+            step = min(max(step, -2.0), 2.0)
+        bracketed = np.isfinite(lo) and np.isfinite(hi)
+        if lo < x + step < hi and not (bracketed and abs(gap) > 0.5 * abs(previous)):
+            x = x + step
+        elif bracketed:
             x = 0.5 * (lo + hi)
         else:
             x = x + (2.0 if gap < 0 else -2.0)
-        if hi - lo < 1e-14:
-            break
-    val, _, w, log_z = kl(x)
-    eta = float(np.exp(x))
-    tau = 1.0 / eta
+        previous = gap
+    # the last evaluation is the answer: its weights are still in the tilt's buffer
+    w = tilt.weights()
+    tau = scale / eta  # eta is the inverse temperature of the scaled g
     # s for h: s_h = h_min - tau log Z; back to f's sign convention.
     s = sign * (h_min - tau * log_z)
-    return WorstCase(w, float(w @ f), tau, float(s), float(val), float(delta), kind)
+    return WorstCase(w, _dot(w, f), tau, float(s), float(kl), float(delta), kind, iterations)
 
 
 def tilted(f, tau: float, kind: Kind = "reward", rho=None) -> WorstCase:
@@ -185,10 +309,10 @@ def tilted(f, tau: float, kind: Kind = "reward", rho=None) -> WorstCase:
     if np.isinf(tau):  # no tilt at all
         mean = float(rho @ f)
         return WorstCase(rho.copy(), mean, float("inf"), mean, 0.0, 0.0, kind)
-    h = sign * f
-    h_min = float(h[rho > 0].min())
-    g = np.where(rho > 0, h - h_min, 0.0)
-    w, log_z, kl, _, _ = _tilt(g, rho, 1.0 / tau)
+    h_min, scale, g, _, _, _ = _shift(f, rho, kind)
+    tilt = _Tilt(g, rho)
+    kl, log_z, _, _, _ = tilt(scale / tau)
+    w = tilt.weights()
     s = sign * (h_min - tau * log_z)
     return WorstCase(w, float(w @ f), float(tau), float(s), kl, kl, kind)
 
@@ -201,7 +325,7 @@ def batch_weights(f, tau: float, kind: Kind = "reward", normalize: bool = True) 
     cancels; without it they are the raw factors, whose mean is ``exp((mean - s)/tau) >= 1``
     for rewards (Jensen), i.e. they overweight the batch as a whole.
     """
-    f, _ = _check(f, None, kind)
+    f, _ = _check(f, None, kind, uniform_as_none=True)
     if not tau > 0:
         raise ValueError(f"the temperature tau must be > 0 (got {tau})")
     z = (f.mean() - f) / tau if kind == "reward" else (f - f.mean()) / tau

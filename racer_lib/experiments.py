@@ -37,6 +37,7 @@ from . import baselines, evaluate, train
 from . import records as rec
 from .claims import add_status
 from .sets import judge_set
+from .store import PolicyStore, train_in_chunks, train_stored
 
 #: A named evaluation set: its records and their embeddings (rows aligned).
 Sets = Mapping[str, tuple[pd.DataFrame, np.ndarray]]
@@ -86,19 +87,31 @@ def fit(
     settings: train.TrainSettings,
     split: np.ndarray | None = None,
     progress: bool = False,
+    store: PolicyStore | bool | None = None,
 ) -> Fit:
-    """Train ``configs`` in one batched pass (:func:`racer_lib.train.train_policies`) on the
+    """Train ``configs`` in one batched pass (:func:`racer_lib.train.train_policies`; in equal
+    chunks when the batch would not fit in :data:`racer_lib.store.BATCH_MEMORY_BYTES`) on the
     rows of ``records`` whose split is ``train``, selecting checkpoints on ``valid``.
 
     ``split``: a split label per row to use instead of the records' ``split`` column (e.g. a
     fresh split per seed, :func:`racer_lib.sets.stratified_split`).
+    ``store``: where trained policies are shared (:mod:`racer_lib.store`): a
+    :class:`~racer_lib.store.PolicyStore`, ``None`` for the one ``racer run`` names in the
+    environment (none outside it), ``False`` to train everything here.
     """
     if split is not None:
         records = records.assign(split=split)
     unit, parts = train.splits(records, embeddings, ("train", "valid"))
-    result = train.train_policies(
-        parts["train"], parts["valid"], configs, settings, unit, progress=progress
-    )
+    if store is None or store is True:
+        store = PolicyStore.from_env()
+    if store:
+        result, _ = train_stored(
+            parts["train"], parts["valid"], configs, settings, unit, store, progress=progress
+        )
+    else:
+        result = train_in_chunks(
+            parts["train"], parts["valid"], configs, settings, unit, progress=progress
+        )
     return Fit(unit, parts["train"], parts["valid"], result)
 
 

@@ -47,6 +47,11 @@ its last successful run (source, parameters, ``racer_lib`` code, the files its p
 the data its ``requires`` name, or the chapters it reads, :data:`READS`); otherwise its executed
 notebook and results are reused (``reused <stem>: unchanged``). The keys live in
 ``build/<profile>/cache/<stem>.json``; ``force=True`` (``racer run --force``) runs everything.
+
+Several at a time. ``jobs`` notebooks (default: the cores) execute at once, each in a worker
+process whose kernel gets its share of the cores (:func:`kernel_environment`) and the policy
+store ``build/policies`` (:mod:`racer_lib.store`); a chapter starts once the chapters it reads
+(:data:`READS`) or loads routers from (:data:`AFTER`) have finished (:func:`execute_plan`).
 """
 
 from __future__ import annotations
@@ -114,6 +119,8 @@ class RunResult:
     seconds: dict[str, float] = field(default_factory=dict)  # execution time per notebook
     unavailable: dict[str, list[str]] = field(default_factory=dict)  # stem -> what is missing
     reused: list[str] = field(default_factory=list)  # unchanged since their last run: not run
+    jobs: int = 1  # notebooks run at a time
+    wall_seconds: float = 0.0  # from the first notebook's start to the last one's end
 
     def summary(self) -> str:
         """Human-readable list of where everything went."""
@@ -128,7 +135,8 @@ class RunResult:
             lines.append(f"reused (unchanged since their last run): {', '.join(self.reused)}")
         if self.seconds:
             lines.append(
-                f"executed in {sum(self.seconds.values()):.0f} s: "
+                f"executed in {self.wall_seconds:.0f} s with {self.jobs} at a time "
+                f"({sum(self.seconds.values()):.0f} s of notebook time): "
                 + ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
             )
         if self.html_index is not None:
@@ -617,6 +625,13 @@ READS: dict[str, tuple[str, ...] | str] = {
     "13_motivation_and_benchmarks": ("02_reasoning_vs_instruct", "06_robustness_ablation"),
     "14_reproduction_report": READS_ALL,  # reads every chapter's results of the profile
 }
+# Chapters that must run after others without reading their results: they load routers the
+# others train (shared training runs, racer_lib.store). Only the order is fixed, so that the same
+# chapter trains a shared router in a sequential and in a parallel run; it does not enter the
+# cache key (a loaded router is bit for bit the stored one).
+AFTER: dict[str, tuple[str, ...]] = {
+    "08_advanced_baselines": ("05_budget_frontier",),  # 08's RACER-R routers are 05's
+}
 CACHE_FORMAT = 1
 # What a chapter's key is made of, in the order the reasons for re-running are given.
 _KEY_PARTS = {
@@ -726,6 +741,14 @@ def chapter_reads(stem: str, profile: Profile) -> list[str]:
     if declared == READS_ALL:
         return before
     return [other for other in before if other in declared]
+
+
+def chapter_after(stem: str, profile: Profile) -> list[str]:
+    """The chapters of ``profile`` run before ``stem`` that must finish before it starts: those
+    it reads (:data:`READS`) and those whose trained routers it loads (:data:`AFTER`)."""
+    before = list(profile.notebooks)[: list(profile.notebooks).index(stem)]
+    wanted = set(chapter_reads(stem, profile)) | set(AFTER.get(stem, ()))
+    return [other for other in before if other in wanted]
 
 
 @dataclass
@@ -855,6 +878,102 @@ def _execute(prepared: _Prepared, layout: Layout, verbose: bool) -> Path:
         ) from exc
     failed.unlink(missing_ok=True)
     return partial.replace(done)
+
+
+# --------------------------------------------------------------------------- parallel runs
+
+POLICY_STORE = "policies"  # <build_dir>/policies: the routers chapters share (racer_lib.store)
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def cpu_count() -> int:
+    """The cores this process may use (its affinity mask where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def kernel_environment(jobs: int, store: Path) -> dict[str, str]:
+    """What every notebook's kernel finds in its environment: its share of the cores (the
+    threads of numpy's BLAS, and of torch where a chapter keeps torch's default) and the policy
+    store shared by the chapters (:data:`racer_lib.store.ENV_STORE`)."""
+    from racer_lib.store import ENV_STORE
+
+    threads = max(1, cpu_count() // max(1, jobs))
+    return {**{name: str(threads) for name in THREAD_VARIABLES}, ENV_STORE: str(store)}
+
+
+def _execute_with(
+    prepared: _Prepared, layout: Layout, verbose: bool, env: dict[str, str]
+) -> tuple[Path, float]:
+    """Run one notebook with ``env`` in its kernel's environment; return its path and seconds.
+
+    The kernel inherits this process's environment, which is restored afterwards."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        start = time.perf_counter()
+        path = _execute(prepared, layout, verbose)
+        return path, time.perf_counter() - start
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def execute_plan(
+    plan: list[_Prepared],
+    after: dict[str, list[str]],
+    layout: Layout,
+    jobs: int,
+    env: dict[str, str],
+    on_done,
+    verbose: bool = False,
+) -> None:
+    """Execute ``plan`` with at most ``jobs`` notebooks at a time, each once the chapters it
+    must follow (``after``, stems of ``plan``) have succeeded; among the ready ones the first in
+    ``plan`` starts first. ``on_done(prepared, path, seconds)`` is called, in this process, as
+    each one succeeds. After a failure nothing new starts; the running ones finish, then the
+    first error is raised. ``jobs == 1`` runs them in this process, one after the other."""
+    if jobs <= 1 or len(plan) <= 1:
+        for item in plan:
+            on_done(item, *_execute_with(item, layout, verbose, env))
+        return
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    pending, running, done = list(plan), {}, set()
+    error: BaseException | None = None
+    context = multiprocessing.get_context("spawn")  # no inherited threads or open kernels
+    with ProcessPoolExecutor(max_workers=min(jobs, len(plan)), mp_context=context) as pool:
+        while pending or running:
+            for item in list(pending) if error is None else []:
+                if len(running) < jobs and all(other in done for other in after[item.stem]):
+                    future = pool.submit(_execute_with, item, layout, verbose, env)
+                    running[future] = item
+                    pending.remove(item)
+            if not running:
+                break  # what is left waits for a chapter that failed
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                item = running.pop(future)
+                try:
+                    path, seconds = future.result()
+                except PipelineError as exc:
+                    error = error or exc
+                    continue
+                except Exception as exc:  # the worker process died
+                    error = error or PipelineError(
+                        f"notebook {item.stem!r} could not be executed: {type(exc).__name__}: {exc}"
+                    )
+                    continue
+                done.add(item.stem)
+                on_done(item, path, seconds)
+    if error is not None:
+        raise error
 
 
 # --------------------------------------------------------------------------- book
@@ -1000,6 +1119,7 @@ def run_profile(
     book_out: Path | str | None = None,
     verbose: bool = False,
     force: bool = False,
+    jobs: int | None = None,
 ) -> RunResult:
     """Execute the notebooks of ``profile`` in order, then (optionally) build the book.
 
@@ -1017,6 +1137,11 @@ def run_profile(
             (this ``_build`` folder is replaced on every build).
         verbose: show papermill's per-cell progress and the Jupyter Book output.
         force: execute every notebook, even those whose last run can be reused.
+        jobs: notebooks executed at a time (default: the cores this process may use), each
+            kernel with its share of the cores' threads (:func:`kernel_environment`); a chapter
+            starts once the chapters it reads or follows (:func:`chapter_after`) are done.
+            The results do not depend on it: chapters pin torch's threads in their parameters,
+            and the routers they share are trained by the same chapter in any order.
 
     Execution cache: a notebook runs again only when its key changed: its source, its
     parameters (as injected), the library's code (``racer_lib/**/*.py``), the files its
@@ -1062,38 +1187,50 @@ def run_profile(
             if stem not in to_run
         }
         reran: set[str] = set()
-        with tqdm(prepared, desc=profile, unit="notebook", file=sys.stderr) as bar:
-            for item in bar:
-                bar.set_postfix_str(item.stem)
-                if item.stem in unmet:
-                    cache_path(layout, item.stem).unlink(missing_ok=True)
-                    page = _stage_missing_page(item, profile, unmet[item.stem], layout)
-                    result.executed.append(page)
-                    result.unavailable[item.stem] = [what for _, what in unmet[item.stem]]
-                    keys[item.stem] = None  # no valid run: its readers see it as changed once
-                    continue
-                entry = cache_entry(item, resolved, layout, library, keys)
-                keys[item.stem] = entry.key
-                reasons = (
-                    ["--force"]
-                    if force
-                    else rerun_reasons(
-                        entry, stored_key(layout, item.stem), layout, item.stem, reran
-                    )
-                )
-                result.results_dirs[item.stem] = layout.results_dir(item.stem)
-                if not reasons:
-                    tqdm.write(f"reused {item.stem}: unchanged", file=sys.stderr)
-                    result.executed.append(layout.executed_notebook(item.stem))
-                    result.reused.append(item.stem)
-                    continue
-                tqdm.write(f"re-running {item.stem}: {', '.join(reasons)}", file=sys.stderr)
+        plan, entries, paths = [], {}, {}
+        for item in prepared:  # what to run: the cache keys and reasons, in run order
+            if item.stem in unmet:
                 cache_path(layout, item.stem).unlink(missing_ok=True)
-                reran.add(item.stem)
-                start = time.perf_counter()
-                result.executed.append(_execute(item, layout, verbose))
-                result.seconds[item.stem] = time.perf_counter() - start
-                write_key(layout, item.stem, entry)
+                paths[item.stem] = _stage_missing_page(item, profile, unmet[item.stem], layout)
+                result.unavailable[item.stem] = [what for _, what in unmet[item.stem]]
+                keys[item.stem] = None  # no valid run: its readers see it as changed once
+                continue
+            entry = cache_entry(item, resolved, layout, library, keys)
+            keys[item.stem] = entry.key
+            stored = stored_key(layout, item.stem)
+            reasons = (
+                ["--force"] if force else rerun_reasons(entry, stored, layout, item.stem, reran)
+            )
+            result.results_dirs[item.stem] = layout.results_dir(item.stem)
+            if not reasons:
+                tqdm.write(f"reused {item.stem}: unchanged", file=sys.stderr)
+                paths[item.stem] = layout.executed_notebook(item.stem)
+                result.reused.append(item.stem)
+                continue
+            tqdm.write(f"re-running {item.stem}: {', '.join(reasons)}", file=sys.stderr)
+            cache_path(layout, item.stem).unlink(missing_ok=True)
+            reran.add(item.stem)
+            entries[item.stem] = entry
+            plan.append(item)
+
+        jobs = max(1, int(jobs or cpu_count()))
+        env = kernel_environment(jobs, layout.build.parent / POLICY_STORE)
+        after = {item.stem: [o for o in chapter_after(item.stem, resolved) if o in entries]
+                 for item in plan}  # fmt: skip
+        start = time.perf_counter()
+        with tqdm(total=len(plan), desc=profile, unit="notebook", file=sys.stderr) as bar:
+
+            def on_done(item: _Prepared, path: Path, seconds: float) -> None:
+                paths[item.stem] = path
+                result.seconds[item.stem] = seconds
+                write_key(layout, item.stem, entries[item.stem])
+                bar.set_postfix_str(f"{item.stem} {seconds:.0f} s")
+                bar.update()
+
+            execute_plan(plan, after, layout, jobs, env, on_done, verbose)
+        result.wall_seconds = time.perf_counter() - start
+        result.jobs = jobs
+        result.executed = [paths[stem] for stem in to_run]
         _record_timings(layout, result.seconds)
 
     if build_book:

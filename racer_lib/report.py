@@ -409,8 +409,10 @@ def report(
 
 
 def sources(results_root: str | Path, chapters: Iterable[str]) -> pd.DataFrame:
-    """What the report read: per chapter of the profile, its results folder, its CSV files
-    and the provenance of their rows."""
+    """What the report read: per chapter of the profile, its results folder (as
+    ``<profile>/<stem>``, relative to the results root, ``results/`` by default, so that the
+    table does not depend on where the build ran), its CSV files and the provenance of their
+    rows."""
     root = Path(results_root)
     rows = []
     for stem in chapters:
@@ -423,7 +425,7 @@ def sources(results_root: str | Path, chapters: Iterable[str]) -> pd.DataFrame:
         rows.append(
             {
                 "chapter": stem,
-                "folder": str(folder),
+                "folder": f"{root.name}/{stem}",
                 "csv_files": len(csvs),
                 "provenances": ", ".join(sorted(kinds)) or "(none)",
             }

@@ -12,6 +12,7 @@ from racer_lib.simulate import simulate
 ROOT = Path(__file__).resolve().parents[1]
 
 
+SMOKE_JOBS = 2  # notebooks of the session's smoke build run at a time
 MIRROR = ROOT.parent / "shared" / "data"  # the data mirror beside a checkout (CI has it)
 
 
@@ -34,7 +35,8 @@ def smoke_profile() -> str:
 
 @pytest.fixture(scope="session")
 def smoke(tmp_path_factory):
-    """The smoke build run once per session: papermill runs every notebook, then the book."""
+    """The smoke build run once per session: papermill runs every notebook, two at a time
+    (test_parallel_runs.py compares it with a run of one at a time), then the book."""
     out = tmp_path_factory.mktemp("smoke")
     result = pipeline.run_profile(
         smoke_profile(),
@@ -42,6 +44,7 @@ def smoke(tmp_path_factory):
         build_dir=out / "build",
         results_root=out / "results",
         book_out=out / "book",
+        jobs=SMOKE_JOBS,
     )
     return result, out
 

@@ -326,6 +326,89 @@ def test_zero_probability_samples_are_ignored():
     assert wc.weights[0] == 0.0 and wc.kl == pytest.approx(0.1, rel=1e-9)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_constant_f_is_exact_when_rho_n_sums_to_one_only_up_to_rounding(kind):
+    # rho_n(S) = rho_n.sum() is then not exactly 1, so -log rho_n(S) is a rounding error, not 0:
+    # still no tilt to find
+    rng = np.random.default_rng(12)
+    rho = next(r for r in (rng.dirichlet(np.ones(3)) for _ in range(1000)) if r.sum() != 1.0)
+    for delta in (1e-12, 0.1, 10.0):
+        wc = dro.worst_case([0.2, 0.2, 0.2], delta, kind, rho)
+        np.testing.assert_array_equal(wc.weights, rho)
+        assert wc.value == pytest.approx(0.2, rel=1e-15)
+        assert wc.kl == 0.0 and wc.tau == np.inf and wc.iterations == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("uniform", [True, False], ids=["uniform", "dirichlet"])
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_few_samples_near_the_threshold_converge(n, uniform, kind):
+    """Radii close to -log rho_n(S), where the KL saturates in tau, on very few samples."""
+    rng = np.random.default_rng([29, n, int(uniform), KINDS.index(kind)])
+    for _ in range(5):
+        rho = _rho(n, uniform, rng)
+        r = _full(rho, n)
+        f = rng.random(n)
+        sign = 1.0 if kind == "reward" else -1.0
+        for frac in (0.9, 0.99, 0.9999):
+            delta = frac * _kl_max(f, r, kind)
+            wc = dro.worst_case(f, delta, kind, rho)
+            assert wc.kl == pytest.approx(delta, rel=1e-9)
+            assert _kl(wc.weights, r) == pytest.approx(delta, rel=1e-8)
+            assert wc.value == pytest.approx(wc.s - sign * wc.tau * delta, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("uniform", [True, False], ids=["uniform", "dirichlet"])
+def test_worst_case_does_not_depend_on_the_unit_of_f(kind, uniform):
+    """Scaling f by c scales the value, s and tau by c and leaves the weights, at any c."""
+    rng = np.random.default_rng([31, int(uniform), KINDS.index(kind)])
+    rho = _rho(300, uniform, rng)
+    f = rng.normal(size=300)
+    base = dro.worst_case(f, 0.3, kind, rho)
+    for c in (1e-250, 1e-100, 1e100, 1e250):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no overflow or underflow on the way
+            wc = dro.worst_case(c * f, 0.3, kind, rho)
+        assert wc.kl == pytest.approx(0.3, rel=1e-9)
+        np.testing.assert_allclose(wc.weights, base.weights, rtol=1e-9, atol=1e-15)
+        assert wc.value == pytest.approx(c * base.value, rel=1e-9)
+        assert wc.s == pytest.approx(c * base.s, rel=1e-9)
+        assert wc.tau == pytest.approx(c * base.tau, rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_omitted_rho_n_is_the_uniform_rho_n(kind):
+    # the omitted rho_n has its own (faster) arithmetic: same solution as the explicit one
+    rng = np.random.default_rng(37)
+    n = 500
+    f = rng.integers(0, 50, n) / 7.0  # ties, including at the worst value
+    uniform = np.full(n, 1.0 / n)
+    kl_max = _kl_max(f, uniform, kind)
+    for delta in (0.0, 1e-6, 0.1, 0.9 * kl_max, kl_max, 2 * kl_max):
+        a, b = dro.worst_case(f, delta, kind), dro.worst_case(f, delta, kind, uniform)
+        np.testing.assert_allclose(a.weights, b.weights, rtol=1e-9, atol=1e-15)
+        for field in ("value", "s", "kl", "tau"):
+            assert getattr(a, field) == pytest.approx(getattr(b, field), rel=1e-9), field
+
+
+def test_newton_halley_needs_few_evaluations():
+    # the benchmark's instance (benchmarks/bench_dro.py): uniform f, n = 40,000, delta = 0.1
+    f = np.random.default_rng(0).random(40_000)
+    assert 1 <= dro.worst_case(f, 0.1).iterations <= 4
+    rng = np.random.default_rng(41)
+    for f in (rng.random(3000), rng.normal(size=3000), rng.integers(1, 6, 3000) / 5.0):
+        for kind in KINDS:
+            for rho in (None, rng.dirichlet(np.ones(3000))):
+                kl_max = _kl_max(f, _full(rho, 3000), kind)
+                for frac in (1e-4, 0.01, 0.1, 0.3):
+                    wc = dro.worst_case(f, frac * kl_max, kind, rho)
+                    assert 1 <= wc.iterations <= 5, (kind, frac, wc.iterations)
+    # the closed forms need none
+    assert dro.worst_case(f, 0.0).iterations == 0
+    assert dro.worst_case(f, 100.0).iterations == 0
+
+
 # -- tilted(), Algorithm 1's batch weights and the implied radius --------------------------------
 
 
@@ -439,6 +522,7 @@ BAD_INPUTS = [
     ("cvxpy f NaN", lambda: dro.worst_case_cvxpy([0.1, np.nan], 0.1), r"f must be finite"),
     ("delta < 0", lambda: dro.worst_case(F, -0.1), r"delta must be finite and >= 0 \(got -0.1\)"),
     ("delta NaN", lambda: dro.worst_case(F, np.nan), r"delta must be finite and >= 0"),
+    ("max_iter 0", lambda: dro.worst_case(F, 0.1, max_iter=0), r"max_iter must be >= 1 \(got 0\)"),
     ("tilted tau 0", lambda: dro.tilted(F, 0.0), r"temperature tau must be > 0 \(got 0.0\)"),
     ("tilted tau < 0", lambda: dro.tilted(F, -1.0), r"temperature tau must be > 0 \(got -1.0\)"),
     ("tilted tau NaN", lambda: dro.tilted(F, np.nan), r"temperature tau must be > 0"),

@@ -553,6 +553,28 @@ def test_cache_reuses_unchanged_notebooks_and_reruns_changed_ones_and_their_read
 
 
 @pytest.mark.slow
+def test_parallel_run_starts_a_chapter_after_those_it_follows(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nbformat
+
+    from racer_lib import pipeline
+
+    monkeypatch.setattr(pipeline, "READS", {})
+    monkeypatch.setattr(pipeline, "AFTER", {"03_gamma": ("01_alpha",)})
+    result = run_profile("child", root=repo, build_book=False, jobs=3)
+    assert result.jobs == 3 and list(result.seconds) != [] and not result.reused
+    times = {}
+    for stem in NOTEBOOKS:
+        meta = nbformat.read(repo / "build" / "child" / "executed" / f"{stem}.ipynb", 4).metadata
+        times[stem] = (meta["papermill"]["start_time"], meta["papermill"]["end_time"])
+    assert times["03_gamma"][0] >= times["01_alpha"][1]  # ISO times compare as text
+    env = pipeline.kernel_environment(3, repo / "build" / "policies")
+    assert env["OMP_NUM_THREADS"] == str(max(1, pipeline.cpu_count() // 3))
+    assert env["RACER_POLICY_STORE"] == str(repo / "build" / "policies")
+
+
+@pytest.mark.slow
 def test_failed_execution_leaves_no_key(repo: Path, capsys: pytest.CaptureFixture) -> None:
     cache = repo / "build" / "failing" / "cache"
     write_profile(repo, "failing", {"01_alpha": {}, "02_beta": {"fail": False}})

@@ -314,3 +314,17 @@ def test_the_report_chapter_on_the_smoke_build(smoke):
     again = report.report(folder.parent, result.profile, others, params["seed"], params["n_boot"])
     assert list(again["status"]) == list(table["status"])
     assert list(again["build_value"].fillna("")) == list(table["build_value"])
+
+
+def test_sources_name_each_folder_relative_to_the_results_root(tmp_path):
+    root = tmp_path / "sim"
+    _write(root, STEM, "a.csv", [{"provenance": "simulated", "x": 1}])
+    _write(root, STEM, "b.csv", [{"provenance": "release", "x": 1}, {"provenance": None, "x": 2}])
+    table = report.sources(root, [STEM, "09_self_routing"])
+    assert table.to_dict("records") == [
+        {"chapter": STEM, "folder": f"sim/{STEM}", "csv_files": 2,
+         "provenances": "release, simulated"},
+        {"chapter": "09_self_routing", "folder": "sim/09_self_routing", "csv_files": 0,
+         "provenances": "(none)"},
+    ]  # fmt: skip
+    assert str(tmp_path) not in table.to_csv()
