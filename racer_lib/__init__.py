@@ -9,7 +9,8 @@ primal–dual of the appendix), ``policy`` and ``train`` (routers and Algorithm 
 cost, agreement, curve metrics), ``experiments`` (the chapters' sweeps as tidy rows: router
 grids, score baselines at matched budgets, shifts, ablations), ``prompts`` (judge prompts and
 answer parsing), ``pairs`` (the preference-pair schema, validator and reader), ``data``
-(manifest, fetching, JudgeBench and LLMBar loaders), ``judging`` (a package: judging every
+(manifest, fetching, JudgeBench and LLMBar loaders), ``outputs`` (judge outputs made by other
+tools, JudgeBench's and LLMBar's, as judge records), ``judging`` (a package: judging every
 pair in both modes, from the run spec to judge records), ``embed`` (pair embeddings with a
 cache), ``paper`` (the paper's own numbers, for the labelled comparison columns), ``chapter``
 (a chapter's set-up, its provenance-stamped tables and figures, and its result sentences

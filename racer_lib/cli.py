@@ -213,7 +213,7 @@ def cmd_records_validate(args: argparse.Namespace) -> int:
 def _add_records(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "records",
-        help="judge records: validate files",
+        help="judge records: validate files, import other tools' judge outputs",
         description="Judge records (racer_lib.records).",
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -222,6 +222,66 @@ def _add_records(subparsers: argparse._SubParsersAction) -> None:
     )
     val.add_argument("files", nargs="+", type=Path)
     val.set_defaults(handler=cmd_records_validate)
+    imp = actions.add_parser(
+        "import",
+        help="JudgeBench or LLMBar judge outputs -> judge records (racer_lib.outputs)",
+        description="Judge outputs made by other tools as judge records, one source per mode "
+        "(the instruct and the reasoning mode), tokens counted with a named tokenizer.",
+        epilog="examples: racer records import --format judgebench --instruct haiku.jsonl "
+        "--reasoning o1-mini.jsonl --out records/jb.parquet; racer records import --format "
+        "llmbar --llmbar-dir LLMBar --judge GPT-4 --out records/llmbar-gpt4.parquet",
+    )
+    imp.add_argument("--format", required=True, choices=("judgebench", "llmbar"))
+    for mode, default in (("instruct", "Vanilla"), ("reasoning", "CoT")):
+        imp.add_argument(
+            f"--{mode}",
+            help=f"judgebench: the {mode} mode's JudgeBench outputs file (.jsonl); llmbar: "
+            f"its evaluator JUDGE/METHOD (default: <--judge>/{default})",
+        )
+    imp.add_argument("--llmbar-dir", type=Path, help="llmbar: a folder in LLMBar's layout")
+    imp.add_argument(
+        "--judge", help="the records' judge name (llmbar: also the evaluator of both modes)"
+    )
+    imp.add_argument("--subset", action="append", help="llmbar: a subset (repeat; default all)")
+    imp.add_argument("--order", choices=("original", "swapped"), help="llmbar: the game order")
+    imp.add_argument("--out", required=True, type=Path, help="records file (.parquet or .csv)")
+    imp.set_defaults(handler=cmd_records_import)
+
+
+def cmd_records_import(args: argparse.Namespace) -> int:
+    """``racer records import``: other tools' judge outputs -> judge records."""
+    from racer_lib import outputs
+    from racer_lib.evaluate import mode_summary
+
+    if args.format == "judgebench" and args.order is not None:
+        raise InputError("--order is for --format llmbar (JudgeBench outputs hold both orders)")
+    records = outputs.import_records(
+        args.format,
+        args.out,
+        instruct=args.instruct,
+        reasoning=args.reasoning,
+        llmbar_dir=args.llmbar_dir,
+        judge=args.judge,
+        subsets=args.subset,
+        order=args.order or "original",
+    )
+    s = mode_summary(records).iloc[0]
+    print(
+        f"wrote {args.out}: {len(records):,} judge records of {records['judge'].iloc[0]} "
+        f"({records['source'].iloc[0]}); accuracy instruct {s['acc_instruct']:.2f} %, "
+        f"reasoning {s['acc_reasoning']:.2f} %, cost ratio {s['cost_ratio']:.2f}"
+    )
+    if args.format == "judgebench":
+        for mode in ("instruct", "reasoning"):
+            agree, games = outputs.decision_agreement(records, mode)
+            print(
+                f"{mode}: verdicts agree with JudgeBench's recorded decisions on {agree} of "
+                f"{games} games ({100 * agree / games:.2f} %); JudgeBench's score "
+                f"{outputs.judgebench_accuracy(records, mode, 'recorded'):.2f} % from its "
+                f"decisions, {outputs.judgebench_accuracy(records, mode, 'parsed'):.2f} % "
+                "from the parsed verdicts"
+            )
+    return 0
 
 
 def routes_path(records_path: Path) -> Path:
@@ -240,19 +300,24 @@ def cmd_route(args: argparse.Namespace) -> int:
     from racer_lib.evaluate import policy_point
     from racer_lib.policy import Router
 
-    records = rec.read_records(args.records)
     epath = rec.embeddings_path(args.records)
+    out = args.out or routes_path(args.records)
+    for name, path in [("records", args.records), ("embeddings", epath), ("router", args.router)]:
+        if out.resolve() == Path(path).resolve():
+            raise InputError(
+                f"{out}: --out is the {name} file {path}; it would be overwritten. Give "
+                f"another file (default: {routes_path(args.records)})"
+            )
+    if out.is_dir():
+        raise InputError(f"{out}: --out is a folder; give the path of a CSV file to write")
+    records = rec.read_records(args.records)
+    rec.provenance(records, args.records)  # an unknown source kind is refused
     if not epath.exists():
         raise MissingFileError(
             f"{epath}: no embeddings beside {args.records}; the router needs each pair's embedding"
         )
     emb = rec.read_embeddings(epath)
-    try:
-        router = Router.load(args.router)
-    except FileNotFoundError:
-        raise
-    except Exception as exc:  # not a torch file, or not one Router.save wrote
-        raise InputError(f"{args.router}: not a router file ({type(exc).__name__}: {exc})") from exc
+    router = Router.load(args.router)  # refuses what is not a router, naming the file
     router.check(emb.dim, emb.embedder or None, file=str(epath))
     if not emb.embedder:
         print(
@@ -263,11 +328,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     x = rec.align_embeddings(records, emb, epath, args.records)
     p = router.p_reasoning(x).astype(np.float64)
     decision = (np.random.default_rng(args.seed).random(len(p)) < p).astype(np.int8)
-    out = args.out or routes_path(args.records)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame({"id": records["id"], "p_reasoning": p, "decision": decision}).to_csv(
-        out, index=False
-    )
+    routes = pd.DataFrame({"id": records["id"], "p_reasoning": p, "decision": decision})
+    rec._atomic_write(out, lambda tmp: routes.to_csv(tmp, index=False))
     point = policy_point(records, p)
     print(
         f"wrote {out}: {len(records):,} pairs routed, reasoning on {decision.mean():.1%} "
@@ -316,7 +378,9 @@ def cmd_data_list(args: argparse.Namespace) -> int:
     """``racer data list``: every manifest file, its size, license and where it is."""
     from racer_lib import data
 
-    files = data.load_manifest(args.manifest).files
+    manifest = data.load_manifest(args.manifest)
+    print(f"manifest: {manifest.path}")
+    files = manifest.files
     rows = [("source", "path", "size", "license", "where")] + [
         (f.source, f.path, f"{f.size:,}", f.license, data.where(f)) for f in files
     ]
@@ -342,7 +406,9 @@ def cmd_data_verify(args: argparse.Namespace) -> int:
     """``racer data verify``: every file's sha256 where it is; exit 1 unless all are right."""
     from racer_lib import data
 
-    files = data.load_manifest(args.manifest).files
+    manifest = data.load_manifest(args.manifest)
+    print(f"manifest: {manifest.path}")
+    files = manifest.files
     problems = data.check(files, progress=True)
     print(f"{len(files) - len(problems)} of {len(files)} files verified ({data.location()})")
     if problems:
@@ -355,7 +421,9 @@ def cmd_data_fetch(args: argparse.Namespace) -> int:
     """``racer data fetch``: download (or find in the mirror) and check every file."""
     from racer_lib import data
 
-    paths = data.fetch_all(data.load_manifest(args.manifest).files, progress=True)
+    manifest = data.load_manifest(args.manifest)
+    print(f"manifest: {manifest.path}")
+    paths = data.fetch_all(manifest.files, progress=True)
     how = "used in place" if data.data_dir() is not None else "downloaded or already cached"
     print(f"{len(paths)} files ready, sha256 verified, {how}: {data.location()}")
     return 0
@@ -394,7 +462,8 @@ def _add_data(subparsers: argparse._SubParsersAction) -> None:
         action.add_argument(
             "--manifest",
             type=Path,
-            help="manifest file (default: data_manifest.yaml at the repository root)",
+            help="manifest file (default: data_manifest.yaml of the repository that contains "
+            "the current directory, else the one beside the package; the one used is printed)",
         )
         action.set_defaults(handler=handler)
 
@@ -509,7 +578,9 @@ def cmd_judge_run(args: argparse.Namespace) -> int:
     run = judging.RunSpec.from_namespace(args)
     result = judging.execute(run, progress=not args.quiet)
     print(result.summary())
-    print("when every shard is done: " + judging.merge_command_string(run.out, "RECORDS.parquet"))
+    if run.router is None:  # a routed run has one mode per pair: nothing to merge into records
+        merge = judging.merge_command_string(run.out, "RECORDS.parquet")
+        print("when every shard is done: " + merge)
     return 0
 
 
@@ -534,6 +605,10 @@ examples:
       --model meta-llama/Llama-3.1-8B-Instruct \\
       --reasoning-model deepseek-ai/DeepSeek-R1-Distill-Llama-8B --out runs/llama
 
+  # route, then judge: each pair once, in the mode a saved router picks
+  racer judge run --dataset pairs.parquet --model Qwen/Qwen3-8B --backend vllm \\
+      --router router.pt --decision sampled --out runs/q8-routed
+
 Interrupted? Run the same command again: finished chunks are kept (OUT/shard-I-of-N/
 part-*.parquet) and only the missing items are judged, with the same draws.
 """
@@ -553,6 +628,7 @@ def _add_judge_run(actions: argparse._SubParsersAction) -> None:
     import textwrap
 
     from racer_lib.judging import BACKENDS, KINDS, RunSpec
+    from racer_lib.judging.spec import DECISIONS
 
     parser = actions.add_parser(
         "run",
@@ -690,6 +766,26 @@ def _add_judge_run(actions: argparse._SubParsersAction) -> None:
         type=int,
         metavar="N",
         help="torch CPU threads (on a shared machine, 1 is often fastest)",
+    )
+    routed = parser.add_argument_group("route, then judge (racer_lib.judging.routed)")
+    routed.add_argument(
+        "--router",
+        metavar="FILE",
+        help="a saved router (Router.save): judge each pair only in the mode it picks, write "
+        "OUT/shard-I-of-N/routed.csv and report accuracy and cost in the router's unit",
+    )
+    routed.add_argument(
+        "--decision",
+        choices=list(DECISIONS),
+        default=RunSpec.decision,
+        help="expected: reasoning iff p_reasoning > 0.5; sampled: a Bernoulli draw per pair "
+        "from --seed (default expected)",
+    )
+    routed.add_argument(
+        "--embeddings",
+        metavar="FILE",
+        help="the pairs' embeddings (default: PAIRS.embeddings.parquet beside a pairs file, "
+        "else computed with the router's embedder)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=cmd_judge_run)

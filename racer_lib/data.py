@@ -38,7 +38,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,16 +121,47 @@ class Manifest:
 
 
 def find_manifest() -> Path:
-    """``data_manifest.yaml`` at the repository root: beside the package, else the current
-    directory or one of its parents."""
+    """``data_manifest.yaml`` of the repository that contains the current directory (the
+    current directory or its nearest parent holding one), else the one beside the package."""
     here = Path(__file__).resolve().parents[1]
-    for folder in [here, Path.cwd(), *Path.cwd().parents]:
+    for folder in [Path.cwd(), *Path.cwd().parents, here]:
         if (folder / MANIFEST_NAME).is_file():
             return folder / MANIFEST_NAME
     raise DataError(
-        f"{MANIFEST_NAME} not found beside the package ({here}) nor in the current "
-        "directory or its parents; pass its path explicitly"
+        f"{MANIFEST_NAME} not found in the current directory or its parents nor beside the "
+        f"package ({here}); pass its path explicitly"
     )
+
+
+def _check_relpath(path: Path, entry: dict, src: dict, where: str) -> None:
+    """Refuse a file whose place in the mirror or cache (``<repository>/<commit>/<path>``)
+    would not lie inside it: an absolute path, a ``..`` or ``.`` part, an empty part or a
+    backslash (so neither ``racer data fetch`` nor the cache's clean-up can touch a file
+    outside the cache or mirror)."""
+    for key, value, parts in [
+        ("repository", src["repository"], 2),
+        ("commit", src["commit"], 1),
+        ("path", entry["path"], None),
+    ]:
+        value = str(value)
+        names = value.split("/")
+        bad = (
+            value.startswith("/")
+            or "\\" in value
+            or re.match(r"[A-Za-z]:", value)
+            or any(n in ("", ".", "..") for n in names)
+            or (parts is not None and len(names) != parts)
+        )
+        if bad:
+            shape = "owner/name" if key == "repository" else "a relative path of plain names"
+            raise DataFormatError(
+                path,
+                key,
+                f"{value!r} would lie outside the data cache or mirror; expected "
+                f"{shape if key != 'commit' else 'a commit hash'} (no absolute path, '..' or "
+                "'.')",
+                where if key == "path" else f"{where} (source {entry['source']!r})",
+            )
 
 
 def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
@@ -142,15 +173,34 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     path = Path(path) if path is not None else find_manifest()
     if not path.is_file():
         raise DataError(f"{path}: no such manifest")
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise DataFormatError(path, "(yaml)", f"not YAML: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise DataFormatError(
+            path, "(yaml)", f"expected a mapping with sources and files, got {type(doc).__name__}"
+        )
     sources = doc.get("sources") or {}
+    if not isinstance(sources, dict):
+        raise DataFormatError(path, "sources", f"expected a mapping, got {type(sources).__name__}")
+    if not isinstance(doc.get("files") or [], list):
+        raise DataFormatError(path, "files", f"expected a list, got {type(doc['files']).__name__}")
     for name, src in sources.items():
+        if not isinstance(src, dict):
+            raise DataFormatError(
+                path, name, f"expected a mapping, got {type(src).__name__}", "sources"
+            )
         for key in ("repository", "commit", "license", "citation"):
             if not src.get(key):
                 raise DataFormatError(path, key, "missing value", f"source {name!r}")
     files = []
     for i, entry in enumerate(doc.get("files") or []):
         where = f"files entry {i}"
+        if not isinstance(entry, dict):
+            raise DataFormatError(
+                path, "(entry)", f"expected a mapping, got {type(entry).__name__}", where
+            )
         for key in ("source", "path", "url", "sha256", "size"):
             if entry.get(key) in (None, ""):
                 raise DataFormatError(path, key, "missing value", where)
@@ -162,6 +212,11 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
                 f"{entry['source']!r} is not declared under "
                 f"sources ({', '.join(sources) or 'none'})",
                 where,
+            )
+        _check_relpath(path, entry, src, where)
+        if not isinstance(entry["size"], int) or isinstance(entry["size"], bool):
+            raise DataFormatError(
+                path, "size", f"{entry['size']!r} is not a whole number of bytes", where
             )
         if not re.fullmatch(r"[0-9a-f]{64}", str(entry["sha256"])):
             raise DataFormatError(
@@ -430,58 +485,69 @@ def judgebench_domain(source: str) -> str | None:
     return JUDGEBENCH_DOMAINS.get(source)
 
 
-def read_judgebench(path: str | os.PathLike) -> pd.DataFrame:
-    """One JudgeBench JSONL file as pairs (subset = the response model)."""
-    rows = []
+def jsonl_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of a JSONL file; a line that is not
+    a JSON object is an error naming the file and the line."""
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            where = f"line {n}"
             try:
-                row = json.loads(line)
+                item = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataFormatError(path, "(json)", f"not JSON: {exc}", where) from exc
-            for key in (
-                "pair_id",
-                "source",
-                "question",
-                "response_model",
-                "response_A",
-                "response_B",
+                raise DataFormatError(path, "(json)", f"not JSON: {exc}", f"line {n}") from None
+            if not isinstance(item, dict):
+                raise DataFormatError(
+                    path, "(json)", f"expected an object, got {type(item).__name__}", f"line {n}"
+                )
+            yield n, item
+
+
+def read_judgebench(path: str | os.PathLike) -> pd.DataFrame:
+    """One JudgeBench JSONL file as pairs (subset = the response model)."""
+    rows = []
+    for n, row in jsonl_objects(path):
+        where = f"line {n}"
+        for key in (
+            "pair_id",
+            "source",
+            "question",
+            "response_model",
+            "response_A",
+            "response_B",
+            "label",
+        ):
+            if row.get(key) is None:
+                raise DataFormatError(path, key, "missing value", where)
+        if row["label"] not in JUDGEBENCH_LABELS:
+            raise DataFormatError(
+                path,
                 "label",
-            ):
-                if row.get(key) is None:
-                    raise DataFormatError(path, key, "missing value", where)
-            if row["label"] not in JUDGEBENCH_LABELS:
-                raise DataFormatError(
-                    path,
-                    "label",
-                    f"{row['label']!r} is not a JudgeBench label; labels are 'A>B' or 'B>A'",
-                    where,
-                )
-            domain = judgebench_domain(row["source"])
-            if domain is None:
-                raise DataFormatError(
-                    path,
-                    "source",
-                    f"{row['source']!r} is not a known "
-                    "JudgeBench source (mmlu-pro-*, livebench-reasoning, "
-                    "livebench-math, livecodebench)",
-                    where,
-                )
-            rows.append(
-                {
-                    "id": f"judgebench/{row['pair_id']}",
-                    "dataset": "judgebench",
-                    "subset": row["response_model"],
-                    "domain": domain,
-                    "prompt": row["question"],
-                    "response_a": row["response_A"],
-                    "response_b": row["response_B"],
-                    "label": JUDGEBENCH_LABELS[row["label"]],
-                }
+                f"{row['label']!r} is not a JudgeBench label; labels are 'A>B' or 'B>A'",
+                where,
             )
+        domain = judgebench_domain(row["source"])
+        if domain is None:
+            raise DataFormatError(
+                path,
+                "source",
+                f"{row['source']!r} is not a known "
+                "JudgeBench source (mmlu-pro-*, livebench-reasoning, "
+                "livebench-math, livecodebench)",
+                where,
+            )
+        rows.append(
+            {
+                "id": f"judgebench/{row['pair_id']}",
+                "dataset": "judgebench",
+                "subset": row["response_model"],
+                "domain": domain,
+                "prompt": row["question"],
+                "response_a": row["response_A"],
+                "response_b": row["response_B"],
+                "label": JUDGEBENCH_LABELS[row["label"]],
+            }
+        )
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
@@ -668,6 +734,21 @@ def count_tokens(texts: list[str], tokenizer=None) -> list[int]:
     return [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
 
+def set_llmbar_mode(
+    frame: pd.DataFrame, mode: str, results: pd.DataFrame, pairs: pd.DataFrame, tokenizer
+) -> None:
+    """Fill ``mode``'s record columns of ``frame`` (rows aligned with ``pairs``) from one
+    evaluator's :func:`read_llmbar_results`: the verdict, its correctness against the pair's
+    label, the tokens of the judge's text and no thinking tokens (not reported)."""
+    cols = rec.mode_columns(mode)
+    frame[cols["verdict"]] = results["verdict"].to_numpy()
+    frame[cols["correct"]] = (
+        results["verdict"].to_numpy() == pairs["label"].map({1: "A", 0: "B"}).to_numpy()
+    )
+    frame[cols["tokens"]] = count_tokens(results["text"].tolist(), tokenizer)
+    frame[cols["thinking_tokens"]] = pd.NA
+
+
 def llmbar_records(
     judge: str,
     order: str = "original",
@@ -702,13 +783,7 @@ def llmbar_records(
                 )
             )
             res = read_llmbar_results(path, pairs, order)
-            cols = rec.mode_columns(mode)
-            frame[cols["verdict"]] = res["verdict"].to_numpy()
-            frame[cols["correct"]] = (
-                res["verdict"].to_numpy() == pairs["label"].map({1: "A", 0: "B"}).to_numpy()
-            )
-            frame[cols["tokens"]] = count_tokens(res["text"].tolist(), tokenizer)
-            frame[cols["thinking_tokens"]] = pd.NA
+            set_llmbar_mode(frame, mode, res, pairs, tokenizer)
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     out["split"] = "all"

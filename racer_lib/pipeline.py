@@ -56,6 +56,7 @@ store ``build/policies`` (:mod:`racer_lib.store`); a chapter starts once the cha
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -106,6 +107,7 @@ class Profile:
     notebooks: dict[str, dict[str, Any]]
     requires: dict[str, list[str]] = field(default_factory=dict)  # stem -> "data:X", "model:Y"
     on_missing: str = "page"  # unmet requirements: a generated page ("page") or an error
+    files: dict[tuple[str, str], Path] = field(default_factory=dict)  # (stem, parameter) -> file
 
 
 @dataclass
@@ -210,9 +212,12 @@ def notebook_names(root: Path) -> list[str]:
 
 def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
     path = root / "profiles" / f"{name}.yaml"
-    if not path.is_file():
+    if name not in profile_names(root):  # a plain name: never a path (../x) out of profiles/
         valid = ", ".join(profile_names(root)) or "(none)"
-        raise PipelineError(f"unknown profile {name!r}; valid profiles: {valid}")
+        raise PipelineError(
+            f"unknown profile {name!r}; a profile is the plain name of a file "
+            f"profiles/NAME.yaml; valid profiles: {valid}"
+        )
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
@@ -252,8 +257,10 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
         base = load_profile(str(parent), root, (*_chain, name))
         notebooks = {stem: dict(params) for stem, params in base.notebooks.items()}
         description = description or base.description
+    files = dict(base.files) if parent is not None else {}
     for stem, params in (data.get("notebooks") or {}).items():
         notebooks.setdefault(str(stem), {}).update(params or {})
+        files.update({(str(stem), key): root / "profiles" / f"{name}.yaml" for key in params or {}})
     for stem in RUN_LAST:  # it reads the other chapters' results: after a child's additions too
         if stem in notebooks:
             notebooks[stem] = notebooks.pop(stem)
@@ -277,7 +284,7 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
             f"profile {name!r} names notebook(s) not in notebooks/: {', '.join(missing)}; "
             f"available: {', '.join(sorted(available)) or '(none)'}"
         )
-    return Profile(name, description, notebooks, requires, on_missing)
+    return Profile(name, description, notebooks, requires, on_missing, files)
 
 
 def _read_requires(name: str, value: Any) -> dict[str, list[str]]:
@@ -334,6 +341,60 @@ class _Prepared:
     parameters_cell: int
 
 
+def _kind(value: Any) -> str:
+    """What a parameter value is, in words (YAML's spelling)."""
+    for types, word in [
+        (bool, "a boolean (true/false)"),
+        (int, "a whole number"),
+        (float, "a number"),
+        (str, "a string"),
+        ((list, tuple), "a list"),
+        (dict, "a mapping"),
+    ]:
+        if isinstance(value, types):
+            return word
+    return "null" if value is None else type(value).__name__
+
+
+def _fits(value: Any, default: Any) -> bool:
+    """Whether a profile's ``value`` has the type of the notebook's ``default``: a list for a
+    list (each item fitting one of the default's items), a boolean for a boolean, a whole
+    number for a whole number (not a boolean: YAML reads ``yes`` as true), a number for a
+    number, a string for a string; a default of None takes anything."""
+    if default is None:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple)) and (
+            not default or all(any(_fits(v, d) for d in default) for v in value)
+        )
+    return isinstance(value, type(default))
+
+
+def _check_parameter_type(
+    file: Path | str, stem: str, source: Path, name: str, value: Any, default: str | None
+) -> None:
+    """Refuse a profile parameter whose type is not its default's in the notebook's parameters
+    cell (``default``: its source text, as papermill's ``inspect_notebook`` gives it; a default
+    that is not a literal is not checked)."""
+    try:
+        default_value = ast.literal_eval(default) if default is not None else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return
+    if not _fits(value, default_value):
+        raise PipelineError(
+            f"{file}: notebook {stem!r}, parameter {name!r}: {value!r} is {_kind(value)}, but "
+            f"the notebook's default is {default} ({_kind(default_value)}"
+            + (", each item like its items" if isinstance(default_value, list) else "")
+            + f"; {source})"
+        )
+
+
 def _prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> _Prepared:
     """Convert one MyST notebook to ``tmp/<stem>.ipynb`` and check its parameters."""
     import jupytext
@@ -359,7 +420,8 @@ def _prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> _Prepare
     ipynb = tmp / f"{stem}.ipynb"
     nbformat.write(nb, ipynb)
     try:
-        declared = list(inspect_notebook(ipynb))
+        inspected = inspect_notebook(ipynb)
+        declared = list(inspected)
     except ValueError as exc:  # e.g. no kernelspec language in the header
         raise PipelineError(f"notebook {stem!r}: cannot read its parameters: {exc}") from exc
     missing = [name for name in INJECTED_PARAMETERS if name not in declared]
@@ -382,6 +444,9 @@ def _prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> _Prepare
             f"profile {profile.name!r} gives notebook {stem!r} parameter(s) it does not "
             f"declare: {', '.join(undeclared)}; declared parameters: {', '.join(declared)}"
         )
+    for name, value in given.items():
+        file = profile.files.get((stem, name), f"profile {profile.name!r}")
+        _check_parameter_type(file, stem, source, name, value, inspected[name].get("default"))
     parameters = {
         **given,
         "profile": profile.name,

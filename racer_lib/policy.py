@@ -22,6 +22,7 @@ import torch
 
 from . import __version__
 from .errors import ConfigError, InputError, MissingFileError
+from .records import _atomic_write
 
 ARCHS: dict[str, tuple[int, ...]] = {"mlp": (256, 128, 64), "linear": ()}
 
@@ -162,7 +163,8 @@ class Router:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {k: v for k, v in asdict(self).items() if k != "layers"}
-        torch.save({"layers": [(w, b) for w, b in self.layers], "meta": meta}, path)
+        blob = {"layers": [(w, b) for w, b in self.layers], "meta": meta}
+        _atomic_write(path, lambda tmp: torch.save(blob, tmp))
         return path
 
     @classmethod
@@ -171,5 +173,41 @@ class Router:
         if not path.exists():
             raise MissingFileError(f"{path}: no such router file")
         # Tensors and plain metadata only: a router file cannot run code when it is loaded.
-        blob = torch.load(path, weights_only=True)
-        return cls(layers=[(w, b) for w, b in blob["layers"]], **blob["meta"])
+        try:
+            blob = torch.load(path, weights_only=True)
+        except Exception as exc:  # not a torch file, or one holding more than tensors
+            raise InputError(f"{path}: not a router file ({type(exc).__name__}: {exc})") from exc
+        if not isinstance(blob, dict) or not {"layers", "meta"} <= set(blob):
+            raise InputError(f"{path}: not a router file (no layers and meta; see Router.save)")
+        try:
+            router = cls(layers=[(w, b) for w, b in blob["layers"]], **blob["meta"])
+        except (TypeError, ValueError) as exc:  # meta of another version, layers not pairs
+            raise InputError(f"{path}: not a router file ({type(exc).__name__}: {exc})") from exc
+        router.check_layers(path)
+        return router
+
+    def check_layers(self, file: str | Path = "<router>") -> None:
+        """Refuse layers that do not chain ``in_dim`` -> the architecture's hidden widths ->
+        1 (``W`` of shape ``(in, out)``, ``b`` of ``(out,)``), or hold a non-finite value; the
+        message names ``file`` and the layer (counted from 0)."""
+        sizes = [self.in_dim, *_hidden(self.arch), 1]
+        if len(self.layers) != len(sizes) - 1:
+            raise InputError(
+                f"{file}: {len(self.layers)} layers, but a {self.arch!r} router of input "
+                f"dimension {self.in_dim} has {len(sizes) - 1} (widths {sizes})"
+            )
+        for i, (w, b) in enumerate(self.layers):
+            want_w, want_b = (sizes[i], sizes[i + 1]), (sizes[i + 1],)
+            for name, t, want in (("weight", w, want_w), ("bias", b, want_b)):
+                if not isinstance(t, torch.Tensor) or tuple(t.shape) != want:
+                    got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+                    raise InputError(
+                        f"{file}: layer {i} {name} has shape {got}, expected {want} (widths "
+                        f"{sizes} of a {self.arch!r} router)"
+                    )
+                bad = ~torch.isfinite(t)
+                if bad.any():
+                    raise InputError(
+                        f"{file}: layer {i} {name} holds {int(bad.sum())} non-finite value(s) "
+                        f"(e.g. {t[bad].flatten()[0].item()}); the router cannot be used"
+                    )

@@ -18,6 +18,7 @@ All-Instruct tokens (:func:`realized_cost_ratio`).
 
 from __future__ import annotations
 
+import difflib
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -27,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from racer_lib.errors import ConfigError, InputError, MissingFileError, RacerError
@@ -58,6 +60,9 @@ SELF_ROUTE_VALUES: tuple[str, ...] = ("yes", "no", "unparseable")
 OPTIONAL_COLUMNS = [mode_columns(m)["thinking_tokens"] for m in MODES] + [SELF_ROUTE]
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 IN_MEMORY = "<in-memory records>"
+#: The largest token count a record may hold: 2**53, the largest whole number a float64 holds
+#: exactly (tokens are summed and averaged as floats in the cost unit); far above any real count.
+MAX_TOKENS = 2**53
 
 
 class RecordsError(RacerError, ValueError):
@@ -119,6 +124,17 @@ def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> p
             + ", ".join(REQUIRED_COLUMNS)
             + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""),
         )
+    for col in df.columns:
+        near = difflib.get_close_matches(
+            str(col), [c for c in OPTIONAL_COLUMNS if c not in df.columns], n=1, cutoff=0.8
+        )
+        if col not in COLUMNS and near:
+            raise RecordsError(
+                file,
+                str(col),
+                f"unknown column; did you mean {near[0]!r}? (optional columns: "
+                f"{', '.join(OPTIONAL_COLUMNS)})",
+            )
     out = df.reset_index(drop=True).copy()
     for col in OPTIONAL_COLUMNS:
         if col not in out.columns:
@@ -165,7 +181,21 @@ def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> p
             lambda v: f"missing or non-numeric token count ({v!r})",
         )
         _raise_at(
+            out,
+            file,
+            tok_col,
+            ~np.isfinite(tokens.to_numpy(dtype=np.float64)),
+            lambda v: f"token count {v} is not finite",
+        )
+        _raise_at(
             out, file, tok_col, (tokens < 0).to_numpy(), lambda v: f"negative token count ({v})"
+        )
+        _raise_at(
+            out,
+            file,
+            tok_col,
+            (tokens > MAX_TOKENS).to_numpy(),
+            lambda v: f"token count {v} is out of range (at most 2**53 = {MAX_TOKENS:,})",
         )
         _raise_at(
             out,
@@ -277,8 +307,15 @@ def self_route_decisions(
 
 
 def _atomic_write(path: Path, write) -> None:
-    """Write through a temporary file in the same folder, then rename: never half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write through a temporary file in the same folder, then rename: never half a file.
+    An :class:`InputError` (naming ``path``) where it is a folder or its folder is a file."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give the path of a file to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"{path}: cannot write here, a part of its folder is a file") from None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
@@ -303,7 +340,10 @@ def read_records(path: str | os.PathLike) -> pd.DataFrame:
         )
     else:
         df = pd.read_parquet(path)
-    return validate_records(df, file=path)
+    out = validate_records(df, file=path)
+    if out.empty:
+        raise RecordsError(path, "id", "no records: the file has a header but no rows")
+    return out
 
 
 def df_numeric_columns() -> list[str]:
@@ -405,6 +445,31 @@ def write_embeddings(
     return path
 
 
+def _check_lengths(col: pa.Array, ids: np.ndarray, path: Path) -> None:
+    """Every row one vector of the first row's length (a list column may vary; a
+    fixed-size one may hold nulls)."""
+    missing = col.is_null().to_numpy(zero_copy_only=False)
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise RecordsError(
+            path, "embedding", "missing embedding", row, str(ids[row]), int(missing.sum()) - 1
+        )
+    if pa.types.is_fixed_size_list(col.type) or not len(col):
+        return
+    lengths = np.asarray(pa.compute.list_value_length(col).to_numpy(zero_copy_only=False))
+    bad = lengths != lengths[0]
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise RecordsError(
+            path,
+            "embedding",
+            f"{lengths[row]} values, but row 0 has {lengths[0]}; every embedding needs one length",
+            row,
+            str(ids[row]),
+            int(bad.sum()) - 1,
+        )
+
+
 def read_embeddings(path: str | os.PathLike) -> Embeddings:
     """Read an embeddings file and check it: unique ids, finite values."""
     path = Path(path)
@@ -417,7 +482,16 @@ def read_embeddings(path: str | os.PathLike) -> Embeddings:
     meta = table.schema.metadata or {}
     ids = np.asarray(table.column("id").to_pylist(), dtype=object)
     col = table.column("embedding").combine_chunks()
-    dim = col.type.list_size
+    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) and not (
+        pa.types.is_fixed_size_list(col.type)
+    ):
+        raise RecordsError(path, "embedding", f"expected a list of floats per row, got {col.type}")
+    _check_lengths(col, ids, path)
+    dim = (
+        col.type.list_size
+        if pa.types.is_fixed_size_list(col.type)
+        else (len(col[0].values) if len(col) else 0)
+    )
     matrix = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
     matrix = matrix.reshape(len(ids), dim)
     _check_finite(matrix, ids, path)

@@ -29,7 +29,8 @@ from papermill.exceptions import PapermillExecutionError
 from racer_lib import data, evaluate, judging, prompts
 from racer_lib import pairs as pairs_io
 from racer_lib import records as rec
-from racer_lib.judging import report
+from racer_lib.judging import report, routed
+from racer_lib.policy import Router
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "01_judging"
@@ -50,6 +51,9 @@ PARAMETERS = [
     "gpu_batch_size",
     "gpu_dataset",
     "run_gpu",
+    "route_encoder",
+    "route_budget",
+    "route_decision",
 ]
 GPU_MODELS = ["Qwen/Qwen3-1.7B", "Qwen/Qwen3-4B", "Qwen/Qwen3-8B"]
 CSVS = [
@@ -59,6 +63,8 @@ CSVS = [
     "run.csv",
     "tokens.csv",
     "verdicts.csv",
+    "routed_pairs.csv",
+    "routed_summary.csv",
 ]
 FIGURE = "judging_tokens_parse_accuracy.png"
 
@@ -262,6 +268,34 @@ def test_a_rerun_judges_nothing_and_gives_the_same_records(results, records, par
     assert table["n_done_before"].iloc[0] + table["n_judged"].iloc[0] == 2 * params["n_pairs"]
 
 
+def test_route_then_judge_judges_each_pair_once_in_its_routed_mode(results, records, params):
+    folder = results / "routed" / "shard-0-of-1"
+    routes = pd.read_csv(folder / "routes.csv", dtype={"id": str})
+    parts = pd.concat([pd.read_parquet(f) for f in sorted(folder.glob("part-*.parquet"))])
+    assert sorted(parts["pair_id"]) == sorted(records["id"])  # one judgment per pair
+    mode = dict(zip(parts["pair_id"], parts["task"], strict=True))
+    assert [mode[i] for i in routes["id"]] == [MODES[d] for d in routes["decision"]]
+    router = Router.load(results / "router.pt")
+    x = rec.align_embeddings(
+        routes, rec.read_embeddings(results / "sample_pairs.embeddings.parquet")
+    )
+    np.testing.assert_allclose(routes["p_reasoning"], router.p_reasoning(x), rtol=1e-6)
+    decide = routed.decide(
+        routes["id"], routes["p_reasoning"], params["route_decision"], params["seed"]
+    )
+    np.testing.assert_array_equal(routes["decision"], decide)
+    assert router.budget == params["route_budget"]
+    assert router.tokens_per_unit == pytest.approx(records["tokens_instruct"].mean())  # in-sample
+    table = _csv(results, "routed_pairs.csv").set_index("id").loc[routes["id"]]
+    tokens = parts.set_index("pair_id").loc[routes["id"], "n_tokens"]
+    np.testing.assert_array_equal(table["tokens"], tokens)
+    np.testing.assert_allclose(table["cost"], tokens / router.tokens_per_unit)
+    summary = _csv(results, "routed_summary.csv").iloc[0]
+    assert summary["cost"] == pytest.approx(table["cost"].mean())
+    assert summary["accuracy"] == pytest.approx(100 * table["correct"].mean())
+    assert summary["decision"] == params["route_decision"] and summary["n"] == len(records)
+
+
 # ----------------------------------------------------------------------------------------
 # The tables
 
@@ -400,6 +434,8 @@ def test_last_cell_lists_the_written_files(chapter, results):
         "judgebench_smollm2.parquet",
         "sample_pairs.parquet",
         "run/shard-0-of-1/config.json",
+        "router.pt",
+        "routed/shard-0-of-1/routes.csv",
     ]
     assert {results / name for name in expected} <= written
     assert all(p.is_file() for p in written)

@@ -193,6 +193,67 @@ def test_route_refuses_missing_embeddings_and_bad_router(routed, tmp_path, capsy
     assert "junk.pt: not a router file" in capsys.readouterr().err
 
 
+def test_route_refuses_an_out_that_is_an_input(routed, tmp_path, capsys):
+    """``racer route X.parquet --out X.parquet`` once overwrote the records."""
+    path, router_path, _, records, _ = routed
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    mine = rec.write_records(records, folder / "mix.parquet")
+    epath = rec.embeddings_path(mine)
+    epath.write_bytes(rec.embeddings_path(path).read_bytes())
+    before = {p: p.read_bytes() for p in (mine, epath)}
+    for target, name in [(mine, "records"), (epath, "embeddings"), (router_path, "router")]:
+        argv = ["route", str(mine), "--router", str(router_path), "--out", str(target)]
+        assert cli.main(argv) == 2
+        assert capsys.readouterr().err.startswith(
+            f"error: {target}: --out is the {name} file {target}; it would be overwritten"
+        )
+    assert all(p.read_bytes() == data for p, data in before.items())
+    assert not (folder / "mix.routes.csv").exists()
+
+
+def test_route_refuses_an_out_folder_and_writing_elsewhere_too(routed, tmp_path, capsys):
+    """A folder as ``--out`` once gave an IsADirectoryError traceback."""
+    path, router_path, _, records, _ = routed
+    assert cli.main(["route", str(path), "--router", str(router_path), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {tmp_path}: --out is a folder; give the path of a CSV file to write\n"
+    # every other command writing a file goes through records._atomic_write
+    argv = ["simulate", "generate", "--judge", "qwen3-4b", "--recipe", "judgebench"]
+    assert cli.main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {tmp_path}: is a folder; give the path of a file to write\n"
+    (tmp_path / "file").write_text("x")
+    assert cli.main([*argv, "--out", str(tmp_path / "file" / "r.parquet")]) == 2
+    assert "a part of its folder is a file" in capsys.readouterr().err
+
+
+def test_route_refuses_an_unknown_source_kind(routed, tmp_path, capsys):
+    path, router_path, _, records, _ = routed
+    odd = rec.write_records(records.assign(source="guess:x"), tmp_path / "odd.parquet")
+    rec.embeddings_path(odd).write_bytes(rec.embeddings_path(path).read_bytes())
+    assert cli.main(["route", str(odd), "--router", str(router_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {odd}: field 'source': unknown record source kind(s) ['guess']")
+    assert not odd.with_name("odd.routes.csv").exists()
+
+
+def test_route_refuses_a_router_with_a_nan_weight(routed, tmp_path, capsys):
+    import dataclasses
+
+    path, _, router, _, _ = routed
+    layers = [(w.clone(), b.clone()) for w, b in router.layers]
+    layers[3][0][0, 0] = float("nan")
+    bad = dataclasses.replace(router, layers=layers).save(tmp_path / "nan.pt")
+    out = tmp_path / "r.csv"
+    assert cli.main(["route", str(path), "--router", str(bad), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {bad}: layer 3 weight holds 1 non-finite value(s) (e.g. nan); the router "
+        "cannot be used\n"
+    )
+    assert not out.exists()
+
+
 # ----------------------------------------------------------------------------------------
 # User errors and bugs
 

@@ -88,8 +88,8 @@ def small_mirror(tmp_path, monkeypatch):
 def test_manifest_per_file_view():
     manifest = data.load_manifest()
     assert manifest.path == ROOT / "data_manifest.yaml"
-    assert len(manifest.files) == 128
-    assert len({(f.source, f.path) for f in manifest.files}) == 128
+    assert len(manifest.files) == 129
+    assert len({(f.source, f.path) for f in manifest.files}) == 129
     jb = manifest.get(
         "judgebench", "data/dataset=judgebench,response_model=gpt-4o-2024-05-13.jsonl"
     )
@@ -105,13 +105,80 @@ def test_manifest_errors_name_entry_and_field(tmp_path):
     text = (ROOT / "data_manifest.yaml").read_text()
     bad = tmp_path / "m.yaml"
     bad.write_text(text.replace('/LICENSE"', '/LICENCE"', 1))
-    with pytest.raises(data.DataFormatError, match=r"m.yaml: files entry 127, field 'url'"):
+    with pytest.raises(data.DataFormatError, match=r"m.yaml: files entry 128, field 'url'"):
         data.load_manifest(bad)
     bad.write_text(text.replace("sha256: 8872dbf8", "sha256: XX72dbf8", 1))
-    with pytest.raises(data.DataFormatError, match=r"entry 127, field 'sha256'"):
+    with pytest.raises(data.DataFormatError, match=r"entry 128, field 'sha256'"):
         data.load_manifest(bad)
     with pytest.raises(data.DataError, match="no such manifest"):
         data.load_manifest(tmp_path / "none.yaml")
+
+
+def _one_file_manifest(tmp_path, path, repository="o/r", commit="c"):
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        f"sources:\n  s: {{repository: {repository}, commit: {commit}, license: MIT, "
+        f"citation: x}}\nfiles:\n  - source: s\n    path: {json.dumps(path)}\n"
+        f"    url: {json.dumps(data.RAW_BASE + f'{repository}/{commit}/{path}')}\n"
+        f'    sha256: "{"0" * 64}"\n    size: 1\n'
+    )
+    return manifest
+
+
+@pytest.mark.parametrize("path", ["../../../../victim.txt", "/etc/passwd", "a/./b", "a//b"])
+def test_manifest_path_outside_cache_refused_nothing_deleted(tmp_path, capsys, path):
+    """A ``..`` (or absolute) path once made ``racer data fetch`` delete a file outside the
+    cache (its checksum did not match, so the "cached copy" was unlinked)."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    manifest = _one_file_manifest(tmp_path, path)
+    with pytest.raises(data.DataFormatError) as err:
+        data.load_manifest(manifest)
+    assert str(err.value).startswith(f"{manifest}: files entry 0, field 'path': {path!r}")
+    assert "outside the data cache or mirror" in str(err.value)
+    assert cli.main(["data", "fetch", "--manifest", str(manifest)]) == 2
+    assert "field 'path'" in capsys.readouterr().err
+    assert victim.read_text() == "precious"
+
+
+def test_manifest_repository_outside_cache_refused(tmp_path):
+    manifest = _one_file_manifest(tmp_path, "x.txt", repository="../..")
+    with pytest.raises(data.DataFormatError, match=r"files entry 0 \(source 's'\), field "):
+        data.load_manifest(manifest)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("sources: [\n", r"m.yaml: field '\(yaml\)': not YAML"),
+        ("- a\n- b\n", r"m.yaml: field '\(yaml\)': expected a mapping .* got list"),
+        ("sources: 3\nfiles: []\n", r"m.yaml: field 'sources': expected a mapping, got int"),
+        ("sources: {}\nfiles: {a: 1}\n", r"m.yaml: field 'files': expected a list, got dict"),
+        ("sources: {s: 1}\nfiles: []\n", r"m.yaml: sources, field 's': expected a mapping"),
+        ("sources: {}\nfiles: [3]\n", r"m.yaml: files entry 0, field '\(entry\)': expected a"),
+    ],
+)
+def test_malformed_manifest_named_not_traceback(tmp_path, capsys, text, message):
+    bad = tmp_path / "m.yaml"
+    bad.write_text(text)
+    with pytest.raises(data.DataFormatError, match=message):
+        data.load_manifest(bad)
+    assert cli.main(["data", "list", "--manifest", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {bad}: ")
+
+
+def test_manifest_of_the_checkout_containing_cwd(tmp_path, monkeypatch, capsys):
+    """Inside another checkout, ``racer data`` reads that checkout's manifest, and says so."""
+    other = tmp_path / "other-checkout"
+    (other / "sub").mkdir(parents=True)
+    manifest = other / data.MANIFEST_NAME
+    manifest.write_text(_one_file_manifest(tmp_path, "x.txt").read_text())
+    monkeypatch.chdir(other / "sub")
+    assert data.find_manifest() == manifest
+    assert cli.main(["data", "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"manifest: {manifest}"
+    monkeypatch.chdir(tmp_path)  # no manifest above: the one beside the package
+    assert data.find_manifest() == ROOT / data.MANIFEST_NAME
 
 
 # ----------------------------------------------------------------------------------------
@@ -132,8 +199,8 @@ def test_mirror_lacking_files_one_error_listing_all(small_mirror):
     with pytest.raises(data.DataError) as err:
         data.fetch_all(manifest.files, progress=False)
     message = str(err.value)
-    assert "126 data files are missing from the mirror" in message
-    assert len(err.value.problems) == 126
+    assert "127 data files are missing from the mirror" in message
+    assert len(err.value.problems) == 127
     for f in manifest.files:
         if (f.source, f.path) not in SMALL:
             assert str(root / f.relpath) in message
@@ -154,9 +221,9 @@ def test_mirror_checksum_mismatch_refused(small_mirror):
         assert piece in str(err.value)
     # verify collects both kinds of problem before raising.
     problems = data.check(manifest.files)
-    assert sorted(p.kind for p in problems).count("mismatch") == 1 and len(problems) == 127
+    assert sorted(p.kind for p in problems).count("mismatch") == 1 and len(problems) == 128
     with pytest.raises(
-        data.DataError, match="126 data files are missing(.|\n)*1 data file has the wrong checksum"
+        data.DataError, match="127 data files are missing(.|\n)*1 data file has the wrong checksum"
     ):
         data.verify(manifest.files)
 
@@ -448,17 +515,18 @@ def test_unknown_judge_order_subset():
 def test_cli_data_list(mirror, capsys):
     assert cli.main(["data", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["source", "path", "size", "license", "where"]
-    assert len([line for line in out if line.endswith("mirror")]) == 128
-    assert out[-1] == f"128 files (128 mirror); reading from mirror {mirror}"
+    assert out[0] == f"manifest: {ROOT / 'data_manifest.yaml'}"
+    assert out[1].split() == ["source", "path", "size", "license", "where"]
+    assert len([line for line in out if line.endswith("mirror")]) == 129
+    assert out[-1] == f"129 files (129 mirror); reading from mirror {mirror}"
 
 
 def test_cli_data_verify_and_fetch_with_mirror(mirror, capsys):
     assert cli.main(["data", "verify"]) == 0
-    assert f"128 of 128 files verified (mirror {mirror})" in capsys.readouterr().out
+    assert f"129 of 129 files verified (mirror {mirror})" in capsys.readouterr().out
     assert cli.main(["data", "fetch"]) == 0
     assert (
-        f"128 files ready, sha256 verified, used in place: mirror {mirror}"
+        f"129 files ready, sha256 verified, used in place: mirror {mirror}"
         in capsys.readouterr().out
     )
 
@@ -466,24 +534,24 @@ def test_cli_data_verify_and_fetch_with_mirror(mirror, capsys):
 def test_cli_data_with_incomplete_mirror(small_mirror, capsys):
     root, _, _ = small_mirror
     assert cli.main(["data", "list"]) == 0
-    assert "128 files (2 mirror, 126 missing)" in capsys.readouterr().out
+    assert "129 files (2 mirror, 127 missing)" in capsys.readouterr().out
     assert cli.main(["data", "verify"]) == 1
     captured = capsys.readouterr()
-    assert f"2 of 128 files verified (mirror {root})" in captured.out
-    assert "error: 126 data files are missing" in captured.err
+    assert f"2 of 129 files verified (mirror {root})" in captured.out
+    assert "error: 127 data files are missing" in captured.err
     assert cli.main(["data", "fetch"]) == 2
     err = capsys.readouterr().err
-    assert "error: 126 data files are missing" in err and "RACER_DATA_DIR" in err
+    assert "error: 127 data files are missing" in err and "RACER_DATA_DIR" in err
 
 
 def test_cli_data_without_network_or_mirror(tmp_path, capsys):
     manifest = tmp_path / "m.yaml"
     shutil.copyfile(ROOT / "data_manifest.yaml", manifest)  # an explicit --manifest
     assert cli.main(["data", "verify", "--manifest", str(manifest)]) == 1
-    assert f"0 of 128 files verified (cache {tmp_path / 'cache'})" in capsys.readouterr().out
+    assert f"0 of 129 files verified (cache {tmp_path / 'cache'})" in capsys.readouterr().out
     BLOCKED.clear()
     assert cli.main(["data", "fetch", "--manifest", str(manifest)]) == 2
     err = capsys.readouterr().err
-    assert "error: 128 data files are missing from the cache" in err
+    assert "error: 129 data files are missing from the cache" in err
     assert "not downloaded: could not connect" in err and "RACER_DATA_DIR" in err
     assert len(BLOCKED) == 1  # after the first refused connection, no more tries

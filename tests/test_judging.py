@@ -589,6 +589,73 @@ def test_shards_merge_and_completeness_errors(tmp_path):
         judging.run_judging(pairs, spec, FlakyBackend(), run, shard=(1, 3), seed=4, progress=False)
 
 
+@pytest.mark.parametrize(
+    "field, value", [("response_b", "It is 99."), ("label", None), ("prompt", "Other?")]
+)
+def test_resume_and_merge_over_changed_pairs_refused(tmp_path, field, value):
+    """The shard's fingerprint once hashed the ids alone: a resume over a pairs file whose
+    texts or labels changed under the same ids went on, and the merge scored the old verdicts
+    against the new labels."""
+    pairs, spec = make_pairs(6), judging.JudgeSpec("hybrid", "fake")
+    pfile = tmp_path / "pairs.jsonl"
+    pairs.to_json(pfile, orient="records", lines=True)
+    run = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        judging.run_judging(
+            pairs,
+            spec,
+            FlakyBackend(fail_after=2),
+            run,
+            batch_size=2,
+            progress=False,
+            dataset=str(pfile),
+        )
+    changed = pairs.copy()
+    changed.loc[3, field] = 1 - changed.loc[3, "label"] if field == "label" else value
+    changed.to_json(pfile, orient="records", lines=True)
+    folder = judging.shard_dir(run, (0, 1))
+    with pytest.raises(judging.JudgingError) as err:
+        judging.run_judging(
+            judging.load_pairs(pfile), spec, FlakyBackend(), run, progress=False, dataset=str(pfile)
+        )
+    assert str(err.value).startswith(
+        f"{folder / 'config.json'}: {pfile}: pair 'p03', field {field!r} changed since this "
+        "shard was started"
+    )
+    # the same pairs resume; then a merge over the changed pairs is refused too
+    judging.run_judging(pairs, spec, FlakyBackend(), run, progress=False, dataset=str(pfile))
+    assert len(judging.merge(run, pairs)) == 6
+    with pytest.raises(judging.JudgingError, match=rf"{folder}: {pfile}: pair 'p03', field "):
+        judging.merge(run)
+    with pytest.raises(judging.JudgingError, match="the pairs given: pair 'p03', field "):
+        judging.merge(run, changed)
+
+
+def test_a_shard_from_before_the_texts_were_hashed_still_resumes(tmp_path):
+    """A config.json that recorded the ids alone resumes over the same ids (its texts cannot
+    be checked), and is refused over other ids."""
+    import json
+
+    pairs, spec = make_pairs(4), judging.JudgeSpec("hybrid", "fake")
+    judging.run_judging(pairs, spec, FlakyBackend(), tmp_path, progress=False)
+    cpath = judging.shard_dir(tmp_path, (0, 1)) / "config.json"
+    config = json.loads(cpath.read_text())
+    config["pairs"] = {"n": 4, "fingerprint": judging.pairs_fingerprint(pairs["id"].tolist())}
+    cpath.write_text(json.dumps(config))
+    res = judging.run_judging(pairs, spec, FlakyBackend(), tmp_path, progress=False)
+    assert res.n_judged == 0
+    with pytest.raises(judging.JudgingError, match="holds other pairs than this shard"):
+        judging.run_judging(make_pairs(5), spec, FlakyBackend(), tmp_path, progress=False)
+
+
+def test_merge_of_a_missing_folder_names_it(capsys):
+    """``racer judge-merge /nonexistent`` once printed a literal ``{out_dir}``."""
+    assert cli.main(["judge", "merge", "/nonexistent", "--out", "/nonexistent/r.parquet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: /nonexistent: no shard folders (shard-I-of-N) to merge; run ")
+    assert "--out /nonexistent` first" in err and "{" not in err
+
+
 def test_one_writer_per_shard(tmp_path):
     folder = judging.shard_dir(tmp_path, (0, 1))
     folder.mkdir(parents=True)

@@ -67,12 +67,18 @@ def test_verdict_examples_are_parsed_by_the_parser():
     table = report.verdict_examples()
     assert len(table) == len(report.VERDICT_EXAMPLES)
     verdicts = dict(zip(table["case"], table["verdict"], strict=True))
-    assert verdicts["a verdict at the end"] == "A" and verdicts["the last verdict wins"] == "B"
-    assert verdicts["markdown around it"] == "B"
+    assert verdicts["a verdict at the end"] == "A" and verdicts["the anchored verdict wins"] == "B"
+    assert verdicts["markdown around it"] == "B" and verdicts["a lowercase letter"] == "A"
+    reasons = dict(zip(table["case"], table["reason"], strict=True))
+    assert reasons["two verdicts, none anchored"] == "conflict"
+    assert reasons["a look-alike letter (Cyrillic)"] == "confusable"
+    assert reasons["cut off in the verdict"] == "truncated"
     for case in (
+        "two verdicts, none anchored",
+        "a look-alike letter (Cyrillic)",
+        "cut off in the verdict",
         "the format echoed",
         "a tie",
-        "a lowercase letter",
         "single brackets",
         "verdict only while thinking",
         "no verdict",

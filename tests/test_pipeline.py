@@ -161,6 +161,56 @@ def test_notebook_must_declare_its_parameters(
     assert built_files(repo) == []
 
 
+@pytest.mark.parametrize("name", ["../profiles/base", "./base", "base.yaml", "/tmp/base"])
+def test_profile_must_be_a_plain_name(repo: Path, capsys: pytest.CaptureFixture, name) -> None:
+    """``--profile ../profiles/smoke`` once wrote outside build/ and results/."""
+    before = sorted(repo.rglob("*"))
+    assert cli(repo, "--profile", name, "--no-book") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: unknown profile {name!r}; a profile is the plain name of a file "
+        "profiles/NAME.yaml; valid profiles: base, child"
+    )
+    assert sorted(repo.rglob("*")) == before  # nothing written anywhere
+
+
+TYPED = "profile = None\nresults_dir = None\njudges = ['a', 'b']\nseed = 0\nfail = False\nlr = 1e-4"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("judges", "q", "'q' is a string, but the notebook's default is ['a', 'b'] (a list"),
+        ("judges", [1], "[1] is a list, but the notebook's default is ['a', 'b'] (a list, each"),
+        ("seed", True, "True is a boolean (true/false), but the notebook's default is 0 (a whole"),
+        ("seed", 1.5, "1.5 is a number, but the notebook's default is 0 (a whole number"),
+        ("fail", 1, "1 is a whole number, but the notebook's default is False (a boolean"),
+        ("lr", "fast", "'fast' is a string, but the notebook's default is 1e-4 (a number"),
+    ],
+)
+def test_profile_parameter_types_follow_the_notebook_defaults(
+    repo: Path, name: str, value, message: str
+) -> None:
+    """A scalar for a list parameter once gave "unknown judge 'q'", and ``seed: yes`` ran as
+    seed 1."""
+    header = (FIXTURE / "notebooks" / "03_gamma.md").read_text().split("# Gamma")[0]
+    cell = f"```{{code-cell}} ipython3\n:tags: [parameters]\n\n{TYPED}\n```"
+    source = repo / "notebooks" / "09_types.md"
+    source.write_text(f"{header}# Types\n\n{cell}\n")
+    write_profile(repo, "typed", {"01_alpha": {}, "09_types": {name: value}})
+    with pytest.raises(PipelineError) as info:
+        run_profile("typed", root=repo, build_book=False)
+    assert str(info.value).startswith(
+        f"{repo / 'profiles' / 'typed.yaml'}: notebook '09_types', parameter {name!r}: {message}"
+    )
+    assert str(source) in str(info.value)
+    assert built_files(repo) == []
+    # YAML's `yes` is a boolean: refused for the whole-number seed
+    (repo / "profiles" / "yes.yaml").write_text("notebooks:\n  09_types:\n    seed: yes\n")
+    with pytest.raises(PipelineError, match=r"yes\.yaml: notebook '09_types', parameter 'seed'"):
+        run_profile("yes", root=repo, build_book=False)
+
+
 def test_book_needs_earlier_executions_when_using_only(repo: Path) -> None:
     with pytest.raises(
         PipelineError,

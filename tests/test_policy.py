@@ -8,6 +8,7 @@ import torch
 
 from racer_lib import policy as pol
 from racer_lib import train as tr
+from racer_lib.errors import InputError
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -156,6 +157,55 @@ def test_router_refuses_other_dimension_and_embedder(trained, data):
     router.check(16, None)  # an unnamed embedder cannot be checked
     with pytest.raises(ValueError, match="dimension 8"):
         router.p_reasoning(np.zeros((3, 8), np.float32))
+
+
+def _saved_with(router, path, layer, name, value):
+    """``router`` saved with one tensor of ``layer`` (``name`` weight or bias) replaced."""
+    import dataclasses
+
+    layers = [(w.clone(), b.clone()) for w, b in router.layers]
+    w, b = layers[layer]
+    layers[layer] = (value(w), b) if name == "weight" else (w, value(b))
+    return dataclasses.replace(router, layers=layers).save(path)
+
+
+def test_router_with_a_nan_weight_refused(trained, tmp_path):
+    """A NaN weight once routed every pair with empty probabilities and decision 0 (exit 0)."""
+    router = trained.router(0, "simulated-16d")
+
+    def nan_at(t):
+        t = t.clone()
+        t[3, 5] = float("nan")
+        return t
+
+    path = _saved_with(router, tmp_path / "nan.pt", 1, "weight", nan_at)
+    with pytest.raises(InputError) as err:
+        pol.Router.load(path)
+    assert str(err.value) == (
+        f"{path}: layer 1 weight holds 1 non-finite value(s) (e.g. nan); the router cannot be used"
+    )
+
+
+def test_router_with_wrong_layer_shapes_refused(trained, tmp_path):
+    """Wrong layer shapes once failed with a traceback in the first matmul."""
+    router = trained.router(0, "simulated-16d")
+    path = _saved_with(router, tmp_path / "w.pt", 2, "weight", lambda w: w[:, :10])
+    with pytest.raises(InputError) as err:
+        pol.Router.load(path)
+    assert str(err.value) == (
+        f"{path}: layer 2 weight has shape (128, 10), expected (128, 64) "
+        "(widths [16, 256, 128, 64, 1] of a 'mlp' router)"
+    )
+    path = _saved_with(router, tmp_path / "b.pt", 0, "bias", lambda b: b[:3])
+    with pytest.raises(
+        InputError, match=r"b\.pt: layer 0 bias has shape \(3,\), expected \(256,\)"
+    ):
+        pol.Router.load(path)
+    import dataclasses
+
+    short = dataclasses.replace(router, layers=router.layers[:2]).save(tmp_path / "s.pt")
+    with pytest.raises(InputError, match=r"s\.pt: 2 layers, but a 'mlp' router .* has 4"):
+        pol.Router.load(short)
 
 
 def test_router_load_missing_file(tmp_path):

@@ -1,6 +1,9 @@
 """The self-routing prompt (the paper's template) and the parsing of its yes/no answer."""
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from racer_lib import prompts
 
@@ -97,105 +100,102 @@ def test_judge_messages_and_the_cot_instruction():
 
 
 # ----------------------------------------------------------------------------------------
-# Verdicts: a corpus of realistic outputs (the paper's case studies, Qwen3 thinking blocks,
-# DeepSeek-R1 style open thinking, weak judges echoing the format)
+# Verdicts and self-routing answers: a corpus of judge outputs with their expected outcomes
+# (tests/fixtures/verdict_corpus.yaml: the paper's case studies, Qwen3 thinking blocks, R1-style
+# open thinking, weak judges echoing the format, real claude-3-haiku arena-hard judgments from
+# JudgeBench, and every case of issue 14)
 
-CASE_KNOWLEDGE = (
-    "Both Assistant A and Assistant B provided thorough and accurate responses to the user's "
-    "question. ...\n\nAssistant B's response is more aligned with the user's request for a "
-    "single correct answer.\n\nTherefore, based on the evaluation, I would say that Assistant "
-    "B's response is slightly better than Assistant A's response.\n\n[[B]]"
-)
-QWEN_THINKING = (
-    "<think>\nOkay, so I need to evaluate which AI assistant, A or B, provided a better answer. "
-    "At first I lean to [[B]] since it is longer... but B undercounts the contribution of 49. "
-    "So [[A]] it is.\n</think>\n\nAssistant A applies Legendre's formula correctly: 7 + 1 = 8. "
-    "Assistant B misses 49 = 7^2.\n\nFinal verdict: **[[A]]**"
-)
+CORPUS_PATH = Path(__file__).parent / "fixtures" / "verdict_corpus.yaml"
+CORPUS = yaml.safe_load(CORPUS_PATH.read_text(encoding="utf-8"))
 
-CORPUS = [
-    # (output, verdict, reason)
-    (CASE_KNOWLEDGE, "B", "verdict"),
-    ("Therefore, based on the evaluation, the final verdict is:\n\n[[A]]", "A", "verdict"),
-    ("Final verdict:\n\\[\n\\texttt{[[B]]}\n\\]", "B", "verdict"),
-    (QWEN_THINKING, "A", "verdict"),
-    # the final answer has no verdict: the thinking's verdict is not used
-    ("<think>\nA is right. [[A]]\n</think>\n\nBoth answers have merits.", "unparseable", "none"),
-    # R1-style: <think> opened by the prompt, only the closing tag generated
-    (
-        "B looks better, [[B]]... wait, no.\n</think>\n\nAssistant A is correct. [[A]]",
-        "A",
+
+def test_the_corpus_covers_both_formats_self_routing_and_every_reason():
+    assert len(CORPUS) >= 100
+    by_format = {f: [c for c in CORPUS if c["format"] == f] for f in ("paper", "arena-hard")}
+    routes = [c for c in CORPUS if c["format"] == "self-route"]
+    assert len(by_format["paper"]) + len(by_format["arena-hard"]) + len(routes) == len(CORPUS)
+    assert len(by_format["arena-hard"]) >= 20 and len(routes) >= 20
+    reasons = {c["reason"] for c in by_format["paper"]}
+    assert reasons == {
         "verdict",
-    ),
-    # cut off while thinking: everything is thinking
-    ("<think>\nLet me check: [[A]] seems right, but", "unparseable", "none"),
-    # repeated verdicts: the last one wins
-    (
-        "[[A]]\n\nOn reflection, Assistant B handles the edge case. My final verdict is [[B]].",
-        "B",
-        "verdict",
-    ),
-    ("[[B]] ... [[B]] ... [[B]]", "B", "verdict"),
-    # markdown and spacing
-    ("**[[A]]**", "A", "verdict"),
-    ("`[[B]]`", "B", "verdict"),
-    ("[[ A ]]", "A", "verdict"),
-    ("[[**B**]]", "B", "verdict"),
-    ('Verdict: "[[A]]".', "A", "verdict"),
-    ("\\boxed{[[B]]}", "B", "verdict"),
-    # not verdicts: lower case, single brackets, bare letters, code
-    ("[[a]]", "unparseable", "none"),
-    ("[A]", "unparseable", "none"),
-    ("Assistant A is better.", "unparseable", "none"),
-    ("The output is [[1, 2], [3]] so [[A]]", "A", "verdict"),
-    ("Expected [[1, 2]]", "unparseable", "none"),
-    # both: the format echoed, or one token naming both letters
-    ('"[[A]]" if assistant A is better, "[[B]]" if assistant B is better.', "unparseable", "both"),
-    ("[[A]] or [[B]]", "unparseable", "both"),
-    ("[[A]]/[[B]]", "unparseable", "both"),
-    ("[[A/B]]", "unparseable", "both"),
-    ("[[A or B]]", "unparseable", "both"),
-    ("I am torn: [[A]] and [[B]]", "unparseable", "both"),
-    # an echo first, then a real verdict: the last group decides
-    (
-        'I must answer "[[A]]" if assistant A is better, "[[B]]" if assistant B is better. '
-        "Assistant B is wrong about iron oxide.\n\n[[A]]",
-        "A",
-        "verdict",
-    ),
-    # a verdict, then a final echo: the last group is ambiguous
-    ("[[A]]\n\nFormat: [[A]] or [[B]]", "unparseable", "both"),
-    # ties are not in the paper's format
-    ("[[C]]", "unparseable", "tie"),
-    ("[[A]] ... it is a tie: [[A=B]]", "unparseable", "tie"),
-    ("", "unparseable", "none"),
-    (None, "unparseable", "none"),
-    # real SmolLM2-135M-Instruct outputs on JudgeBench (temperature 0.6, cut at 160 tokens),
-    # hand-checked: they echo the template and never give a verdict
-    (
-        "[User Question]Find the greatest common divisor of 2185, 718, and -274.\n\n[The Start "
-        "of Assistant B's Answer]Let's approach this step-by-step:\n\n[1] First, we need to find "
-        "the greatest common divisor of 2185 and 718:\n\n[2] Then, we need to find the greatest "
-        "common divisor of 2185 and 718.",
-        "unparseable",
         "none",
-    ),
-    (
-        "[The End of Assistant A's Answer]\n\nThe answer is 2.\n\ndef minRightShifts(nums: "
-        "List[int]) -> int:\n    nums = list(map(int, nums))\n    nums.sort()\n    max_right = "
-        "len(nums[0])\n",
-        "unparseable",
-        "none",
-    ),
-]
+        "both",
+        "tie",
+        "conflict",
+        "confusable",
+        "truncated",
+        "format",
+    }
+    assert {c["decision"] for c in by_format["arena-hard"]} == {"", *prompts.ARENA_HARD_DECISIONS}
+    assert {c["reason"] for c in routes} == {"answer", "none", "both", "conflict"}
+    assert len([c for c in CORPUS if "issue 14" in c["case"]]) >= 10
+    assert len({(c["format"], c["case"]) for c in CORPUS}) == len(CORPUS)
+    assert all(isinstance(c["case"], str) and isinstance(c["verdict"], str) for c in CORPUS)
 
 
-@pytest.mark.parametrize("output, verdict, reason", CORPUS)
-def test_parse_verdict_corpus(output, verdict, reason):
-    assert prompts.parse_verdict(output) == verdict
-    details = prompts.parse_verdict_details(output)
-    assert (details.verdict, details.reason) == (verdict, reason)
-    assert verdict in ("A", "B", "unparseable")
+@pytest.mark.parametrize("case", CORPUS, ids=[f"{c['format']}: {c['case']}" for c in CORPUS])
+def test_corpus(case):
+    text, fmt = case["text"], case["format"]
+    if fmt == "self-route":
+        details = prompts.parse_self_route_details(text)
+        assert (details.answer, details.reason) == (case["verdict"], case["reason"])
+        assert prompts.parse_self_route(text) == case["verdict"] in prompts.SELF_ROUTE_VALUES
+        return
+    kw = {"thinking_open": case.get("thinking_open", False), "verdict_format": fmt}
+    details = prompts.parse_verdict_details(text, **kw)
+    assert (details.verdict, details.reason) == (case["verdict"], case["reason"])
+    assert details.decision == case.get("decision", "")
+    assert prompts.parse_verdict(text, **kw) == case["verdict"] in ("A", "B", "unparseable")
+    # retried exactly when nothing was answered or the answer was cut off
+    assert prompts.needs_retry(text, **kw) == (case["reason"] in ("none", "truncated"))
+
+
+def test_arena_hard_decisions_give_the_verdict_and_keep_the_strength():
+    for decision in prompts.ARENA_HARD_DECISIONS:
+        got = prompts.parse_verdict_details(
+            f"My final verdict is: [[{decision}]]", verdict_format="arena-hard"
+        )
+        # >> and > give the same verdict (as in JudgeBench); the decision keeps the strength
+        want = {"A>>B": "A", "A>B": "A", "A=B": "unparseable", "B>A": "B", "B>>A": "B"}
+        assert (got.verdict, got.decision) == (want[decision], decision)
+        assert got.reason == ("tie" if decision == "A=B" else "verdict")
+        # the same label under the paper's prompt is the other format's (a tie stays a tie)
+        paper = prompts.parse_verdict_details(f"[[{decision}]]")
+        assert (paper.reason, paper.decision) == ("tie" if decision == "A=B" else "format", "")
+
+
+def test_verdict_formats_and_the_format_a_prompt_asks_for():
+    assert prompts.VERDICT_FORMATS == ("paper", "arena-hard")
+    for mode in ("instruct", "reasoning"):
+        assert prompts.verdict_format_of(prompts.SYSTEM_PROMPTS[mode]) == "paper"
+    arena = "output only one of the following choices ... [[A>>B]]\n2. ... [[A>B]]"
+    assert prompts.verdict_format_of(arena) == "arena-hard"
+    for fn in (prompts.parse_verdict, prompts.parse_verdict_details, prompts.needs_retry):
+        with pytest.raises(ValueError, match="unknown verdict format"):
+            fn("[[A]]", verdict_format="arena_hard")
+
+
+def test_one_rule_for_verdicts_and_self_routing():
+    # the same shapes, read the same way by both parsers
+    pairs = [
+        ("[[A]] then [[B]]", "yes. then no.", "conflict"),
+        ("[[B]] then final verdict: [[A]]", "yes. then final answer: no", "anchored"),
+        ("[[A]] or [[B]]", "yes or no", "mention"),
+        ("[[B]] and again [[B]]", "no. and again no.", "repeat"),
+    ]
+    for verdict_text, route_text, shape in pairs:
+        v, r = (
+            prompts.parse_verdict_details(verdict_text),
+            prompts.parse_self_route_details(route_text),
+        )
+        if shape == "conflict":
+            assert v.reason == r.reason == "conflict"
+        elif shape == "anchored":
+            assert (v.verdict, r.answer) == ("A", "no")
+        elif shape == "mention":
+            assert v.reason == r.reason == "both"
+        else:
+            assert (v.verdict, r.answer) == ("B", "no")
 
 
 def test_separate_thinking_never_decides():
@@ -209,10 +209,24 @@ def test_separate_thinking_never_decides():
 
 def test_split_thinking():
     assert prompts.split_thinking("<think>x</think>\n\nanswer") == ("<think>x</think>", "answer")
-    assert prompts.split_thinking("x </think> y") == ("x </think>", "y")
+    # R1 style: a lone </think> ending its line closes the thinking the prompt opened
+    assert prompts.split_thinking("x\n</think>\ny") == ("x\n</think>", "y")
     assert prompts.split_thinking("x", thinking_open=True) == ("<think>x", "")
-    assert prompts.split_thinking("pre <think>cut") == ("<think>cut", "pre")
+    assert prompts.split_thinking("x </think> y", thinking_open=True) == ("<think>x </think>", "y")
+    # cut off while thinking: an unclosed <think> starting its line
+    assert prompts.split_thinking("pre\n<think>cut") == ("<think>cut", "pre")
     assert prompts.split_thinking("plain") == ("", "plain")
+    # a tag inside a sentence is text of the answer (issue 14: it used to discard what came
+    # before it), and so is a </think> left after a real block
+    assert prompts.split_thinking("[[A]], B has a stray </think> tag") == (
+        "",
+        "[[A]], B has a stray </think> tag",
+    )
+    assert prompts.split_thinking("B prints <think> here") == ("", "B prints <think> here")
+    assert prompts.split_thinking("<think>t</think> [[A]] and `</think>`\nok") == (
+        "<think>t</think>",
+        "[[A]] and `</think>`\nok",
+    )
 
 
 def test_retry_turn_is_judgebench_s():
@@ -228,3 +242,7 @@ def test_retry_turn_is_judgebench_s():
     assert not prompts.needs_retry("[[A]] or [[B]]")  # answered, ambiguously: no retry
     assert not prompts.needs_retry("[[B]]")
     assert prompts.needs_retry("<think>[[A]]</think> hmm")
+    assert prompts.needs_retry("[[A]] at first. Final verdict: [[B")  # cut off: asked again
+    assert not prompts.needs_retry("[[A]] is better than [[B]]")  # ambiguous, but answered
+    assert prompts.needs_retry("Both are good.", verdict_format="arena-hard")
+    assert not prompts.needs_retry("[[A=B]]", verdict_format="arena-hard")  # a tie is an answer

@@ -92,6 +92,83 @@ def test_negative_or_missing_tokens(sim, tmp_path, value, words):
     _raises(path, "row 7", "field 'tokens_instruct'", words)
 
 
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("1e30", "token count 1e+30 is out of range (at most 2**53"),
+        ("inf", "token count inf is not finite"),
+        ("-inf", "token count -inf is not finite"),
+    ],
+)
+def test_huge_or_infinite_tokens_in_csv(sim, tmp_path, value, words):
+    """1e30 once overflowed to a negative int64 after the ``< 0`` check (and validated, with a
+    negative cost ratio); ``inf`` failed in the int cast with no file, row or field."""
+    records, _ = sim
+    path = tmp_path / "t.csv"
+    df = records.copy()
+    df["tokens_reasoning"] = df["tokens_reasoning"].astype(object)
+    df.loc[3, "tokens_reasoning"] = value
+    df.to_csv(path, index=False)
+    err = _raises(path, f"row 3 (id {records['id'][3]!r})", "field 'tokens_reasoning'", words)
+    assert (err.row, err.field) == (3, "tokens_reasoning")
+
+
+def test_zero_row_records_file_refused(sim, tmp_path):
+    records, _ = sim
+    for name in ["z.csv", "z.parquet"]:
+        path = tmp_path / name
+        if name.endswith(".csv"):
+            records.iloc[:0].to_csv(path, index=False)
+        else:
+            _write_parquet(records.iloc[:0], path)
+        _raises(path, "field 'id'", "no records: the file has a header but no rows")
+
+
+def test_misspelled_optional_column_did_you_mean(sim, tmp_path):
+    records, _ = sim
+    df = records.drop(columns=["self_route"]).assign(self_routing="yes")
+    path = _write_parquet(df, tmp_path / "s.parquet")
+    _raises(path, "field 'self_routing'", "unknown column; did you mean 'self_route'?")
+    # Other extra columns (a pair id, the tokenizer) are still allowed.
+    ok = _write_parquet(
+        records.assign(pair_id=records["id"], tokenizer="t"), tmp_path / "ok.parquet"
+    )
+    assert len(rec.read_records(ok)) == len(records)
+
+
+def _list_embeddings(path, ids, vectors):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(
+        pa.table({"id": list(ids), "embedding": pa.array(vectors, pa.list_(pa.float32()))}), path
+    )
+    return path
+
+
+def test_list_embeddings_of_variable_length(sim, tmp_path):
+    """A list-typed (not fixed-size) embedding column once raised an AttributeError."""
+    records, emb = sim
+    ids = records["id"].tolist()
+    path = tmp_path / "v.embeddings.parquet"
+    vectors = [list(map(float, v)) for v in emb]
+    _list_embeddings(path, ids, vectors)  # one length throughout: read as a matrix
+    np.testing.assert_array_equal(rec.read_embeddings(path).matrix, emb.astype(np.float32))
+    vectors[6] = vectors[6][:5]
+    _list_embeddings(path, ids, vectors)
+    with pytest.raises(
+        rec.RecordsError,
+        match=re.escape(
+            f"{path}: row 6 (id {ids[6]!r}), field 'embedding': 5 values, but row 0 has 8"
+        ),
+    ):
+        rec.read_embeddings(path)
+    vectors[6] = None
+    _list_embeddings(path, ids, vectors)
+    with pytest.raises(rec.RecordsError, match=r"row 6 .*field 'embedding': missing embedding"):
+        rec.read_embeddings(path)
+
+
 def test_duplicate_id_names_both_rows(sim, tmp_path):
     records, _ = sim
     path = _bad(records, tmp_path / "d.parquet", 9, "id", records["id"][2])

@@ -26,6 +26,8 @@ The package, one module per stage (everything below is re-exported here, so
 * :mod:`~racer_lib.judging.merging` — :func:`merge` into judge records after checking that
   every shard and item is there, both orders combined by JudgeBench's rule
   (:func:`combine_orders`).
+* :mod:`~racer_lib.judging.routed` — route, then judge (``racer judge run --router``): each
+  pair judged once, in the mode a saved router picks; imported by name (it loads torch).
 
 The pairs themselves (schema, validation, files, ``judgebench`` / ``llmbar``) are
 :mod:`racer_lib.pairs`; :func:`load_pairs` and :func:`validate_pairs` are re-exported here.

@@ -26,7 +26,12 @@ import pandas as pd
 from racer_lib import records as rec
 from racer_lib.errors import ConfigError
 from racer_lib.judging.spec import ORDER_RULES, ORDERS, TASKS, JudgingError, shard_dir, shard_of
-from racer_lib.judging.store import duplicates_error, read_shards, shard_folders
+from racer_lib.judging.store import (
+    check_shard_pairs,
+    duplicates_error,
+    read_shards,
+    shard_folders,
+)
 from racer_lib.pairs import load_pairs, validate_pairs
 
 
@@ -74,6 +79,12 @@ def merge(
     """
     out_dir = Path(out_dir)
     parts, config, n = read_shards(out_dir)
+    if config.get("route"):
+        raise JudgingError(
+            f"{out_dir}: a route-then-judge run judges one mode per pair, so it makes no judge "
+            "records; its table is shard-I-of-N/routed.csv (racer_lib.judging.routed.read_routed)"
+        )
+    given = pairs is not None
     if pairs is None:
         if not config.get("dataset"):
             raise JudgingError(f"{out_dir}: the shards do not name their dataset; pass the pairs")
@@ -87,6 +98,9 @@ def merge(
         raise error
     folders = shard_folders(out_dir)
     assigned = np.array([shard_of(p, n) for p in pairs["id"]])
+    name = "the pairs given" if given else str(config["dataset"]["name"])
+    for (i, _), folder in sorted(folders.items()):  # old verdicts never meet new labels
+        check_shard_pairs(folder, pairs[assigned == i], name)
     missing_shards = [i for i in range(n) if (i, n) not in folders and (assigned == i).any()]
     if missing_shards:
         i = missing_shards[0]

@@ -45,13 +45,19 @@ PRE = f'style="{TOP};font-family:monospace;font-size:85%;white-space:pre-wrap"'
 VERDICT_EXAMPLES: list[tuple[str, str]] = [
     ("a verdict at the end", "Assistant A is right about the sum. [[A]]"),
     ("markdown around it", "Final verdict: **[[ B ]]**"),
-    ("the last verdict wins", "At first [[A]] looks better, but after checking: [[B]]"),
+    ("a lowercase letter", "[[a]]"),
+    (
+        "the anchored verdict wins",
+        "At first [[A]] looks better, but after checking, my final verdict is [[B]]",
+    ),
+    ("two verdicts, none anchored", "At first [[A]] looks better, but after checking: [[B]]"),
     (
         "the format echoed",
         'My verdict: "[[A]]" if assistant A is better, "[[B]]" if assistant B is better.',
     ),
     ("a tie", "Both are equally good: [[C]]"),
-    ("a lowercase letter", "[[a]]"),
+    ("a look-alike letter (Cyrillic)", "Earlier [[B]]; final verdict: [[\u0410]]"),
+    ("cut off in the verdict", "At first [[A]] ... Final verdict: [[B"),
     ("single brackets", "The better answer is [A]."),
     ("verdict only while thinking", "<think>B has an error, so [[A]]</think> Both have merits."),
     ("no verdict", "[The Start of Assistant A's Answer] The answer is 2."),

@@ -29,6 +29,7 @@ from racer_lib.judging.spec import (
     DEFAULT_MAX_TOKENS,
     ORDERS,
     SELF_ROUTE_MAX_TOKENS,
+    TASKS,
     JudgeSpec,
     JudgingError,
     RunSpec,
@@ -41,6 +42,7 @@ from racer_lib.judging.store import (
     check_config,
     duplicates_error,
     lock,
+    pin_routes,
     read_parts,
     run_config,
     write_part,
@@ -106,6 +108,7 @@ def run_judging(
     progress: bool = True,
     dataset: str | None = None,
     limit: int | None = None,
+    routing=None,
 ) -> ShardResult:
     """Judge this shard's pairs into ``out_dir/shard-I-of-N/part-*.parquet``; resumable.
 
@@ -120,7 +123,9 @@ def run_judging(
     shard's config (with ``limit``, the count of pairs kept) so
     :func:`racer_lib.judging.merging.merge` can reload the pairs. Backends are not closed at the
     end (the caller owns them, :func:`close_backends`); a pair judge's instruct model is closed
-    before its reasoning model is loaded.
+    before its reasoning model is loaded. ``routing`` (a
+    :class:`racer_lib.judging.routed.Routing`): route-then-judge, each pair judged in the one
+    mode its decision names (pinned in the shard's ``routes.csv``, the router in its config).
     """
     start_time = time.perf_counter()
     pairs = validate_pairs(pairs)
@@ -136,8 +141,11 @@ def run_judging(
     folder = shard_dir(out_dir, shard)
     folder.mkdir(parents=True, exist_ok=True)
     config = run_config(
-        spec, backends, sampling, seed, self_route_max_tokens, shard, mine["id"], dataset, limit
+        spec, backends, sampling, seed, self_route_max_tokens, shard, mine, dataset, limit
     )
+    config["route"] = None if routing is None else routing.config  # None: every mode
+    if routing is not None and spec.self_route:
+        raise ConfigError("a routed run judges one mode per pair; it asks no self-routing")
     with lock(folder):
         for stale in folder.glob(".part-*.tmp"):  # left by a killed run: never a whole part
             stale.unlink()
@@ -156,12 +164,28 @@ def run_judging(
             raise JudgingError(
                 f"{folder}: parts hold pairs that are not in this shard's pairs, e.g. {unknown[:3]}"
             )
+        modes = None  # route-then-judge: pair id -> the one task it is judged in
+        if routing is not None:
+            routes = routing.routes[routing.routes["id"].isin(set(mine["id"]))]
+            if len(routes) != len(mine):
+                raise ConfigError(f"{folder}: no routing decision for some of the shard's pairs")
+            routes = pin_routes(folder, routes.reset_index(drop=True))
+            modes = dict(
+                zip(routes["id"], routes["decision"].map(dict(enumerate(TASKS))), strict=True)
+            )
+            off = sorted(p for p, t, _ in done if modes.get(p) != t)
+            if off:
+                raise JudgingError(
+                    f"{folder}: parts hold judgments in a mode the router did not "
+                    f"choose, e.g. {off[:3]}"
+                )
         items = [
             (task, order, row)
             for task in ("instruct", "self_route", "reasoning")
             if task in spec.tasks
             for order in (spec.orders if task != "self_route" else ORDERS[:1])
             for row in mine.itertuples(index=False)
+            if modes is None or modes[row.id] == task
         ]
         todo = [it for it in items if (it[2].id, it[0], it[1]) not in done]
         n_items = len(items)
@@ -237,11 +261,7 @@ def _judge_chunk(
         )
     retried: dict[int, Generation] = {}
     if spec.retry and task != "self_route":
-        again = [
-            j
-            for j, g in enumerate(gens)
-            if prompts.parse_verdict_details(g.answer).reason == "none"
-        ]
+        again = [j for j, g in enumerate(gens) if prompts.needs_retry(g.answer)]
         if again:
             rgens = backend.generate(
                 [prompts.retry_messages(convs[j], gens[j].text) for j in again],
@@ -297,13 +317,19 @@ def close_backends(backends: Mapping[str, Backend]) -> None:
 
 
 def execute(
-    run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = True
+    run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = True, routing=None
 ) -> ShardResult:
     """Run ``racer judge run`` as ``run`` specifies: set the torch threads, load the pairs
     (unless given: the pairs of ``run.dataset``, first ``run.limit``), make the backends, judge
     the shard into ``run.out`` and free the backends. The shard's config names the dataset
     (a pairs file by its absolute path, :func:`racer_lib.pairs.dataset_ref`) so that
-    :func:`racer_lib.judging.merging.merge` can reload the pairs."""
+    :func:`racer_lib.judging.merging.merge` can reload the pairs. With ``run.router`` (route,
+    then judge) it is :func:`racer_lib.judging.routed.execute_routed`, which passes
+    ``routing``."""
+    if run.router is not None and routing is None:
+        from racer_lib.judging.routed import execute_routed
+
+        return execute_routed(run, pairs, progress=progress)
     if run.threads:
         import torch
 
@@ -326,6 +352,7 @@ def execute(
             progress=progress,
             dataset=dataset_ref(run.dataset),
             limit=run.limit,
+            routing=routing,
         )
     finally:
         close_backends(backends)

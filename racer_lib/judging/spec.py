@@ -40,6 +40,7 @@ TASKS = ("instruct", "reasoning", "self_route")  # the two modes, then the self-
 ORDERS = ("original", "swapped")
 ORDER_RULES = ("judgebench", "strict")
 BACKENDS = ("vllm", "transformers")
+DECISIONS = ("expected", "sampled")  # route-then-judge's rules (racer_lib.judging.routed)
 DEFAULT_MAX_TOKENS = 4096
 SELF_ROUTE_MAX_TOKENS = 16
 COMMAND = ("racer", "judge")
@@ -197,7 +198,9 @@ class RunSpec:
     n)`` or ``"i/n"``; ``limit``: only the first pairs; ``gguf_file``, ``device``, ``dtype``:
     the transformers backend's options, ``tensor_parallel_size``, ``gpu_memory_utilization``,
     ``max_model_len``: vLLM's (:meth:`backend_options`); ``threads``: torch CPU threads
-    (0 or ``None`` keeps torch's default).
+    (0 or ``None`` keeps torch's default). ``router``: a router file, to judge each pair only in
+    the mode it picks (``decision``: ``expected`` or ``sampled``; ``embeddings``: the pairs'
+    embeddings file, default beside the pairs file or computed; :mod:`.routed`).
     """
 
     dataset: str
@@ -223,6 +226,9 @@ class RunSpec:
     device: str | None = None
     dtype: str | None = None
     threads: int | None = None
+    router: str | None = None
+    decision: str = "expected"
+    embeddings: str | None = None
 
     def __post_init__(self):
         shard = parse_shard(self.shard) if isinstance(self.shard, str) else tuple(self.shard)
@@ -239,6 +245,8 @@ class RunSpec:
             )
         if self.gguf_file and self.backend != "transformers":
             raise ConfigError("--gguf-file is for the transformers backend")
+        if self.decision not in DECISIONS:
+            raise ConfigError(f"unknown decision {self.decision!r}; one of {', '.join(DECISIONS)}")
         self.judge  # noqa: B018  (a bad judge is refused now, not when the run starts)
 
     @property

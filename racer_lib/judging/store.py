@@ -34,6 +34,7 @@ from racer_lib.judging.spec import JudgeSpec, JudgingError
 from racer_lib.records import _atomic_write
 
 CONFIG_NAME = "config.json"
+ROUTES_NAME = "routes.csv"  # a route-then-judge shard's decisions (racer_lib.judging.routed)
 PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")
 SHARD_RE = re.compile(r"^shard-(\d+)-of-(\d+)$")
 PART_COLUMNS = [
@@ -57,9 +58,73 @@ PART_COLUMNS = [
 ]
 
 
-def pairs_fingerprint(ids: Sequence[str]) -> str:
-    """sha256 of the sorted ids (which pairs, not their order)."""
-    return hashlib.sha256("\n".join(sorted(map(str, ids))).encode()).hexdigest()[:16]
+#: What a pair's judgments depend on (its texts) and are scored against (its label).
+PAIR_FIELDS = ("prompt", "response_a", "response_b", "label")
+
+
+def pair_digests(pairs: pd.DataFrame) -> dict[str, str]:
+    """Per pair id, a short sha256 of each of :data:`PAIR_FIELDS`, space-separated (one line
+    per pair in ``config.json``), in the pairs' order."""
+    return {
+        str(row[0]): " ".join(hashlib.sha256(str(v).encode()).hexdigest()[:12] for v in row[1:])
+        for row in pairs[["id", *PAIR_FIELDS]].itertuples(index=False)
+    }
+
+
+def pairs_fingerprint(pairs: pd.DataFrame | Sequence[str]) -> str:
+    """sha256 of the sorted pairs (which pairs, not their order): of each pair's id, texts and
+    label for a pairs frame; of the ids alone for a sequence of ids (the shards written before
+    the texts were hashed)."""
+    if isinstance(pairs, pd.DataFrame):
+        digests = pair_digests(pairs)
+        lines = [f"{i}\t{digests[i]}" for i in sorted(digests)]
+    else:
+        lines = sorted(map(str, pairs))
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def _pairs_name(config: Mapping[str, Any]) -> str:
+    dataset = config.get("dataset")
+    return str(dataset["name"]) if dataset else "the pairs given"
+
+
+def changed_pairs_error(
+    where: str, old: Mapping[str, Any], new: Mapping[str, Any], name: str
+) -> JudgingError | None:
+    """The error for a shard whose pairs (``old``: its config's ``pairs``) are not ``new``'s:
+    it names the pairs file, the first pair (in ``new``'s order) that changed and its field;
+    ``None`` if nothing changed. ``old`` without ``digests`` (a shard from before the texts
+    were hashed) is checked on its ids."""
+    if old.get("fingerprint") == new.get("fingerprint"):
+        return None
+    tail = "; judge them into another folder (the judgments in this one are of the old pairs)"
+    old_d, new_d = old.get("digests"), new.get("digests") or {}
+    if old_d is None:
+        if old.get("fingerprint") == pairs_fingerprint(list(new_d)):
+            return None  # an older shard: only its ids were recorded, and they are the same
+        return JudgingError(f"{where}: {name} holds other pairs than this shard was started with")
+    for pid, digest in new_d.items():
+        if pid not in old_d:
+            return JudgingError(
+                f"{where}: {name}: pair {pid!r} is not among the pairs this shard was started "
+                f"with{tail}"
+            )
+        if digest != old_d[pid]:
+            field = PAIR_FIELDS[
+                next(
+                    k for k, (a, b) in enumerate(zip(digest.split(), old_d[pid].split())) if a != b
+                )
+            ]
+            return JudgingError(
+                f"{where}: {name}: pair {pid!r}, field {field!r} changed since this shard was "
+                f"started{tail}"
+            )
+    gone = next((pid for pid in old_d if pid not in new_d), None)
+    if gone is None:
+        return None  # the same pairs, texts and labels
+    return JudgingError(
+        f"{where}: {name}: pair {gone!r} of this shard is no longer in the pairs{tail}"
+    )
 
 
 def read_parts(folder: Path) -> tuple[pd.DataFrame, list[Path]]:
@@ -113,6 +178,20 @@ def write_part(folder: Path, rows: list[dict]) -> Path:
     return path
 
 
+def pin_routes(folder: Path, routes: pd.DataFrame) -> pd.DataFrame:
+    """A route-then-judge shard's decisions (``id, p_reasoning, decision``): written atomically
+    to ``routes.csv`` before its first judgment; a resumed run reads them back (the config
+    pins the router and rule), so a pair's mode never changes mid-run."""
+    path = folder / ROUTES_NAME
+    if not path.exists():
+        _atomic_write(path, lambda tmp: routes.to_csv(tmp, index=False))
+        return routes
+    pinned = pd.read_csv(path, dtype={"id": str})
+    if sorted(pinned["id"]) != sorted(routes["id"]):
+        raise JudgingError(f"{path}: holds the decisions of other pairs than this shard's")
+    return pinned
+
+
 @contextlib.contextmanager
 def lock(folder: Path):
     """One writer per shard folder (an advisory lock, released when the process dies)."""
@@ -139,12 +218,14 @@ def run_config(
     seed: int,
     self_route_max_tokens: int,
     shard: tuple[int, int],
-    ids: Sequence[str],
+    pairs: pd.DataFrame,
     dataset: str | None,
     limit: int | None,
 ) -> dict[str, Any]:
     """A shard's ``config.json``: everything its outputs depend on, and where its pairs came
-    from (``dataset``, not compared on restart: a path may differ by machine)."""
+    from (``dataset``, not compared on restart: a path may differ by machine). ``pairs``: the
+    shard's pairs, recorded by a digest of each one's texts and label (:func:`pair_digests`),
+    so a restart or merge over pairs changed under the same ids is refused."""
     return {
         "judge": spec.identity(),
         "backend": sorted({b.name for b in backends.values()})[0],
@@ -153,7 +234,11 @@ def run_config(
         "seed": int(seed),
         "self_route_max_tokens": int(self_route_max_tokens),
         "shard": list(shard),
-        "pairs": {"n": len(ids), "fingerprint": pairs_fingerprint(ids)},
+        "pairs": {
+            "n": len(pairs),
+            "fingerprint": pairs_fingerprint(pairs),
+            "digests": pair_digests(pairs),
+        },
         "dataset": None if dataset is None else {"name": str(dataset), "limit": limit},
     }
 
@@ -161,13 +246,35 @@ def run_config(
 def check_config(path: Path, new: dict[str, Any]) -> None:
     """Refuse to resume the shard of ``path`` with settings other than it was started with."""
     old = json.loads(path.read_text())
-    keys = [k for k in new if k != "dataset" and old.get(k) != new[k]]
+    error = changed_pairs_error(str(path), old.get("pairs") or {}, new["pairs"], _pairs_name(new))
+    if error is not None:
+        raise error
+    keys = [k for k in new if k not in ("dataset", "pairs") and old.get(k) != new[k]]
     if keys:
         details = "; ".join(f"{k}: was {old.get(k)!r}, now {new[k]!r}" for k in keys)
         raise JudgingError(
             f"{path}: this shard was started with other settings ({details}); "
             "resume with the same ones or write to another folder"
         )
+
+
+def check_shard_pairs(folder: Path, pairs: pd.DataFrame, name: str) -> None:
+    """Refuse to merge the shard of ``folder`` over ``pairs`` (its share of the pairs named
+    ``name``) when a pair's texts or label changed since it was judged; pairs missing on
+    either side are left to the merge's completeness checks."""
+    old = json.loads((folder / CONFIG_NAME).read_text()).get("pairs") or {}
+    if old.get("digests") is None:
+        return  # an older shard: only its ids were recorded
+    new_d = {k: v for k, v in pair_digests(pairs).items() if k in old["digests"]}
+    old_d = {k: v for k, v in old["digests"].items() if k in new_d}
+    error = changed_pairs_error(
+        str(folder),
+        {"fingerprint": str(sorted(old_d.items())), "digests": old_d},
+        {"fingerprint": str(sorted(new_d.items())), "digests": new_d},
+        name,
+    )
+    if error is not None:
+        raise error
 
 
 def shard_folders(out_dir: Path) -> dict[tuple[int, int], Path]:
