@@ -133,6 +133,9 @@ def test_verdict_table_and_parse_rates(run):
         assert rates.loc[mode, "parsed"] == readable and rates.loc[mode, "n"] == 6
         assert rates.loc[mode, "parse_rate"] == pytest.approx(readable / 6)
         assert rates.loc[mode, "no_verdict"] == rates.loc[mode, "unparseable"]  # fake: "none"
+    reasons = ["no_verdict", "both_letters", "tie", "conflict", "confusable", "truncated",
+               "other_format"]  # fmt: skip
+    assert (rates[reasons].sum(axis=1) == rates["unparseable"]).all()
 
 
 def test_token_table_and_cost_ratio(run):

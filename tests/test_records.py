@@ -306,3 +306,16 @@ def test_self_route_decisions(sim):
         rec.self_route_decisions(df, file="mine.parquet")
     with pytest.raises(rec.RecordsError, match="no self-routing decisions"):
         rec.self_route_decisions(records.drop(columns="self_route"))
+
+
+def test_written_records_get_the_usual_file_mode(tmp_path):
+    import os
+    import stat
+
+    from racer_lib.records import _umask
+
+    records, _ = simulate("qwen3-4b", "judgebench", dim=4, scale=0.02)
+    for name in ("r.parquet", "r.csv"):
+        path = tmp_path / name
+        rec.write_records(records, path)
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~_umask(), name

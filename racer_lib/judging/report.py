@@ -174,8 +174,10 @@ def verdict_table(records: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
 
 def parse_rates(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per mode, from a :func:`verdict_table`: judgments, readable verdicts, unparseable ones
-    and the share readable, then why not (no verdict, both letters, a tie) and how many were
-    cut at ``max_tokens``."""
+    and the share readable, then why not, one column per reason of
+    :func:`racer_lib.prompts.parse_verdict_details` (no verdict, both letters, a tie,
+    conflicting verdicts, a look-alike letter, a verdict cut off, a label of the other format;
+    the columns add up to ``unparseable``), and how many were cut at ``max_tokens``."""
     rows = []
     for mode in MODES:
         sub = verdicts[verdicts["mode"] == mode]
@@ -190,6 +192,10 @@ def parse_rates(verdicts: pd.DataFrame) -> pd.DataFrame:
                 "no_verdict": int((sub["parse"] == "none").sum()),
                 "both_letters": int((sub["parse"] == "both").sum()),
                 "tie": int((sub["parse"] == "tie").sum()),
+                "conflict": int((sub["parse"] == "conflict").sum()),
+                "confusable": int((sub["parse"] == "confusable").sum()),
+                "truncated": int((sub["parse"] == "truncated").sum()),
+                "other_format": int((sub["parse"] == "format").sum()),
                 "cut_at_max_tokens": int((sub["finish_reason"] == "length").sum()),
             }
         )

@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -49,6 +50,9 @@ from racer_lib.judging.store import (
 )
 from racer_lib.pairs import dataset_ref, load_pairs, validate_pairs
 from racer_lib.records import _atomic_write
+
+if TYPE_CHECKING:  # routed imports run; only the annotation of execute names its result
+    from racer_lib.judging.routed import RoutedResult
 
 
 @dataclass
@@ -318,7 +322,7 @@ def close_backends(backends: Mapping[str, Backend]) -> None:
 
 def execute(
     run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = True, routing=None
-) -> ShardResult:
+) -> ShardResult | RoutedResult:
     """Run ``racer judge run`` as ``run`` specifies: set the torch threads, load the pairs
     (unless given: the pairs of ``run.dataset``, first ``run.limit``), make the backends, judge
     the shard into ``run.out`` and free the backends. The shard's config names the dataset
