@@ -17,13 +17,15 @@ PYTEST_ARGS ?=
 FORCE      ?=
 # Notebooks executed at a time (`make book JOBS=1` for one after the other); default: the cores.
 JOBS       ?=
+# The built book that `make book-check` opens (`make book` writes it here).
+HTML       ?= book/_build/html
 
 BIN := $(VENV)/bin
 STAMP_BASE := $(VENV)/.racer-base
 STAMP_BOOK := $(VENV)/.racer-book
 STAMP_TEST := $(VENV)/.racer-test
 
-.PHONY: book test lint format install judge-model sim-check results bench bench-paper-sim clean help
+.PHONY: book book-check test lint format install judge-model sim-check results bench bench-paper-sim clean help
 
 help:
 	@sed -n '1,6p' Makefile
@@ -54,6 +56,13 @@ judge-model: $(STAMP_BOOK)
 ## Run the notebooks of $(PROFILE) that changed since their last run, then build the HTML book.
 book: $(STAMP_BOOK)
 	$(BIN)/racer run --profile $(PROFILE) $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS))
+
+## Open every page of the built book in headless Chromium at 1280 px: fails on console errors,
+## broken links or images, wide elements, uncaptioned figures, raw TeX, absolute paths.
+## Needs Debian's chromium and chromium-driver (.ci/run installs them); screenshots in
+## build/screenshots/.
+book-check: $(STAMP_TEST)
+	$(BIN)/racer book-check --html $(HTML) --screenshots build/screenshots
 
 ## Run the notebooks of $(PROFILE) without building the book.
 results: $(STAMP_BOOK)

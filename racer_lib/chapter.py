@@ -20,7 +20,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from . import plots
+from . import page, plots
 from .records import combined_provenance  # noqa: F401  (chapters call chapter.combined_provenance)
 
 
@@ -34,7 +34,35 @@ def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
     plots.set_style()
     out = Path(results_dir)
     out.mkdir(parents=True, exist_ok=True)
+    _NUMBERS.update(chapter=chapter_number(out), figure=0, table=0)
     return out
+
+
+#: The chapter being run and how many figures and tables it has shown (captions' numbers).
+_NUMBERS: dict[str, Any] = {"chapter": "", "figure": 0, "table": 0}
+#: Rows of a table shown in full; a longer one is collapsed under a "show all" toggle.
+MAX_ROWS = 15
+
+
+def chapter_number(results_dir: str | os.PathLike) -> str:
+    """The chapter's number from its folder name (``05_budget_frontier`` -> ``"5"``)."""
+    head = Path(results_dir).name.split("_", 1)[0]
+    return str(int(head)) if head.isdigit() else ""
+
+
+def _next_number(kind: str) -> str:
+    _NUMBERS[kind] += 1
+    return f"{_NUMBERS['chapter']}.{_NUMBERS[kind]}" if _NUMBERS["chapter"] else str(_NUMBERS[kind])
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    """``path`` as a reader should see it: relative to the working folder (the repository when
+    the runner executes a chapter), the data mirror as ``$RACER_DATA_DIR``, the home folder as
+    ``~`` (:func:`racer_lib.staging.relative_paths`); never the machine's absolute path where a
+    relative one exists."""
+    from .staging import relative_paths
+
+    return relative_paths(Path(path).as_posix(), Path.cwd())
 
 
 def save_table(
@@ -50,21 +78,83 @@ def save_table(
     for i, (name, value) in enumerate(front.items()):
         frame.insert(i, name, value)
     frame.to_csv(path, index=False)
-    print(f"wrote {path}")
+    print(f"wrote {shown_path(path)}")
     return frame
 
 
 def save_figure(
-    fig: plt.Figure, path: str | os.PathLike, provenance: str, show: bool = True
+    fig: plt.Figure,
+    path: str | os.PathLike,
+    provenance: str,
+    show: bool = True,
+    *,
+    caption: str = "",
+    alt: str = "",
+    paper: str = "",
 ) -> Path:
     """Stamp ``fig`` with the records' provenance (:func:`racer_lib.plots.stamp`), save it as
-    PNG, print the path and, with ``show``, display it."""
+    PNG, print the path and, with ``show``, display it as a numbered figure.
+
+    The figure is shown as ``Figure <chapter>.<k>`` with ``caption``, the paper's figure it
+    regenerates (``paper``, e.g. ``"Fig. 4"``) and a line saying where its records come from;
+    ``alt`` describes it for a reader who cannot see it (both are required to show it).
+    """
     plots.stamp(fig, provenance)
     saved = plots.save(fig, path)
-    print(f"wrote {saved}")
+    print(f"wrote {shown_path(saved)}")
     if show:
-        plt.show()
+        if not caption.strip() or not alt.strip():
+            raise ValueError(f"{path}: a shown figure needs a caption and an alt text")
+        from IPython.display import HTML, display
+
+        html = page.figure_html(
+            fig, saved, _next_number("figure"), caption, alt, provenance, paper=paper
+        )
+        display(HTML(html), metadata={"racer": {"figure": str(saved.name)}})
+    plt.close(fig)
     return saved
+
+
+def show(
+    table: pd.DataFrame,
+    caption: str,
+    provenance: str | None = None,
+    *,
+    digits: int | dict[str, int] = 2,
+    index: bool | None = None,
+    max_rows: int = MAX_ROWS,
+    csv: str | os.PathLike | None = None,
+    verbatim: bool = False,
+) -> Any:
+    """Display ``table`` as a numbered, captioned table that fits the page.
+
+    Numbers get ``digits`` decimals (a dict gives them per column; integers stay integers);
+    text cells wrap instead of being cut; a ``provenance`` column holding one value becomes
+    the caption's provenance line (``provenance`` gives it directly). A table longer than
+    ``max_rows`` rows shows its first rows with the rest under a "show all" toggle; ``csv``
+    (the file the table was saved to) is offered for download beside the caption;
+    ``verbatim`` marks cells quoted as written (judges' answers, which may hold TeX).
+    """
+    from IPython.display import HTML
+
+    frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+    if "provenance" in frame.columns and frame["provenance"].nunique(dropna=False) == 1:
+        provenance = provenance or str(frame["provenance"].iloc[0])
+        frame = frame.drop(columns="provenance")
+    number = _next_number("table")
+    return HTML(
+        page.table_html(frame, number, caption, provenance, digits, index, max_rows, csv, verbatim)
+    )
+
+
+def show_html(table: str, caption: str, provenance: str | None = None, verbatim: bool = False):
+    """Display a table already rendered as HTML (``<table>...</table>``, e.g. one with coloured
+    marks) as :func:`show` displays a DataFrame: numbered, captioned, with its provenance."""
+    from IPython.display import HTML
+
+    kind = "racer-table racer-verbatim" if verbatim else "racer-table"
+    head = page.caption_html(_next_number("table"), caption, provenance)
+    return HTML(f'<div class="{kind}">{head}</p>{table}</div>')
 
 
 class Prose:
@@ -229,5 +319,5 @@ def read_result(out: str | os.PathLike, folder: str | os.PathLike, name: str) ->
             f"profile (racer run --profile ... --only {Path(folder).name[:2]}), or point this "
             "chapter's parameter at its results folder"
         )
-    print(f"read {path.resolve()}")
+    print(f"read {shown_path(path)}")
     return pd.read_csv(path)

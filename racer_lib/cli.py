@@ -18,6 +18,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -238,11 +239,21 @@ def _add_records(subparsers: argparse._SubParsersAction) -> None:
             help=f"judgebench: the {mode} mode's JudgeBench outputs file (.jsonl); llmbar: "
             f"its evaluator JUDGE/METHOD (default: <--judge>/{default})",
         )
-    imp.add_argument("--llmbar-dir", type=Path, help="llmbar: a folder in LLMBar's layout")
+    imp.add_argument(
+        "--llmbar-dir",
+        type=Path,
+        help="llmbar: any folder in LLMBar's layout (subsets: folders holding a dataset.json, "
+        "at any depth)",
+    )
     imp.add_argument(
         "--judge", help="the records' judge name (llmbar: also the evaluator of both modes)"
     )
-    imp.add_argument("--subset", action="append", help="llmbar: a subset (repeat; default all)")
+    imp.add_argument(
+        "--subset",
+        action="append",
+        help="llmbar: a subset (repeat; default all the folder's): natural, neighbor, gptinst, "
+        "gptout, manual, or another's path below Dataset/LLMBar (e.g. Adversarial/Fresh)",
+    )
     imp.add_argument("--order", choices=("original", "swapped"), help="llmbar: the game order")
     imp.add_argument("--out", required=True, type=Path, help="records file (.parquet or .csv)")
     imp.set_defaults(handler=cmd_records_import)
@@ -330,7 +341,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     decision = (np.random.default_rng(args.seed).random(len(p)) < p).astype(np.int8)
     routes = pd.DataFrame({"id": records["id"], "p_reasoning": p, "decision": decision})
     rec._atomic_write(out, lambda tmp: routes.to_csv(tmp, index=False))
-    point = policy_point(records, p)
+    point = policy_point(records, p, rec.CostUnit(router.tokens_per_unit))
     print(
         f"wrote {out}: {len(records):,} pairs routed, reasoning on {decision.mean():.1%} "
         f"(seed {args.seed}; expected rate {point['reasoning_rate']:.1%})"
@@ -338,7 +349,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     print(
         f"expected accuracy {point['accuracy']:.2f} %, realized cost ratio "
         f"{point['cost']:.3f} (All-Instruct = 1); router budget C = {router.budget:g} cost "
-        f"units of its training set (1 unit = {router.tokens_per_unit:.1f} instruct tokens)"
+        f"units of its training set (1 unit = {router.tokens_per_unit:.1f} instruct tokens), "
+        f"expected cost here {point['train_cost']:.3f} of those units"
     )
     return 0
 
@@ -877,6 +889,42 @@ def _resolve_deprecated(argv: list[str]) -> list[str]:
     return [*new, *argv[1:]]
 
 
+def _add_book_check(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "book-check",
+        help="open every page of the built book in headless Chromium and list what a reader "
+        "would trip over",
+        description="Serve a built book on 127.0.0.1 and open every page at 1280 px in "
+        "Debian's Chromium (offline). Fails (exit 1) on a console error, a broken local link "
+        "or image, an element wider than the text column, an image without a caption or with "
+        "a path as alt text, a figure whose text reads below 9 pt, unrendered TeX, an "
+        "absolute path of this machine, or a script loaded from another host. Writes a "
+        "screenshot of every page.",
+    )
+    parser.add_argument(
+        "--html", type=Path, default=Path("book/_build/html"), help="the built book's HTML folder"
+    )
+    parser.add_argument(
+        "--screenshots",
+        type=Path,
+        default=Path("build/screenshots"),
+        help="folder for one full-page PNG per page (replaced)",
+    )
+    parser.set_defaults(handler=_book_check)
+
+
+def _book_check(args: argparse.Namespace) -> int:
+    from . import bookcheck
+
+    if args.screenshots.exists():
+        shutil.rmtree(args.screenshots)
+    results = bookcheck.check_book(args.html, screenshots=args.screenshots)
+    print(bookcheck.summary(results))
+    print(f"pages: {', '.join(r.page for r in results)}")
+    print(f"screenshots: {args.screenshots}/")
+    return 1 if any(r.problems for r in results) else 0
+
+
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_run,
     _add_simulate,
@@ -885,6 +933,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_data,
     _add_embed,
     _add_judge,
+    _add_book_check,
 ]
 
 

@@ -14,6 +14,12 @@ Data flow::
                                                    response_b, label
         -> llmbar_records(judge)   LLMBar's released judgments as validated judge records
                                    (racer_lib.records), Vanilla = instruct, CoT = reasoning
+        -> llmbar_statistics()     LLMBar's own statistics.json (read_llmbar_statistics)
+
+Any folder in LLMBar's layout, not only the manifest's files: :func:`llmbar_subsets` finds its
+subsets (folders holding a dataset.json, at any depth, named as LLMBar names them) and
+:func:`llmbar_folder_statistics` reads their evaluators' statistics.json
+(:func:`racer_lib.outputs.llmbar_folder_records` reads their judgments as records).
 
 A mirror, like the cache, is laid out by URL::
 
@@ -49,7 +55,7 @@ import yaml
 from tqdm import tqdm
 
 from racer_lib import records as rec
-from racer_lib.errors import ConfigError, RacerError
+from racer_lib.errors import ConfigError, MissingFileError, RacerError
 from racer_lib.pairs import PAIR_COLUMNS
 
 ENV_DATA_DIR = "RACER_DATA_DIR"
@@ -577,6 +583,8 @@ LLMBAR_SUBSETS = {
     "gptout": "Adversarial/GPTOut",
     "manual": "Adversarial/Manual",
 }
+#: The domain of LLMBar's own subsets; any other subset's domain is its own name.
+LLMBAR_DOMAINS = {s: "natural" if s == "natural" else "adversarial" for s in LLMBAR_SUBSETS}
 LLMBAR_JUDGES = ("GPT-4", "ChatGPT", "ChatGPT-0301", "LLaMA2", "PaLM2", "Falcon")
 LLMBAR_MODES = {"instruct": "Vanilla", "reasoning": "CoT"}  # records mode -> LLMBar folder
 LLMBAR_ORDERS = {"original": "swap = False", "swapped": "swap = True"}
@@ -614,8 +622,87 @@ def _read_json_list(path: str | os.PathLike) -> list[dict[str, Any]]:
     return items
 
 
-def read_llmbar_dataset(path: str | os.PathLike, subset: str) -> pd.DataFrame:
-    """One LLMBar ``dataset.json`` as pairs; ids ``llmbar/<subset>/<index:03d>``."""
+def llmbar_subset_name(subset_dir: str | os.PathLike, folder: str | os.PathLike) -> str:
+    """The name of the subset in ``subset_dir`` (a folder holding ``dataset.json``, found
+    under ``folder``): its path below the dataset root, as LLMBar names its folders.
+
+    The dataset root is the innermost ``Dataset/LLMBar`` (else ``Dataset``, else ``LLMBar``)
+    folder on the subset's absolute path, so the name does not depend on which level of
+    LLMBar's tree ``folder`` is: ``Dataset/LLMBar/Adversarial/Fresh`` ->
+    ``Adversarial/Fresh``, ``Dataset/CaseStudy/Base_9`` -> ``CaseStudy/Base_9``. Outside such
+    a tree the root is an ``LLMBar`` folder at or below ``folder``, else ``folder`` itself
+    (``<folder>/Zeta`` -> ``Zeta``; a ``dataset.json`` in ``folder`` itself: ``folder``'s
+    name). LLMBar's five subsets keep their short names
+    (:data:`LLMBAR_SUBSETS`: ``Natural`` -> ``natural``, ``Adversarial/Neighbor`` ->
+    ``neighbor``, ...); any other name keeps LLMBar's case and ``/``.
+    """
+    parts = Path(os.path.abspath(subset_dir)).parts
+    top = len(Path(os.path.abspath(folder)).parts)
+    roots = [i + 1 for i, p in enumerate(parts[:-1]) if p == "Dataset"]
+    if roots:
+        root = roots[-1] + (parts[roots[-1]] == "LLMBar" and roots[-1] < len(parts) - 1)
+    else:  # an LLMBar folder given or inside the one given (not one above it)
+        inside = [i + 1 for i, p in enumerate(parts[:-1]) if p == "LLMBar" and i >= top - 1]
+        root = inside[-1] if inside else top
+    name = "/".join(parts[root:]) or parts[-1]
+    known = {path: short for short, path in LLMBAR_SUBSETS.items()}
+    return known.get(name, name)
+
+
+def llmbar_subsets(
+    folder: str | os.PathLike, subsets: Iterable[str] | None = None
+) -> dict[str, Path]:
+    """The subsets of a folder in LLMBar's layout, by name (:func:`llmbar_subset_name`): every
+    folder at any depth under ``folder`` (or ``folder`` itself) that holds a ``dataset.json``,
+    e.g. LLMBar's repository, its ``Dataset/LLMBar``, ``Dataset/LLMBar/Adversarial``, or a
+    folder of one's own subsets (``MyNewSubset/dataset.json``). Evaluators' outputs lie in
+    ``<subset>/evaluators/<judge>/<method>/`` and are not searched.
+
+    Order: LLMBar's five subsets in :data:`LLMBAR_SUBSETS`' order, then the others by name.
+    ``subsets``: only these, in this order; a name the folder does not hold is a
+    :class:`~racer_lib.errors.ConfigError` that lists the folder's subsets. A missing folder,
+    or one with no ``dataset.json``, is a :class:`~racer_lib.errors.MissingFileError`.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MissingFileError(f"{folder}: no such folder (a folder in LLMBar's layout)")
+    found: dict[str, Path] = {}
+    for path in sorted(folder.rglob("dataset.json")):
+        if "evaluators" in path.relative_to(folder).parts or not path.is_file():
+            continue
+        name = llmbar_subset_name(path.parent, folder)
+        if name in found:
+            raise DataError(
+                f"{folder}: two subsets are named {name!r} ({found[name]} and {path.parent}); "
+                "point at one of them"
+            )
+        found[name] = path.parent
+    if not found:
+        raise MissingFileError(
+            f"{folder}: no dataset.json at any depth; {folder} is not in LLMBar's layout "
+            "([Dataset/LLMBar/]<subset>/dataset.json, <subset>/evaluators/<judge>/<method>/"
+            "result.json)"
+        )
+    rank = {s: i for i, s in enumerate(LLMBAR_SUBSETS)}
+    names = sorted(found, key=lambda s: (rank.get(s, len(rank)), s))
+    if subsets is not None:
+        wanted = list(subsets)
+        unknown = [s for s in wanted if s not in found]
+        if unknown:
+            raise ConfigError(
+                f"unknown LLMBar subset {unknown[0]!r} in {folder}; its subsets are "
+                f"{', '.join(names)}"
+            )
+        names = wanted
+    return {s: found[s] for s in names}
+
+
+def read_llmbar_dataset(
+    path: str | os.PathLike, subset: str, domain: str | None = None
+) -> pd.DataFrame:
+    """One LLMBar ``dataset.json`` as pairs; ids ``llmbar/<subset>/<index:03d>``. ``domain``
+    defaults to the subset's (:data:`LLMBAR_DOMAINS`; any other subset's is its own name)."""
+    domain = domain or LLMBAR_DOMAINS.get(subset, subset)
     rows = []
     for i, item in enumerate(_read_json_list(path)):
         for key in ("input", "output_1", "output_2", "label"):
@@ -633,7 +720,7 @@ def read_llmbar_dataset(path: str | os.PathLike, subset: str) -> pd.DataFrame:
                 "id": f"llmbar/{subset}/{i:03d}",
                 "dataset": "llmbar",
                 "subset": subset,
-                "domain": "natural" if subset == "natural" else "adversarial",
+                "domain": domain,
                 "prompt": item["input"],
                 "response_a": item["output_1"],
                 "response_b": item["output_2"],
@@ -830,6 +917,38 @@ def _parse_statistic(value):
     return value
 
 
+def read_llmbar_statistics(path: str | os.PathLike) -> dict[str, Any]:
+    """One LLMBar ``statistics.json`` (as LLMBar's ``LLMEvaluator/evaluate.py`` writes it
+    beside an evaluator's ``result.json``), parsed: ``correct_False`` (the ``swap = False``
+    order), ``correct_True`` (``swap = True``), ``correct_both`` and ``equal`` (both orders
+    agree) as ``(count, total)``; ``correct_average`` (the mean of the two orders) in percent;
+    the kappas as floats. Any other key is parsed the same way, or kept as it is."""
+    try:
+        items = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MissingFileError(f"{path}: no such file (an evaluator's statistics.json)") from None
+    except json.JSONDecodeError as exc:
+        raise DataFormatError(path, "(json)", f"not JSON: {exc}") from exc
+    if not isinstance(items, dict):
+        raise DataFormatError(path, "(json)", "expected an object of statistics")
+    return {k: _parse_statistic(v) for k, v in items.items()}
+
+
+def llmbar_folder_statistics(
+    folder: str | os.PathLike, judge: str, mode: str, subsets: Iterable[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """LLMBar's ``statistics.json`` of evaluator ``judge`` / ``mode`` in every subset of a
+    folder in LLMBar's layout (:func:`llmbar_subsets`; ``subsets`` picks some), by subset:
+    ``<subset>/evaluators/<judge>/<method>/statistics.json`` read by
+    :func:`read_llmbar_statistics`. ``mode``: instruct (Vanilla), reasoning (CoT), or any
+    method folder's own name (e.g. ``Swap_CoT``); ``judge``: any evaluator folder's name."""
+    method = LLMBAR_MODES.get(mode, mode)
+    return {
+        s: read_llmbar_statistics(where / "evaluators" / judge / method / "statistics.json")
+        for s, where in llmbar_subsets(folder, subsets).items()
+    }
+
+
 def llmbar_statistics(
     judge: str, mode: str, subset: str | None = None, manifest: Manifest | None = None
 ) -> dict[str, Any]:
@@ -851,4 +970,4 @@ def llmbar_statistics(
             _llmbar_path(subset, "evaluators", judge, _mode_folder(mode), "statistics.json"),
         )
     )
-    return {k: _parse_statistic(v) for k, v in json.loads(path.read_text()).items()}
+    return read_llmbar_statistics(path)

@@ -57,6 +57,7 @@ cannot be used), :class:`racer_lib.records.RecordsError` (bad pairs) and
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -225,6 +226,29 @@ def _folder_max_length(folder: Path) -> int | None:
 #: Models loaded in this process, by (source, device): a notebook or a test that embeds several
 #: times loads each model once. ``_LOADED.clear()`` frees them.
 _LOADED: dict[tuple[str, str | None], object] = {}
+#: Set while :func:`encode_texts` runs with ``progress=False``: the libraries' own bars too
+#: (transformers' "Loading weights", the hub's downloads) stay off.
+_SILENT: contextvars.ContextVar[bool] = contextvars.ContextVar("racer_embed_silent", default=False)
+
+
+@contextlib.contextmanager
+def _library_bars_off():
+    """transformers' and huggingface_hub's tqdm bars off, then back as they were."""
+    from huggingface_hub import utils as hub
+    from transformers.utils import logging as hf_logging
+
+    transformers_on = hf_logging.is_progress_bar_enabled()
+    hub_on = not hub.are_progress_bars_disabled()
+    hf_logging.disable_progress_bar()  # the hub's bars too
+    try:
+        yield
+    finally:
+        if transformers_on:
+            hf_logging.enable_progress_bar()  # the hub's too, put back as it was below
+        if hub_on:
+            hub.enable_progress_bars()
+        else:
+            hub.disable_progress_bars()
 
 
 class SentenceTransformerEncoder:
@@ -275,9 +299,11 @@ class SentenceTransformerEncoder:
             try:
                 model = _LOADED.get((self.source, self.device))
                 if model is None:
-                    model = SentenceTransformer(
-                        self.source, device=self.device, local_files_only=self.local_files_only
-                    )
+                    quiet = _library_bars_off() if _SILENT.get() else contextlib.nullcontext()
+                    with quiet:
+                        model = SentenceTransformer(
+                            self.source, device=self.device, local_files_only=self.local_files_only
+                        )
             except OSError as exc:  # FileNotFoundError, and "couldn't find them in the cache"
                 # The hub's message says "couldn't connect" even when no connection was tried.
                 detail = (
@@ -487,10 +513,19 @@ def encode_texts(
 
     Texts not in the cache are encoded in batches of ``batch_size`` (longest first, so a batch
     too large for memory fails at once) under a tqdm bar, and each batch is committed to the
-    cache as soon as it is done.
+    cache as soon as it is done. ``progress=False`` is silent: no bar of ours, nor of the
+    libraries that load the model (transformers, huggingface_hub) or encode.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1 (got {batch_size})")
+    token = _SILENT.set(not progress)
+    try:
+        return _encode_texts(texts, encoder, batch_size, cache_dir, use_cache, progress)
+    finally:
+        _SILENT.reset(token)
+
+
+def _encode_texts(texts, encoder, batch_size, cache_dir, use_cache, progress):
     unique = list(dict.fromkeys(texts))
     start = time.perf_counter()
     db = VectorCache(cache_path(encoder, cache_dir)) if use_cache else None

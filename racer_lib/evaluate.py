@@ -22,6 +22,7 @@ from .claims import add_status
 from .records import (
     MODES,
     UNPARSEABLE,
+    CostUnit,
     correct_matrix,
     mode_columns,
     realized_cost_ratio,
@@ -97,19 +98,32 @@ def expected(p_reasoning, values):
     return ((1 - p_reasoning) * values[:, 0] + p_reasoning * values[:, 1]).mean(-1)
 
 
-def policy_point(records: pd.DataFrame, p_reasoning) -> dict[str, float]:
+def policy_point(
+    records: pd.DataFrame, p_reasoning, unit: CostUnit | None = None
+) -> dict[str, float]:
     """Expected accuracy (%), realized cost ratio and reasoning rate of a policy on a set.
 
     ``p_reasoning`` is ``pi(1|z)`` per pair (or 0/1 decisions). Expectations are taken under
     the policy rather than sampling decisions (:func:`expected`); the cost is against the set's
     own All-Instruct tokens (:func:`racer_lib.records.realized_cost_ratio`).
+
+    With a training cost ``unit`` (:class:`racer_lib.records.CostUnit`: a
+    :class:`racer_lib.train.Split`'s ``unit``, or ``CostUnit.from_records`` of the train split)
+    the point also holds ``train_cost``, after ``cost``: the expected cost of Eq. (1)'s
+    constraint, ``E_{a ~ pi}[c(z, a)]`` with ``c = tokens_a / tokens_per_unit``, the unit the
+    budget ``C`` is in. The two costs differ when the set's instruct answers are longer or
+    shorter than the training set's (a shift): All-Instruct costs 1.0 in the set's own unit
+    but ``mean tokens_0 / tokens_per_unit`` in the training unit.
     """
     p = np.broadcast_to(np.asarray(p_reasoning, dtype=np.float64), (len(records),))
-    return {
+    point = {
         "accuracy": 100 * float(expected(p, correct_matrix(records))),
         "cost": realized_cost_ratio(records, p),
-        "reasoning_rate": float(p.mean()),
     }
+    if unit is not None:
+        point["train_cost"] = float(expected(p, unit.cost(records)))
+    point["reasoning_rate"] = float(p.mean())
+    return point
 
 
 def split_point(r, c, p_reasoning) -> dict[str, float]:
@@ -124,14 +138,19 @@ def split_point(r, c, p_reasoning) -> dict[str, float]:
     }
 
 
-def endpoints(records: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """All-Instruct and All-Reasoning on a set."""
-    return {"All-Instruct": policy_point(records, 0.0), "All-Reasoning": policy_point(records, 1.0)}
+def endpoints(records: pd.DataFrame, unit: CostUnit | None = None) -> dict[str, dict[str, float]]:
+    """All-Instruct and All-Reasoning on a set (with ``unit``: also their ``train_cost``,
+    :func:`policy_point`)."""
+    return {
+        "All-Instruct": policy_point(records, 0.0, unit),
+        "All-Reasoning": policy_point(records, 1.0, unit),
+    }
 
 
-def random_point(records: pd.DataFrame, rate: float) -> dict[str, float]:
-    """Random routing: reasoning with probability ``rate`` on every pair, independently."""
-    return policy_point(records, rate)
+def random_point(records: pd.DataFrame, rate: float, unit: CostUnit | None = None) -> dict:
+    """Random routing: reasoning with probability ``rate`` on every pair, independently (with
+    ``unit``: also its ``train_cost``, :func:`policy_point`)."""
+    return policy_point(records, rate, unit)
 
 
 def oracle_frontier(records: pd.DataFrame) -> pd.DataFrame:
@@ -196,21 +215,53 @@ def area_above_random(points: pd.DataFrame, records: pd.DataFrame) -> float:
     return float(np.trapezoid(pts["accuracy"].to_numpy() - chord, pts["cost"].to_numpy()))
 
 
-def over_seeds(table: pd.DataFrame, by: Sequence[str], budget_col: str = "budget") -> pd.DataFrame:
-    """Mean and sd over seeds of accuracy and cost, and the budget violation rate."""
-    g = table.assign(violated=table["cost"] > table[budget_col]).groupby(
+#: The unit of each cost column of :func:`policy_point`, as :func:`over_seeds` names it.
+COST_UNITS = {"train_cost": "training unit", "cost": "set's own All-Instruct"}
+
+
+def over_seeds(
+    table: pd.DataFrame,
+    by: Sequence[str],
+    budget_col: str = "budget",
+    cost_col: str | None = None,
+) -> pd.DataFrame:
+    """Mean and sd over seeds of accuracy and cost, and the budget violation rate.
+
+    A run violates its budget ``C`` (``budget_col``, in the training cost unit of Eq. (1))
+    when its ``cost_col`` exceeds it. Default: ``train_cost`` (:func:`policy_point` with the
+    training unit) where the table has it, else ``cost`` (against the evaluated set's own
+    All-Instruct tokens, the same unit as ``C`` only when the set's mean instruct tokens are
+    the training set's). ``cost_unit`` names the unit the violations used
+    (:data:`COST_UNITS`); with ``train_cost`` in the table, ``train_cost_mean`` and
+    ``train_cost_sd`` follow ``cost_sd``.
+    """
+    if cost_col is None:
+        cost_col = "train_cost" if "train_cost" in table.columns else "cost"
+    missing = int(table[cost_col].isna().sum())
+    if missing and cost_col != "cost":  # a run without a training-unit cost would pass
+        raise ValueError(
+            f"{missing} of {len(table)} runs have no {cost_col!r}: a budget violation needs "
+            "every run's cost in one unit (give each run a unit in policy_point, or pass "
+            "cost_col='cost')"
+        )
+    g = table.assign(violated=table[cost_col] > table[budget_col]).groupby(
         list(by), sort=True, dropna=False
     )
-    out = g.agg(
-        accuracy_mean=("accuracy", "mean"),
-        accuracy_sd=("accuracy", "std"),
-        cost_mean=("cost", "mean"),
-        cost_sd=("cost", "std"),
-        reasoning_rate=("reasoning_rate", "mean"),
-        violation_rate=("violated", "mean"),
-        seeds=("accuracy", "size"),
-    )
-    return out.reset_index()
+    columns = {
+        "accuracy_mean": ("accuracy", "mean"),
+        "accuracy_sd": ("accuracy", "std"),
+        "cost_mean": ("cost", "mean"),
+        "cost_sd": ("cost", "std"),
+    }
+    if "train_cost" in table.columns:
+        columns["train_cost_mean"] = ("train_cost", "mean")
+        columns["train_cost_sd"] = ("train_cost", "std")
+    columns["reasoning_rate"] = ("reasoning_rate", "mean")
+    columns["violation_rate"] = ("violated", "mean")
+    columns["seeds"] = ("accuracy", "size")
+    out = g.agg(**columns).reset_index()
+    out["cost_unit"] = COST_UNITS.get(cost_col, cost_col)
+    return out
 
 
 def random_at_cost(records: pd.DataFrame, cost: float) -> dict[str, float]:

@@ -30,10 +30,11 @@ order (``verdict_<mode>_<order>``, as :func:`racer_lib.judging.merge` writes the
 arena-hard label as the judge wrote it (``decision_<mode>_<order>``, in the game's order) and
 JudgeBench's recorded decision (``judgebench_decision_<mode>_<order>``, "" for null).
 
-**LLMBar** (``--format llmbar``): a folder in LLMBar's layout
+**LLMBar** (``--format llmbar``): any folder in LLMBar's layout
 (``[Dataset/LLMBar/]<subset>/dataset.json`` and
-``<subset>/evaluators/<judge>/<method>/result.json``); by default a judge's ``Vanilla`` method
-is the instruct mode and ``CoT`` the reasoning mode, as in
+``<subset>/evaluators/<judge>/<method>/result.json``), its subsets found at any depth and named
+as LLMBar names them (:func:`racer_lib.data.llmbar_subsets`); by default a judge's ``Vanilla``
+method is the instruct mode and ``CoT`` the reasoning mode, as in
 :func:`racer_lib.data.llmbar_records` (which reads the manifest's files; this reads any folder).
 
 Errors name the file, the line (JSONL, from 1) or item (JSON list, from 0) and the field
@@ -317,20 +318,6 @@ def decision_agreement(records: pd.DataFrame, mode: str) -> tuple[int, int]:
 # LLMBar evaluator folders
 
 
-def _llmbar_subset_dir(folder: Path, subset: str) -> Path:
-    """Where a subset lies in a folder in LLMBar's layout (the repository or its dataset)."""
-    sub = data.LLMBAR_SUBSETS[subset]
-    tried = [folder / "Dataset" / "LLMBar" / sub, folder / "LLMBar" / sub, folder / sub]
-    for candidate in tried:
-        if (candidate / "dataset.json").is_file():
-            return candidate
-    raise MissingFileError(
-        f"{tried[0] / 'dataset.json'}: no such file (nor {tried[2] / 'dataset.json'}); "
-        f"{folder} is not in LLMBar's layout "
-        "([Dataset/LLMBar/]<subset>/dataset.json, <subset>/evaluators/<judge>/<method>/result.json)"
-    )
-
-
 def _evaluator(spec: str) -> tuple[str, str]:
     parts = spec.strip("/").split("/")
     if len(parts) != 2 or not all(parts):
@@ -353,7 +340,11 @@ def llmbar_folder_records(
 
     ``instruct`` / ``reasoning``: evaluators ``JUDGE/METHOD`` (default ``<judge>/Vanilla`` and
     ``<judge>/CoT``, LLMBar's two methods, as :func:`racer_lib.data.llmbar_records`);
-    ``subsets``: LLMBar's subsets (default all five, :data:`racer_lib.data.LLMBAR_SUBSETS`);
+    ``subsets``: names of the folder's subsets (:func:`racer_lib.data.llmbar_subsets`: any
+    folder holding a ``dataset.json``, at any depth; LLMBar's five keep their short names,
+    another is named by its path below ``Dataset/LLMBar``, e.g. ``Adversarial/Fresh``;
+    default: all of them); each pair's ``domain`` is its subset's
+    (:data:`racer_lib.data.LLMBAR_DOMAINS`; another subset's is its own name).
     ``order``: ``original`` (``swap = False``) or ``swapped``. Each ``result.json`` is read
     by :func:`racer_lib.data.read_llmbar_results` against its ``dataset.json``; tokens: the
     completion text counted with ``tokenizer``, named ``tokenizer_name``.
@@ -369,22 +360,19 @@ def llmbar_folder_records(
     }
     if order not in data.LLMBAR_ORDERS:
         raise ConfigError(f"unknown order {order!r}; orders are {', '.join(data.LLMBAR_ORDERS)}")
-    subsets = list(subsets) if subsets else list(data.LLMBAR_SUBSETS)
-    unknown = [s for s in subsets if s not in data.LLMBAR_SUBSETS]
-    if unknown:
-        raise ConfigError(
-            f"unknown LLMBar subset {unknown[0]!r}; subsets are {', '.join(data.LLMBAR_SUBSETS)}"
-        )
+    found = data.llmbar_subsets(folder, subsets or None)
     tokenizer = tokenizer if tokenizer is not None else data.load_tokenizer()
     frames = []
-    for subset in subsets:
-        where = _llmbar_subset_dir(folder, subset)
+    for subset, where in found.items():
         pairs = data.read_llmbar_dataset(where / "dataset.json", subset)
         frame = pairs[PAIR_ID_COLUMNS].copy()
         for mode, (ev_judge, method) in specs.items():
             path = where / "evaluators" / ev_judge / method / "result.json"
             if not path.is_file():
-                raise MissingFileError(f"{path}: no such file (the {mode} mode's result.json)")
+                raise MissingFileError(
+                    f"{path}: no such file (the {mode} mode's result.json of subset "
+                    f"{subset!r}; the subsets found: {', '.join(found)})"
+                )
             res = data.read_llmbar_results(path, pairs, order)
             data.set_llmbar_mode(frame, mode, res, pairs, tokenizer)
         frames.append(frame)

@@ -125,3 +125,38 @@ FRONTIER_HALF_COST = 0.5
 
 #: Fig. ``fig:training_curve`` (training curves, appendix): the budgets B of its curves.
 TRAINING_CURVE_BUDGETS = (2.0, 4.0, 6.0)
+
+
+#: Each figure and table of the paper by its first LaTeX label (sub-figures aside) and its
+#: number in the compiled paper (floats are numbered in the order they appear, appendix
+#: included; ``tests/test_paper_numbers.py`` derives the numbers from the LaTeX source). The
+#: chapters' titles and the reproduction report name artifacts by these numbers. The paper
+#: labels both prompt tables ``tab:prompts`` (Tables 5 and 8); the first is listed.
+ARTIFACTS: dict[str, str] = {
+    "fig:motivation": "Fig. 1",
+    "fig:empirical": "Fig. 2",
+    "table:data_statistics": "Table 1",
+    "fig:exp-demo": "Fig. 3",
+    "fig:experiments": "Fig. 4",
+    "tab:routing_results": "Table 2",
+    "tab:beta_sensitivity": "Table 3",
+    "tab:benchmark": "Table 4",
+    "tab:prompts": "Table 5",
+    "fig:training_curve": "Fig. 5",
+    "tab:emp_cases_merged": "Table 6",
+    "tab:deepseek-results": "Table 7",
+    "tab:self_routing": "Table 9",
+}
+
+#: The paper artifacts each chapter regenerates (their numbers are in the chapter's title).
+CHAPTER_ARTIFACTS: dict[str, tuple[str, ...]] = {
+    "02_reasoning_vs_instruct": ("fig:empirical",),
+    "04_training_dynamics": ("fig:training_curve",),
+    "05_budget_frontier": ("fig:experiments",),
+    "06_robustness_ablation": ("table:data_statistics", "fig:exp-demo"),
+    "07_beta_sensitivity": ("tab:beta_sensitivity",),
+    "08_advanced_baselines": ("tab:routing_results",),
+    "09_self_routing": ("tab:self_routing",),
+    "10_llama_family": ("tab:deepseek-results",),
+    "13_motivation_and_benchmarks": ("fig:motivation", "tab:benchmark"),
+}

@@ -72,6 +72,8 @@ from typing import Any
 
 import yaml
 
+from racer_lib import cite
+from racer_lib import staging as staging_mod
 from racer_lib.errors import RacerError
 
 KERNEL_NAME = "python3"
@@ -84,12 +86,15 @@ REQUIREMENT_KINDS = ("data", "model")
 MODELS = ("smollm2",)  # model:<name> requirements the runner knows how to look for
 JUDGE_PACKAGES = ("transformers", "gguf", "accelerate")  # the `judge` extras (GGUF on a CPU)
 INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it
+CITATION_INCLUDE = "_citation.md"  # BibTeX from CITATION.cff; book/cite.md includes it
 TOC_NOTEBOOK_PREFIX = "notebooks/"
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|Error:")  # lines of a build log to show
 # Sphinx copies every rendered image (notebook outputs and Markdown figures) to _images/.
 _IMG_TAG = re.compile(r"<img\b[^>]*\bsrc=\"[^\"]*_images/", re.IGNORECASE)
+#: A figure shown by racer_lib.chapter.save_figure (its PNG inline in a <figure>).
+_FIGURE_TAG = re.compile(r'<figure class="racer-figure"')
 # jupyter_book has no __main__; this is what its `jupyter-book` console script runs.
 _JUPYTER_BOOK = "from jupyter_book.cli.main import main; main()"
 
@@ -1066,6 +1071,19 @@ def _filter_toc(entries: Any, keep: set[str]) -> Any:
     return result
 
 
+def mark_absent_chapters(text: str, present: set[str]) -> str:
+    """The re-running page's parameter table with each chapter that this build does not
+    contain marked as such (its rows name the chapter as ``(`NN_stem`)``)."""
+
+    def mark(m: re.Match) -> str:
+        stem = m.group(2)
+        if stem in present or not re.fullmatch(r"\d\d_\w+", stem):
+            return m.group(0)
+        return f"{m.group(1)} *(not in this build)*"
+
+    return re.sub(r"^(\| [^|]*\(`(\w+)`\))", mark, text, flags=re.M)
+
+
 def _stage_book(profile: Profile, layout: Layout) -> Path:
     """Copy book/ to build/<profile>/book with the executed notebooks and a filtered toc."""
     staging = layout.staging
@@ -1075,12 +1093,22 @@ def _stage_book(profile: Profile, layout: Layout) -> Path:
         layout.book_src, staging, ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints")
     )
     (staging / "notebooks").mkdir(exist_ok=True)
-    for stem in profile.notebooks:
-        shutil.copy2(layout.executed_notebook(stem), staging / "notebooks" / f"{stem}.ipynb")
+    for stem in profile.notebooks:  # the reader's copy: no parameter cells, relative paths
+        staging_mod.write_reader_copy(
+            layout.executed_notebook(stem), staging / "notebooks" / f"{stem}.ipynb", layout.root
+        )
     toc = _filter_toc(_read_toc(layout), set(profile.notebooks))
     (staging / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
     statement = intro_statement(profile.name, chapter_kinds(profile, layout))
     (staging / INTRO_INCLUDE).write_text(statement, encoding="utf-8")
+    citation = cite.citation_page(layout.root / "CITATION.cff", cite.build_commit(layout.root))
+    (staging / CITATION_INCLUDE).write_text(citation, encoding="utf-8")
+    rerun = staging / "rerun.md"
+    if rerun.is_file():
+        rerun.write_text(
+            mark_absent_chapters(rerun.read_text(encoding="utf-8"), set(profile.notebooks)),
+            encoding="utf-8",
+        )
     return staging
 
 
@@ -1091,6 +1119,7 @@ def _count_image_outputs(ipynb: Path) -> int:
     nb = nbformat.read(ipynb, as_version=4)
     return sum(
         any(mime in output.get("data", {}) for mime in IMAGE_MIMES)
+        or _FIGURE_TAG.search(str(output.get("data", {}).get("text/html", ""))) is not None
         for cell in nb.cells
         if cell.cell_type == "code"
         for output in cell.get("outputs", [])
@@ -1106,7 +1135,8 @@ def _check_figures(profile: Profile, layout: Layout) -> None:
         if not page.is_file():
             problems.append(f"page of notebook {stem} is missing: {page}")
             continue
-        shown = len(_IMG_TAG.findall(page.read_text(encoding="utf-8")))
+        text = page.read_text(encoding="utf-8")
+        shown = len(_IMG_TAG.findall(text)) + len(_FIGURE_TAG.findall(text))
         if shown < expected:
             problems.append(
                 f"notebook {stem} has {expected} image output(s) but its page {page} shows {shown}"

@@ -1,5 +1,7 @@
 """Fixtures shared by several test files: the smoke run, and small routing data."""
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 SMOKE_JOBS = 2  # notebooks of the session's smoke build run at a time
+#: A folder to keep the smoke build's HTML in (``.ci/run`` runs ``make book-check`` on it).
+ENV_KEEP_HTML = "RACER_SMOKE_HTML"
 MIRROR = ROOT.parent / "shared" / "data"  # the data mirror beside a checkout (CI has it)
 
 
@@ -46,6 +50,10 @@ def smoke(tmp_path_factory):
         book_out=out / "book",
         jobs=SMOKE_JOBS,
     )
+    keep = os.environ.get(ENV_KEEP_HTML)
+    if keep and result.html_index is not None:  # .ci/run checks this book in Chromium after
+        shutil.rmtree(keep, ignore_errors=True)
+        shutil.copytree(Path(result.html_index).parent, keep)
     return result, out
 
 
@@ -93,3 +101,13 @@ def real_chapter(smoke, stem: str, needs: str):
     executed = [Path(p) for p in result.executed if Path(p).name == f"{stem}.ipynb"]
     assert executed, f"no executed notebook of {stem} among {result.executed}"
     return Path(result.results_dirs[stem]), notebook_parameters(executed[0]), executed[0]
+
+
+def release_table(results: Path, name: str):
+    """A CSV of a real-data chapter: ``provenance`` first, every row ``release``."""
+    import pandas as pd
+
+    table = pd.read_csv(results / name)
+    assert list(table.columns)[0] == "provenance", name
+    assert set(table["provenance"]) == {"release"}, name
+    return table

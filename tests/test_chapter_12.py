@@ -15,10 +15,9 @@ from pathlib import Path
 
 import jupytext
 import numpy as np
-import pandas as pd
 import papermill
 import pytest
-from conftest import real_chapter
+from conftest import real_chapter, release_table
 
 from racer_lib import baselines, claims, data, embed, evaluate, sets
 
@@ -51,11 +50,7 @@ def params(chapter):
     return chapter[1]
 
 
-def _csv(results, name):
-    table = pd.read_csv(results / name)
-    assert list(table.columns)[0] == "provenance", name
-    assert set(table["provenance"]) == {"release"}, name
-    return table
+_csv = release_table
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from racer_lib import chapter, plots  # noqa: E402
+from racer_lib import chapter, page, plots  # noqa: E402
 
 
 def test_setup_makes_the_folder_and_pins_threads(tmp_path):
@@ -57,6 +57,20 @@ def test_save_figure_stamps_and_writes(tmp_path, capsys):
     plt.close(fig)
 
 
+def test_random_instances_have_their_own_stamp_and_caption_line(tmp_path):
+    """A figure of random synthetic instances (chapter 03's theorem checks) is stamped and
+    captioned as such, not as judge records of any kind."""
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    chapter.save_figure(fig, tmp_path / "fig.png", "random instances", show=False)
+    (text,) = [t.get_text() for t in fig.texts]
+    assert text == plots.STAMPS["random instances"] and "random" in text
+    assert text not in {plots.STAMPS[k] for k in ("simulated", "release", "generated")}
+    line = page.provenance_line("random instances")
+    assert "Random" in line and not line.startswith("Records:")  # not the generic fallback
+    plt.close(fig)
+
+
 def test_mean_sd_and_paper_value():
     assert plots.mean_sd(85.4567, 0.123) == "85.5 ± 0.1"
     assert plots.mean_sd(85.4567, 0.123, digits=2) == "85.46 ± 0.12"
@@ -88,6 +102,11 @@ def test_paper_comparison_lays_out_methods_by_judge():
     assert show.loc["B", ("x", "accuracy")] == "81.0"
     assert show.loc["B", ("x", "paper accuracy")] == "–"
     assert show.loc["A", ("x", "accuracy")] == "80.0 ± 1.0"
+    long = plots.paper_comparison(table, "method", "judge", ["B", "A"], ["y", "x"], long=True)
+    assert list(long.index) == [("y", "B"), ("y", "A"), ("x", "B"), ("x", "A")]
+    assert list(long.columns) == ["accuracy", "paper accuracy", "cost", "paper cost"]
+    assert long.loc[("x", "A"), "accuracy"] == "80.0 ± 1.0"
+    assert long.loc[("x", "B"), "paper cost"] == "–"
 
 
 def _results(tmp_path):

@@ -132,6 +132,8 @@ def test_route_round_trip(routed, tmp_path, capsys):
     assert f"realized cost ratio {point['cost']:.3f}" in out
     assert "router budget C = 2.5 cost units" in out
     assert f"1 unit = {router.tokens_per_unit:.1f} instruct tokens" in out
+    unit = rec.CostUnit(router.tokens_per_unit)
+    assert f"expected cost here {policy_point(records, p, unit)['train_cost']:.3f} of" in out
     # Seeded: the same seed gives the same decisions, another seed others.
     again, other = tmp_path / "again.csv", tmp_path / "sub" / "other.csv"
     assert (

@@ -18,6 +18,7 @@ import requests
 
 from racer_lib import cli, data
 from racer_lib import records as rec
+from racer_lib.errors import ConfigError, MissingFileError
 from racer_lib.pairs import PAIR_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -497,6 +498,111 @@ def test_llmbar_records_all_prefixes_ids(mirror, tmp_path):
     assert everything["pair_id"].iloc[0] == "llmbar/natural/000"
     back = rec.read_records(rec.write_records(everything, tmp_path / "llmbar.parquet"))
     assert len(back) == len(everything) and list(back["judge"].unique()) == list(data.LLMBAR_JUDGES)
+
+
+def _dataset(where: Path, n: int = 2) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    inst = [{"input": f"i{k}", "output_1": "x", "output_2": "y", "label": 1} for k in range(n)]
+    (where / "dataset.json").write_text(json.dumps(inst))
+    return where
+
+
+def test_llmbar_subsets_are_found_at_any_depth_and_named_as_llmbar_names_them(tmp_path):
+    llmbar = tmp_path / "clone" / "Dataset" / "LLMBar"
+    natural = _dataset(llmbar / "Natural")
+    neighbor = _dataset(llmbar / "Adversarial" / "Neighbor")
+    fresh = _dataset(llmbar / "Adversarial" / "Fresh")
+    base = _dataset(tmp_path / "clone" / "Dataset" / "CaseStudy" / "Base_9")
+    _dataset(natural / "evaluators" / "GPT-4" / "Vanilla")  # evaluators are not subsets
+    found = data.llmbar_subsets(tmp_path / "clone")
+    assert found == {
+        "natural": natural,
+        "neighbor": neighbor,
+        "Adversarial/Fresh": fresh,
+        "CaseStudy/Base_9": base,
+    }
+    assert list(found) == ["natural", "neighbor", "Adversarial/Fresh", "CaseStudy/Base_9"]
+    # The same names whichever level of LLMBar's tree is given.
+    assert data.llmbar_subsets(llmbar) == {k: found[k] for k in list(found)[:3]}
+    assert data.llmbar_subsets(llmbar / "Adversarial") == {
+        "neighbor": neighbor,
+        "Adversarial/Fresh": fresh,
+    }
+    assert data.llmbar_subsets(fresh) == {"Adversarial/Fresh": fresh}
+    # Outside such a tree: the path below the folder given (or its own name).
+    mine = tmp_path / "mine"
+    zeta, deep = _dataset(mine / "Zeta"), _dataset(mine / "group" / "Omega")
+    assert data.llmbar_subsets(mine) == {"Zeta": zeta, "group/Omega": deep}
+    assert data.llmbar_subsets(zeta) == {"Zeta": zeta}
+    # Picking subsets, in the order asked; unknown names, empty and missing folders.
+    assert list(data.llmbar_subsets(tmp_path / "clone", ["Adversarial/Fresh", "natural"])) == [
+        "Adversarial/Fresh",
+        "natural",
+    ]
+    with pytest.raises(
+        ConfigError,
+        match="unknown LLMBar subset 'Fresh' in .*its subsets are "
+        "natural, neighbor, Adversarial/Fresh, CaseStudy/Base_9",
+    ):
+        data.llmbar_subsets(tmp_path / "clone", ["Fresh"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(MissingFileError, match="is not in LLMBar's layout"):
+        data.llmbar_subsets(tmp_path / "empty")
+    with pytest.raises(MissingFileError, match="no such folder"):
+        data.llmbar_subsets(tmp_path / "nowhere")
+
+
+def test_llmbar_domains_known_subsets_keep_theirs_others_their_name(tmp_path):
+    path = _dataset(tmp_path / "s") / "dataset.json"
+    assert set(data.read_llmbar_dataset(path, "natural")["domain"]) == {"natural"}
+    for subset in ("neighbor", "gptinst", "gptout", "manual"):
+        assert set(data.read_llmbar_dataset(path, subset)["domain"]) == {"adversarial"}
+    fresh = data.read_llmbar_dataset(path, "Adversarial/Fresh")
+    assert set(fresh["domain"]) == {"Adversarial/Fresh"}
+    assert fresh["id"].tolist() == ["llmbar/Adversarial/Fresh/000", "llmbar/Adversarial/Fresh/001"]
+    assert set(data.read_llmbar_dataset(path, "Zeta", domain="mine")["domain"]) == {"mine"}
+
+
+def test_read_llmbar_statistics_parses_llmbar_format_and_names_bad_files(tmp_path):
+    path = tmp_path / "statistics.json"
+    path.write_text(
+        json.dumps(
+            {
+                "correct_False": "3 / 4 = 75.0%",
+                "correct_True": "1 / 3 = 33.33333333333333%",
+                "correct_average": "54.166666666666664%",
+                "kappa_False": 0.25,
+                "note": "kept",
+            }
+        )
+    )
+    assert data.read_llmbar_statistics(path) == {
+        "correct_False": (3, 4),
+        "correct_True": (1, 3),
+        "correct_average": pytest.approx(54.166666666666664),
+        "kappa_False": 0.25,
+        "note": "kept",
+    }
+    path.write_text("[1, 2]")
+    with pytest.raises(data.DataFormatError, match="statistics.json.*expected an object"):
+        data.read_llmbar_statistics(path)
+    path.write_text("{")
+    with pytest.raises(data.DataFormatError, match="statistics.json.*not JSON"):
+        data.read_llmbar_statistics(path)
+    with pytest.raises(MissingFileError, match="none.json: no such file"):
+        data.read_llmbar_statistics(tmp_path / "none.json")
+
+
+def test_llmbar_folder_statistics_equal_the_manifest_reader(mirror):
+    folder = data.fetch(data.load_manifest().get("llmbar", "LICENSE")).parent
+    assert list(data.llmbar_subsets(folder)) == list(data.LLMBAR_SUBSETS)
+    for judge in ("GPT-4", "Falcon"):
+        for mode in ("instruct", "reasoning"):
+            got = data.llmbar_folder_statistics(folder, judge, mode)
+            assert got == data.llmbar_statistics(judge, mode), (judge, mode)
+    assert data.llmbar_folder_statistics(folder, "GPT-4", "CoT", ["manual"]) == {
+        "manual": data.llmbar_statistics("GPT-4", "CoT", "manual")
+    }
 
 
 def test_unknown_judge_order_subset():

@@ -259,6 +259,27 @@ def test_minilm_blocks_equal_each_text_alone(minilm, few_pairs, tmp_path):
     assert not np.allclose(blocks[0, 1], blocks[0, 2])
 
 
+def test_progress_false_is_silent_from_every_layer(minilm, few_pairs, tmp_path, capfd):
+    """No bar of ours, nor transformers' "Loading weights", nor sentence-transformers' own
+    encode bar, with a model loaded inside the call; with progress the bar shows."""
+    loaded = dict(em._LOADED)
+    em._LOADED.clear()  # so that the model really loads inside embed_pairs
+    try:
+        capfd.readouterr()
+        fresh = em.load_encoder("all-MiniLM-L6-v2")
+        x = em.embed_pairs(few_pairs, fresh, batch_size=2, use_cache=False, progress=False)
+        assert fresh._model is not None and x.shape == (3, 1152)
+        assert capfd.readouterr() == ("", "")
+        em.embed_pairs(few_pairs, fresh, cache_dir=tmp_path, progress=True)
+        assert "embedding (all-MiniLM-L6-v2)" in capfd.readouterr().err
+    finally:
+        em._LOADED.clear()
+        em._LOADED.update(loaded)
+    from transformers.utils import logging as hf_logging
+
+    assert hf_logging.is_progress_bar_enabled()  # the libraries' setting is put back
+
+
 def test_cached_run_loads_no_model(minilm, few_pairs, tmp_path):
     calls = []
     original = minilm.encode

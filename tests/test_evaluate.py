@@ -57,6 +57,92 @@ def test_seeds_at_one_rate_are_averaged_and_a_zero_gap_gives_nan(four_pairs):
     assert np.isnan(m["apgr"]) and np.isnan(m["cpt"]) and m["auc"] == pytest.approx(50.0)
 
 
+# ----------------------------------------------------- cost in the training unit (issue 16)
+
+
+@pytest.fixture
+def train_and_shifted():
+    """A training set whose instruct answers have 10 and 30 tokens (one unit = 20 tokens) and a
+    shifted set whose instruct answers are twice as long; the reasoning answers are the same."""
+    train = pd.DataFrame(
+        {
+            "correct_instruct": [True, False],
+            "correct_reasoning": [True, True],
+            "tokens_instruct": [10, 30],
+            "tokens_reasoning": [40, 80],
+        }
+    )
+    return train, train.assign(tokens_instruct=[20, 60])
+
+
+def test_policy_point_in_the_training_unit_sees_a_longer_instruct_answer(train_and_shifted):
+    train, shifted = train_and_shifted
+    unit = rec.CostUnit.from_records(train)
+    assert unit.tokens_per_unit == 20
+    assert list(evaluate.policy_point(train, 0.0)) == ["accuracy", "cost", "reasoning_rate"]
+    at_home = evaluate.policy_point(train, 0.0, unit)
+    assert list(at_home) == ["accuracy", "cost", "train_cost", "reasoning_rate"]
+    assert at_home["cost"] == at_home["train_cost"] == 1.0
+    # All-Instruct after the shift: 1.0 of the set's own instruct tokens, 2.0 training units.
+    ends = evaluate.endpoints(shifted, unit)
+    assert ends["All-Instruct"]["cost"] == 1.0
+    assert ends["All-Instruct"]["train_cost"] == pytest.approx(2.0)
+    # All-Reasoning: 120 / 80 tokens on its own, a mean 60 tokens = 3 training units.
+    assert ends["All-Reasoning"]["cost"] == pytest.approx(1.5)
+    assert ends["All-Reasoning"]["train_cost"] == pytest.approx(3.0)
+    # A per-pair policy: mean of 0.75 * 20 + 0.25 * 40 and 0.5 * 60 + 0.5 * 80 = 47.5 tokens.
+    point = evaluate.policy_point(shifted, [0.25, 0.5], unit)
+    assert point["train_cost"] == pytest.approx(47.5 / 20)
+    assert point["cost"] == pytest.approx(47.5 / 40)
+    assert point["accuracy"] == pytest.approx(100 * (1 + 0.5) / 2)
+    assert evaluate.random_point(shifted, 0.5, unit)["train_cost"] == pytest.approx(2.5)
+
+
+def test_over_seeds_judges_violations_in_the_training_unit(train_and_shifted):
+    train, shifted = train_and_shifted
+    unit = rec.CostUnit.from_records(train)
+    # Two methods, two seeds each, at budget C = 2.1 training units, on the shifted set.
+    policies = {"ACER": ([0.2, 0.2], [0.0, 0.4]), "RACER": ([0.0, 0.0], [0.0, 0.1])}
+    runs = pd.DataFrame(
+        [
+            {"method": m, "seed": s, "budget": 2.1, **evaluate.policy_point(shifted, p, unit)}
+            for m, seeds in policies.items()
+            for s, p in enumerate(seeds)
+        ]
+    )
+    assert (runs["cost"] < 1.3).all()  # every run is within budget in the set's own unit
+    summary = evaluate.over_seeds(runs, ["method"]).set_index("method")
+    assert list(summary.columns) == [
+        "accuracy_mean",
+        "accuracy_sd",
+        "cost_mean",
+        "cost_sd",
+        "train_cost_mean",
+        "train_cost_sd",
+        "reasoning_rate",
+        "violation_rate",
+        "seeds",
+        "cost_unit",
+    ]
+    want = runs.assign(over=runs["train_cost"] > 2.1).groupby("method")["over"].mean()
+    assert summary["violation_rate"].to_dict() == want.to_dict() == {"ACER": 1.0, "RACER": 0.0}
+    assert set(summary["cost_unit"]) == {"training unit"}
+    assert summary.loc["ACER", "train_cost_mean"] == pytest.approx(
+        runs.loc[runs["method"] == "ACER", "train_cost"].mean()
+    )
+    # The set's own unit, asked for or without a training-unit cost: no run violates.
+    own = evaluate.over_seeds(runs, ["method"], cost_col="cost")
+    assert (own["violation_rate"] == 0).all() and set(own["cost_unit"]) == {
+        "set's own All-Instruct"
+    }
+    plain = evaluate.over_seeds(runs.drop(columns="train_cost"), ["method"])
+    assert "train_cost_mean" not in plain and (plain["violation_rate"] == 0).all()
+    assert set(plain["cost_unit"]) == {"set's own All-Instruct"}
+    # A run without a training-unit cost cannot pass unnoticed.
+    with pytest.raises(ValueError, match="1 of 4 runs have no 'train_cost'"):
+        evaluate.over_seeds(runs.assign(train_cost=[np.nan, 1, 1, 1]), ["method"])
+
+
 # ---------------------------------------------------------------------- Fig. 2 and its reading
 
 

@@ -449,6 +449,10 @@ def test_the_chapters_figures_draw(ablation, matched):
     assert legend[1:] == ["ACER", "RACER-R τ=0.5", "RACER-C τ=0.2"]
     view = plots.matched_random_view(table)
     assert list(view.index) == ["All-Instruct", "RACER, C = 2", "RACER, C = 3", "All-Reasoning"]
-    assert view.loc["All-Instruct", "Random at cost"] == ""
+    assert view.loc["All-Instruct", ("Random, matched cost", "acc.")] == ""
+    at2 = table[(table["method"] == "RACER") & (table["budget"] == 2.0)].iloc[0]
+    assert view.loc["RACER, C = 2", ("RACER or mode", "cost")] == plots.mean_sd(
+        at2["cost_mean"], at2["cost_sd"], 2
+    )
     for fig in figures:
         plt.close(fig)

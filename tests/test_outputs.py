@@ -365,3 +365,150 @@ def test_cli_llmbar_import_and_errors(mirror, tmp_path, capsys):
     empty.mkdir()
     assert cli.main([*argv[:-1], str(empty), "--judge", "GPT-4", "--out", str(out)]) == 2
     assert "is not in LLMBar's layout" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------
+# Any folder in LLMBar's layout (issue 16): a subset the project has never seen
+
+
+def llmbar_statistics_json(results: list[dict]) -> dict:
+    """An evaluator's statistics.json as LLMBar's ``LLMEvaluator/evaluate.py`` computes it from
+    its result.json (the judgment is ``results[-1]``; winners "1"/"2"/None against the label;
+    kappas between winner == "1" and the label)."""
+    n = len(results)
+    label = [str(r["label"]) for r in results]
+    won = {s: [r["results"][-1][f"swap = {s}"]["winner"] for r in results] for s in (False, True)}
+    right = {s: [w == y for w, y in zip(won[s], label)] for s in won}
+    both = sum(a and b for a, b in zip(right[False], right[True]))
+    equal = sum(a == b for a, b in zip(won[False], won[True]))
+
+    def share(count):
+        return f"{count} / {n} = {count / n * 100}%"
+
+    def kappa(a, b):
+        agree = np.mean([x == y for x, y in zip(a, b)])
+        chance = sum(a.count(k) * b.count(k) for k in set(a) | set(b)) / n**2
+        return float((agree - chance) / (1 - chance)) if chance < 1 else 1.0
+
+    y1 = {s: [int(w) if w in ("0", "1") else 0 for w in won[s]] for s in won}
+    y2 = [int(y) for y in label]
+    stats = {
+        "correct_False": share(sum(right[False])),
+        "correct_True": share(sum(right[True])),
+        "correct_average": f"{(sum(right[False]) + sum(right[True])) / 2 / n * 100}%",
+        "correct_both": share(both),
+        "equal": share(equal),
+        "kappa_False": kappa(y1[False], y2),
+        "kappa_True": kappa(y1[True], y2),
+    }
+    stats["kappa_average"] = (stats["kappa_False"] + stats["kappa_True"]) / 2
+    stats["kappa_agreement"] = kappa(y1[False], y1[True])
+    return stats
+
+
+def write_llmbar_subset(where: Path, judge: str, labels: list[int], winners: dict) -> None:
+    """``where``/dataset.json and, per method (Vanilla, CoT), evaluators/<judge>/<method>/
+    result.json and statistics.json; ``winners[method]`` holds (swap = False, swap = True)
+    winners per instance, each already in the instance's order as LLMBar stores them."""
+    instances = [
+        {
+            "input": f"task {where.name} {i}",
+            "output_1": f"one {i}",
+            "output_2": f"two {i}",
+            "label": y,
+        }
+        for i, y in enumerate(labels)
+    ]
+    where.mkdir(parents=True)
+    (where / "dataset.json").write_text(json.dumps(instances, indent=2))
+    for method, games in winners.items():
+        words = "Output (a)" if method == "Vanilla" else "Let us reason step by step. Output (a)"
+        results = [
+            {
+                **inst,
+                "results": [
+                    {
+                        f"swap = {s}": {"completion": [f"{words} {i}", "stop"], "winner": w}
+                        for s, w in zip((False, True), pair)
+                    }
+                ],
+            }
+            for i, (inst, pair) in enumerate(zip(instances, games, strict=True))
+        ]
+        folder = where / "evaluators" / judge / method
+        folder.mkdir(parents=True)
+        (folder / "result.json").write_text(json.dumps(results, indent=2))
+        (folder / "statistics.json").write_text(
+            json.dumps(llmbar_statistics_json(results), indent=2)
+        )
+
+
+def test_import_an_unseen_llmbar_subset_matches_its_statistics(tmp_path, monkeypatch, capsys):
+    """Acceptance (issue 16): a folder in LLMBar's layout whose subsets the project has never
+    seen, imported by ``racer records import --format llmbar``: the accuracy of each subset,
+    mode and order is that folder's own statistics.json, and each subset is its own domain."""
+    root = tmp_path / "my-llmbar"
+    subsets = {
+        "Adversarial/Fresh": root / "Dataset" / "LLMBar" / "Adversarial" / "Fresh",
+        "Zeta": root / "Dataset" / "LLMBar" / "Zeta",
+    }
+    write_llmbar_subset(
+        subsets["Adversarial/Fresh"],
+        "Judge-X",
+        [1, 2, 2, 1, 1, 2],
+        {
+            "Vanilla": [("1", "1"), ("1", "2"), ("2", "1"), (None, "1"), ("2", "2"), ("2", "2")],
+            "CoT": [("1", "1"), ("2", "2"), ("2", "2"), ("1", None), ("1", "1"), ("1", "2")],
+        },
+    )
+    write_llmbar_subset(
+        subsets["Zeta"],
+        "Judge-X",
+        [2, 2, 1, 1],
+        {
+            "Vanilla": [("1", "1"), ("1", "1"), ("1", "1"), ("2", "1")],
+            "CoT": [("2", "2"), ("2", "1"), ("1", "1"), ("1", "2")],
+        },
+    )
+    assert data.llmbar_subsets(root) == subsets
+    monkeypatch.setattr(data, "load_tokenizer", lambda: TOK)
+    records = {}
+    for order in data.LLMBAR_ORDERS:
+        out = tmp_path / f"{order}.parquet"
+        argv = ["records", "import", "--format", "llmbar", "--llmbar-dir", str(root)]
+        assert cli.main([*argv, "--judge", "Judge-X", "--order", order, "--out", str(out)]) == 0
+        assert f"wrote {out}: 10 judge records of Judge-X" in capsys.readouterr().out
+        records[order] = rec.read_records(out)
+    assert list(records["original"]["subset"].unique()) == list(subsets)
+    assert (records["original"]["domain"] == records["original"]["subset"]).all()
+    assert records["original"]["id"].iloc[0] == "llmbar/Adversarial/Fresh/000"
+    for mode in rec.MODES:
+        stats = data.llmbar_folder_statistics(root, "Judge-X", mode)
+        assert list(stats) == list(subsets)
+        method = data.LLMBAR_MODES[mode]
+        cols = rec.mode_columns(mode)
+        for subset, where in subsets.items():
+            s = stats[subset]
+            assert s == data.read_llmbar_statistics(
+                where / "evaluators" / "Judge-X" / method / "statistics.json"
+            )
+            orig, swap = (r[r["subset"] == subset] for r in records.values())
+            n = len(orig)
+            c_orig, c_swap = orig[cols["correct"]].to_numpy(), swap[cols["correct"]].to_numpy()
+            at = f"{subset} {mode}"
+            assert s["correct_False"] == (int(c_orig.sum()), n), at
+            assert s["correct_True"] == (int(c_swap.sum()), n), at
+            assert s["correct_both"] == (int((c_orig & c_swap).sum()), n), at
+            same = orig[cols["verdict"]].to_numpy() == swap[cols["verdict"]].to_numpy()
+            assert s["equal"] == (int(same.sum()), n), at
+            assert s["correct_average"] == pytest.approx(50 * (c_orig.mean() + c_swap.mean()))
+            assert isinstance(s["kappa_average"], float)
+    # The reasoning texts are the longer ones (tokens of the judge's own text).
+    assert (records["original"]["tokens_reasoning"] > records["original"]["tokens_instruct"]).all()
+    # One subset by name; a name the folder does not hold lists the ones it does.
+    out = tmp_path / "zeta.csv"
+    argv = ["records", "import", "--format", "llmbar", "--llmbar-dir", str(root)]
+    assert cli.main([*argv, "--judge", "Judge-X", "--subset", "Zeta", "--out", str(out)]) == 0
+    assert set(rec.read_records(out)["domain"]) == {"Zeta"}
+    assert cli.main([*argv, "--judge", "Judge-X", "--subset", "Fresh", "--out", str(out)]) == 2
+    assert "its subsets are Adversarial/Fresh, Zeta" in capsys.readouterr().err

@@ -199,3 +199,30 @@ def test_self_routing_panels_one_per_judge():
         "Random, same fraction",
         "Self-routing",
     ]
+
+
+def test_self_routing_view_puts_each_judges_value_beside_the_papers():
+    table = pd.DataFrame(
+        {"judge": ["a", "b"], "paper_cost_ratio": [19.07, np.nan]}
+        | {ours: [1.0 + k, 2.0 + k] for k, (_, ours, _) in enumerate(plots.SELF_ROUTING_ROWS)}
+        | {
+            theirs: [50.0 + k, 60.0 + k]
+            for k, (_, _, theirs) in enumerate(plots.SELF_ROUTING_ROWS)
+            if theirs and theirs != "paper_cost_ratio"
+        }
+    )
+    view = plots.self_routing_view(table)
+    assert list(view.columns) == [("a", "build"), ("a", "paper"), ("b", "build"), ("b", "paper")]
+    assert list(view.index) == [label for label, _, _ in plots.SELF_ROUTING_ROWS]
+    assert view.loc["acc. All-Instruct", ("b", "build")] == 3.0
+    assert view.loc["acc. All-Instruct", ("b", "paper")] == 61.0
+    assert view.loc["cost ratio, self-routing", ("a", "paper")] == 19.07
+    assert np.isnan(view.loc["self-routing − Random", ("a", "paper")])  # the paper has none
+
+
+def test_relabel_selects_renames_and_groups_columns():
+    frame = pd.DataFrame({"x": [1], "y": [2.0], "z": [3.0]})
+    assert list(plots.relabel(frame, {"z": "Z", "x": "X"}).columns) == ["Z", "X"]
+    grouped = plots.relabel(frame, {"x": "X", "y": ("g", "Y"), "z": ("g", "Z")})
+    assert list(grouped.columns) == [("", "X"), ("g", "Y"), ("g", "Z")]
+    assert grouped[("g", "Z")].tolist() == [3.0]

@@ -1,7 +1,7 @@
 """Result sentences are computed from the run (racer_lib.chapter.Prose), not typed.
 
 Two checks on the smoke build of ``tests/conftest.py`` (the ``smoke`` fixture, shared with
-``test_smoke_profile.py``; ``full-smoke`` with the real-data chapters 01, 11 and 12 when the
+``test_smoke_profile.py``; ``full-smoke`` with the real-data chapters 01, 11, 12 and 15 when the
 data files are at hand):
 
 * every ``prose.csv`` the build wrote passes :func:`racer_lib.chapter.check_prose` (each number
@@ -38,7 +38,7 @@ CONVERTED = [
     "13_motivation_and_benchmarks",
     "14_reproduction_report",
 ]
-REAL_DATA = ["01_judging", "11_llmbar_judges", "12_llmbar_routing"]
+REAL_DATA = ["01_judging", "11_llmbar_judges", "12_llmbar_routing", "15_llmbar_shift"]
 
 #: Numbers the Markdown of a chapter may state, and why. Section numbers of the paper ("5.2"),
 #: chapter numbers ("02") and model sizes ("4B") count as numbers here.
@@ -54,8 +54,9 @@ ALLOWED = {
     "04_training_dynamics": {"1", "1.0", "4", "64", "128", "256"},
     # Fig. 4, the 40k mixture, the 4-layer MLP, Fig. 2
     "05_budget_frontier": {"2", "4", "40"},
-    # §5.2, Table 1, Fig. 3, the split 80/10/10, batch 64, appendix B.3
-    "06_robustness_ablation": {"1", "3", "5.2", "10", "64", "80"},
+    # §5.2, Table 1, Fig. 3, the split 80/10/10, batch 64, appendix B.3; the matched-spend
+    # control's 95 % intervals
+    "06_robustness_ablation": {"1", "3", "5.2", "10", "64", "80", "95 %"},
     # §5.4, Theorem 4.1, β = 0, the test split's share 10 %, the 4-layer MLP
     "07_beta_sensitivity": {"0", "4", "4.1", "5.4", "10 %"},
     # APGR's definition (0 at All-Instruct, 1 at All-Reasoning, Random's 0.5), CPT(50%), the
@@ -121,6 +122,8 @@ ALLOWED = {
         "600",
         "1152",
     },
+    # Eq. (1), Eq. (2), §3 and Fig. 3 of the paper; the rule's 95 % intervals and its 1 point
+    "15_llmbar_shift": {"1", "2", "3", "95 %"},
 }
 
 NUMBER = re.compile(r"(?<![\w.\-])\d+(?:,\d{3})*(?:\.\d+)?(?:\s?%)?")

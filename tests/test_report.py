@@ -206,6 +206,48 @@ def test_several_rows_of_one_finding_take_the_weakest_status(tmp_path):
     assert row["status"] == claims.NOT_REPRODUCED
 
 
+def test_the_matched_spend_claims_read_the_control_findings(tmp_path):
+    """Chapters 06 and 15 write racer_lib.shift.control_findings; each claim reads its rows
+    (06: the costlier shift's only), every row must hold."""
+    from racer_lib import shift
+
+    def comparison(holds):
+        return pd.DataFrame(
+            {
+                "scenario": ["(a) cheaper shift", "(b) costlier shift", "(b) costlier shift"],
+                "method": ["RACER-C τ=1", "RACER-C τ=1", "RACER-R τ=1"],
+                "runs": 10,
+                **{f"{w}_{k}": 0.1 for w in ("robust", "control") for k in ("lo", "hi")},
+                "robust_violations": 1,
+                "control_violations": 6,
+                "only_robust": 0,
+                "only_control": 5,
+                "violations_p": 1 / 32,
+                "spend_share": 0.4,
+                "accuracy_difference": 0.0,
+                "difference_lo": -0.5,
+                "difference_hi": 0.5,
+                "equal_accuracy": True,
+                "holds": holds,
+            }
+        )
+
+    found = {c.chapter: c for c in report.CLAIMS if "matched-spend control" in c.claim}
+    assert set(found) == {"06_robustness_ablation", "15_llmbar_shift"}
+    for stem, prov, label in (
+        ("06_robustness_ablation", "simulated", ("scenario", "method")),
+        ("15_llmbar_shift", "release", ("method",)),
+    ):
+        table = shift.control_findings(comparison([False, True, True]), prov, label)
+        _write(tmp_path, stem, "control_findings.csv", table.assign(provenance=prov))
+        row = _one(found[stem], tmp_path, chapters=(stem,))
+        if stem == "06_robustness_ablation":  # the cheaper shift's failing row is not read
+            assert row["status"] == claims.REPRODUCED, row
+            assert "cheaper" not in row["build_value"]
+        else:
+            assert row["status"] == claims.NOT_REPRODUCED, row
+
+
 def test_a_bound_checks_every_column(tmp_path):
     _write(tmp_path, STEM, "t.csv", {"gap": [1e-9, 3e-7], "ok": [True, False]})
     tight = report.Bound("t.csv", ("gap",), agg="max", op="<", threshold=1e-6)
@@ -226,30 +268,57 @@ def test_status_counts_list_every_status():
     assert counts[claims.REPRODUCED] == 2 and counts.sum() == 2
 
 
+def test_the_page_shows_each_status_in_full_with_its_chapter_linked():
+    long = "RACER beats Random at every budget, " * 8  # longer than pandas' 50 characters
+    table = pd.DataFrame(
+        {
+            "artifact": ["Fig. 4", "Table 6"],
+            "claim": [long, "case studies"],
+            "build_value": ["+2.0 pts", np.nan],
+            "status": [claims.REPRODUCED, claims.NOT_REPRODUCIBLE],
+            "reason": [np.nan, "qualitative"],
+            "rule": ["difference", "finding"],
+            "provenance": ["simulated", np.nan],
+            "chapter": ["05_budget_frontier", "13_motivation"],
+            "link": ["05_budget_frontier.html", "13_motivation.html"],
+            "csv": ["05_budget_frontier/x.csv", np.nan],
+        }
+    )
+    (status, provenance, view), (other, none, why) = report.claims_views(table)
+    assert (status, provenance, other, none) == (
+        claims.REPRODUCED,
+        "simulated",
+        claims.NOT_REPRODUCIBLE,
+        None,
+    )
+    assert list(view.columns) == ["artifact", "claim", "this build", "chapter"]
+    assert view.loc[0, "claim"] == long
+    assert list(why.columns) == ["artifact", "claim", "why", "chapter"]
+    released = report.claims_views(pd.concat([table, table.assign(provenance="release")]))
+    assert [(s, p, len(v)) for s, p, v in released] == [
+        (claims.REPRODUCED, "simulated", 1),
+        (claims.REPRODUCED, "release", 1),
+        (claims.NOT_REPRODUCIBLE, None, 1),
+        (claims.NOT_REPRODUCIBLE, "release", 1),
+    ]
+    shown = "<tr><td>05_budget_frontier</td><td>13_motivation</td></tr>"
+    page = report.linked(shown, table, ["05_budget_frontier"])
+    assert '<td><a href="05_budget_frontier.html">05_budget_frontier</a></td>' in page
+    assert "<td>13_motivation</td>" in page  # did not run: plain text
+    assert '<th style="min-width: 16em">claim</th>' in report.linked("<th>claim</th>", table, [])
+
+
 # --------------------------------------------------------------------------- the registry
 
 
-#: Each figure and table of the paper (its first LaTeX label, sub-figures aside) and how the
-#: report names it; the two prompt tables (tab:prompts) state no claim.
-ARTIFACTS = {
-    "fig:motivation": "Fig. 1",
-    "fig:empirical": "Fig. 2",
-    "table:data_statistics": "Table 1",
-    "fig:exp-demo": "Fig. 3",
-    "fig:experiments": "Fig. 4",
-    "tab:routing_results": "Table 2",
-    "tab:beta_sensitivity": "Table 3",
-    "tab:benchmark": "tab:benchmark",
-    "fig:training_curve": "Fig. 5",
-    "tab:emp_cases_merged": "tab:emp_cases_merged",
-    "tab:deepseek-results": "Table 4",
-    "tab:self_routing": "Table 5",
-}
+#: Each figure and table of the paper (paper.ARTIFACTS, numbered as the compiled paper; the
+#: prompt tables state no claim) must be named by a claim of the report.
+ARTIFACTS = {k: v for k, v in paper.ARTIFACTS.items() if k != "tab:prompts"}
 PAPER = ROOT.parent / "shared" / "paper" / "racer_paper.tex"
 
 
 def test_the_registry_has_a_row_for_every_figure_and_table():
-    assert 25 <= len(report.CLAIMS) <= 40
+    assert 25 <= len(report.CLAIMS) <= 42
     stems = {p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md")}
     assert {c.chapter for c in report.CLAIMS} <= stems
     for name in ARTIFACTS.values():

@@ -221,7 +221,10 @@ def _csv(smoke, stem, name):
     "stem, figures",
     [
         (DYNAMICS, ["training_curves.png"]),
-        (FRONTIER, ["fig4_accuracy_vs_cost.png"]),
+        (
+            FRONTIER,
+            [f"fig4_accuracy_vs_cost_{j}.png" for j in ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")],
+        ),
         (ABLATION, ["fig3_reward_vs_cost_under_shift.png"]),
         (BETA, ["beta_sensitivity.png"]),
     ],
@@ -233,7 +236,8 @@ def test_routing_chapters_are_in_the_book_with_their_figures(smoke, stem, figure
         png = (results / name).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     chapter = (Path(result.html_index).parent / "notebooks" / f"{stem}.html").read_text()
-    assert chapter.count("<img") >= len(figures)
+    assert chapter.count('<figure class="racer-figure"') >= len(figures)
+    assert chapter.count("<figcaption>") >= len(figures)
     assert "simulated" in chapter.lower()
 
 

@@ -282,7 +282,8 @@ def cases_html(cases: pd.DataFrame, reasoning: str = "Reasoning judge (prompted)
         for _, row in cases.iterrows()
     )
     return (
-        f"<table><tr><th>Dataset (id)</th><th>Instruct judge</th><th>{reasoning}</th></tr>"
+        '<table class="racer-table-body"><tr><th>Dataset (id)</th><th>Instruct judge</th>'
+        f"<th>{reasoning}</th></tr>"
         f"{rows}</table>"
     )
 
@@ -297,7 +298,7 @@ def tokens_parse_accuracy_figure(
     """Left: generated tokens per pair and mode against ``max_tokens``. Right: each mode's parse
     rate (:func:`parse_rates`) and accuracy (:func:`racer_lib.evaluate.mode_summary`)."""
     fig, (ax_tok, ax_rate) = plt.subplots(
-        1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [1.6, 1]}
+        1, 2, figsize=(8.2, 3.6), gridspec_kw={"width_ratios": [1.6, 1]}
     )
     x, width = np.arange(len(records)), 0.38
     for k, mode in enumerate(MODES):
@@ -309,14 +310,14 @@ def tokens_parse_accuracy_figure(
             label=mode,
         )
     ax_tok.axhline(max_tokens, color="black", lw=0.8, ls="--")
-    ax_tok.text(len(records) - 0.5, max_tokens, "max_tokens", ha="right", va="bottom", fontsize=8)
+    ax_tok.text(len(records) - 0.5, max_tokens, "max_tokens", ha="right", va="bottom", fontsize=9)
     ax_tok.set_xticks(
         x,
         [
             f"{d}\n{i.split('/')[-1][:8]}"
             for d, i in zip(records["domain"], records["id"], strict=True)
         ],
-        fontsize=8,
+        fontsize=9,
     )
     ax_tok.set(
         ylabel="generated tokens", title="Tokens per pair and mode", ylim=(0, max_tokens * 1.15)
@@ -334,7 +335,7 @@ def tokens_parse_accuracy_figure(
             color=MODE_COLORS[mode],
             label=mode,
         )
-        ax_rate.bar_label(bars, labels=[f"{v:.0f}%" for v in values], fontsize=8, padding=2)
+        ax_rate.bar_label(bars, labels=[f"{v:.0f}%" for v in values], fontsize=9, padding=2)
     ax_rate.set_xticks(np.arange(len(metrics)), list(metrics))
     ax_rate.set(
         ylim=(0, 112),

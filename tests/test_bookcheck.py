@@ -1,0 +1,151 @@
+"""The browser check of the built book (racer_lib.bookcheck, `make book-check`): it must pass a
+clean page, fail a wide table, an uncaptioned image and a console error (each on its own
+page), and pass the smoke build's book. The browser tests need Debian's chromium and
+chromium-driver (.ci/run installs them); without them they skip."""
+
+import shutil
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pytest
+
+from racer_lib import bookcheck, page
+
+HAVE_BROWSER = bool(shutil.which("chromium") and shutil.which("chromedriver"))
+needs_browser = pytest.mark.skipif(
+    not HAVE_BROWSER, reason="Debian's chromium and chromium-driver are not installed"
+)
+
+LAYOUT = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title>
+<link rel="icon" href="data:,"><style>
+body {{ margin: 0; font-family: sans-serif; }}
+main {{ width: 1000px; margin: 0 auto; }}
+article.bd-article {{ width: 700px; }}
+img {{ max-width: 100%; height: auto; }}
+</style></head><body><main><article class="bd-article">{body}</article></main></body></html>
+"""
+
+
+def _png(path, width_in=4.0, fontsize=10.0):
+    fig, ax = plt.subplots(figsize=(width_in, 2.0))
+    ax.plot([0, 1], [0, 1])
+    ax.set_title("a title", fontsize=fontsize)
+    ax.tick_params(labelsize=fontsize)
+    fig.savefig(path, dpi=100)
+    return fig
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A small built "book": one clean page and one page per fault."""
+    root = tmp_path_factory.mktemp("html")
+    _png(root / "plot.png")
+    plt.rcParams["savefig.dpi"] = 100
+    fig = _png(root / "tiny.png", width_in=16.0, fontsize=9.0)  # 1536 CSS px shown in 700
+    tiny = page.figure_html(fig, root / "tiny.png", "1.1", "A figure.", "A line.", "simulated")
+    plt.close("all")
+    pages = {
+        "index.html": '<p>A clean page with a <a href="other.html#there">link</a>.</p>'
+        '<figure><img src="plot.png" alt="A rising line."><figcaption>Figure 1. A line.'
+        "</figcaption></figure>",
+        "other.html": '<h2 id="there">There</h2><table><tr><td>1</td><td>2</td></tr></table>',
+        "wide.html": "<table><tr>"
+        + "".join(f"<td>column_{i}</td>" for i in range(80))
+        + "</tr></table>",
+        "nocaption.html": '<p><img src="plot.png" alt="plot.png"></p>',
+        "console.html": "<p>fine text</p><script>throw new Error('deliberate failure');</script>",
+        "broken.html": '<p><a href="missing.html">gone</a> <a href="other.html#nowhere">x</a></p>',
+        "leftovers.html": f"<p>wrote {root}/results/x.csv and the cost $\\frac{{1}}{{2}}$ "
+        "is raw TeX.</p>",
+        "external.html": '<script src="https://cdn.example.org/lib.js"></script><p>x</p>',
+        "smallfont.html": tiny,
+    }
+    for name, body in pages.items():
+        (root / name).write_text(LAYOUT.format(title=name, body=body))
+    return root
+
+
+def test_pages_lists_html_outside_assets(tmp_path):
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "x.html").write_text("x")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.html").write_text("a")
+    with pytest.raises(bookcheck.InputError, match="index.html is missing"):
+        bookcheck.pages(tmp_path)
+    (tmp_path / "index.html").write_text("i")
+    assert bookcheck.pages(tmp_path) == ["index.html", "sub/a.html"]
+
+
+def test_machine_paths_finds_paths_of_this_machine_not_urls(tmp_path):
+    root = str(tmp_path)
+    text = f"wrote {root}/results/a.csv; see https://example.org/usr/share and results/x.csv"
+    found = bookcheck.machine_paths(text, [root])
+    assert root in found
+    assert not any("example.org" in f for f in found)
+    assert bookcheck.machine_paths("relative/path and 1/2 of it", []) == []
+    assert bookcheck.machine_paths("read /usr/share/dict/words", []) == ["/usr/share/dict/words"]
+
+
+def test_broken_links_checks_files_and_anchors(tmp_path):
+    (tmp_path / "a.html").write_text('<h1 id="top">x</h1>')
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "index.html").write_text("x")
+    hrefs = ["a.html#top", "a.html#gone", "nope.html", "d/", "https://x.org/y", "#top"]
+    broken = bookcheck.broken_links("a.html", hrefs, tmp_path, {})
+    assert broken == ["a.html#gone (no anchor #gone)", "nope.html (no file nope.html)"]
+
+
+def test_tex_pattern_finds_raw_tex_only():
+    assert bookcheck.TEX_PATTERN.search("the cost $\\frac{1}{2}$ here")
+    assert bookcheck.TEX_PATTERN.search("with \\tau_C = 1")
+    assert not bookcheck.TEX_PATTERN.search("costs $5 and $10 each")
+    assert not bookcheck.TEX_PATTERN.search("plain text, C = 4, τ = 1")
+
+
+def test_displayed_font_shrinks_with_the_figure():
+    assert page.displayed_font(10, 800, 1000) == 10  # never upscaled
+    assert page.displayed_font(10, 2000, 1000) == 5
+
+
+@needs_browser
+def test_check_flags_each_fault_and_passes_the_clean_page(site, tmp_path):
+    results = {r.page: r for r in bookcheck.check_book(site, screenshots=tmp_path, progress=False)}
+    kinds = {name: {p.kind for p in r.problems} for name, r in results.items()}
+    assert kinds["index.html"] == set(), results["index.html"].problems
+    assert kinds["other.html"] == set(), results["other.html"].problems
+    assert kinds["wide.html"] == {"wide"}
+    assert "px wider than the column" in results["wide.html"].problems[0].detail
+    nocaption = [p.detail for p in results["nocaption.html"].problems]
+    assert any("has no caption" in d for d in nocaption)
+    assert any("is not a description" in d for d in nocaption)
+    console = results["console.html"].problems
+    assert [p.kind for p in console] == ["console"]
+    assert "deliberate failure" in console[0].detail
+    links = sorted(p.detail for p in results["broken.html"].problems)
+    assert links == [
+        "missing.html (no file missing.html)",
+        "other.html#nowhere (no anchor #nowhere)",
+    ]
+    assert kinds["leftovers.html"] == {"path", "tex"}
+    assert "external" in kinds["external.html"]
+    font = [p for p in results["smallfont.html"].problems if p.kind == "font"]
+    assert len(font) == 1, results["smallfont.html"].problems
+    shown_pt = float(font[0].detail.split("shown at ")[1].split(" pt")[0])
+    assert 3.0 < shown_pt < 5.0  # 9 pt text of a 16 in figure squeezed into 700 px
+    assert (tmp_path / "wide.png").stat().st_size > 0  # a screenshot per page
+    summary = bookcheck.summary(list(results.values()))
+    assert f"{len(results)} pages checked at 1280 px" in summary
+
+
+@needs_browser
+@pytest.mark.slow
+def test_smoke_book_passes_the_browser_check(smoke, tmp_path):
+    result, _ = smoke
+    html = result.html_index.parent
+    results = bookcheck.check_book(html, screenshots=tmp_path / "shots", progress=False)
+    print(bookcheck.summary(results))
+    problems = [str(p) for r in results for p in r.problems]
+    assert not problems, "\n".join(problems[:40])
+    assert len(results) >= 10
