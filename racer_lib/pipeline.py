@@ -1093,15 +1093,25 @@ def _stage_book(profile: Profile, layout: Layout) -> Path:
         layout.book_src, staging, ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints")
     )
     (staging / "notebooks").mkdir(exist_ok=True)
+    # results and build folders elsewhere (--results-dir, --build-dir) read as the defaults
+    folders = {layout.results: f"results/{profile.name}", layout.build: f"build/{profile.name}"}
     for stem in profile.notebooks:  # the reader's copy: no parameter cells, relative paths
         staging_mod.write_reader_copy(
-            layout.executed_notebook(stem), staging / "notebooks" / f"{stem}.ipynb", layout.root
+            layout.executed_notebook(stem),
+            staging / "notebooks" / f"{stem}.ipynb",
+            layout.root,
+            folders,
         )
     toc = _filter_toc(_read_toc(layout), set(profile.notebooks))
     (staging / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
     statement = intro_statement(profile.name, chapter_kinds(profile, layout))
     (staging / INTRO_INCLUDE).write_text(statement, encoding="utf-8")
-    citation = cite.citation_page(layout.root / "CITATION.cff", cite.build_commit(layout.root))
+    cff = layout.root / "CITATION.cff"
+    citation = (
+        cite.citation_page(cff, cite.build_commit(layout.root))
+        if cff.is_file()
+        else "This checkout has no `CITATION.cff`, so there is nothing to cite from yet.\n"
+    )
     (staging / CITATION_INCLUDE).write_text(citation, encoding="utf-8")
     rerun = staging / "rerun.md"
     if rerun.is_file():

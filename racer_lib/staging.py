@@ -63,14 +63,18 @@ def _literal(text: str) -> Any:
         return text
 
 
-def _shown(value: Any, root: Path | None) -> str:
+def _shown(value: Any, root: Path | None, folders: dict[str, str] | None = None) -> str:
     if isinstance(value, str):
-        return json.dumps(relative_paths(value, root))
+        return json.dumps(relative_paths(value, root, folders))
     return json.dumps(value)
 
 
 def parameters_table(
-    source: str, used: dict[str, Any], root: Path | None = None, profile: str = ""
+    source: str,
+    used: dict[str, Any],
+    root: Path | None = None,
+    profile: str = "",
+    folders: dict[str, str] | None = None,
 ) -> str:
     """Markdown (an HTML table) listing every parameter with the value this run used."""
     rows = []
@@ -78,10 +82,10 @@ def parameters_table(
         default = _literal(info["default"])
         value = used.get(name, default)
         changed = name in used and value != default and name not in ("profile", "results_dir")
-        note = f" (notebook default {_shown(default, root)})" if changed else ""
+        note = f" (notebook default {_shown(default, root, folders)})" if changed else ""
         rows.append(
             f"<tr><td><code>{html.escape(name)}</code></td>"
-            f"<td><code>{html.escape(_shown(value, root))}</code>{html.escape(note)}</td>"
+            f"<td><code>{html.escape(_shown(value, root, folders))}</code>{html.escape(note)}</td>"
             f"<td>{html.escape(info['comment'])}</td></tr>"
         )
     run = f" (profile <code>{html.escape(profile)}</code>)" if profile else ""
@@ -93,12 +97,15 @@ def parameters_table(
     )
 
 
-def shown_folders(root: Path | None) -> list[tuple[str, str]]:
-    """``(absolute folder, as shown)`` pairs, longest first: the data mirror and caches named
-    by their environment variables, the repository as relative paths, the home folder as ``~``."""
+def shown_folders(
+    root: Path | None, folders: dict[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """``(absolute folder, as shown)`` pairs, longest first: ``folders`` (e.g. a results folder
+    outside the repository, shown as ``results``), the data mirror and caches named by their
+    environment variables, the repository as relative paths, the home folder as ``~``."""
     from .data import ENV_CACHE_DIR, ENV_DATA_DIR
 
-    pairs = []
+    pairs = [(str(Path(a).resolve()), shown) for a, shown in (folders or {}).items()]
     for env in (ENV_DATA_DIR, ENV_CACHE_DIR):
         if os.environ.get(env):
             pairs.append((str(Path(os.environ[env]).resolve()), f"${env}"))
@@ -109,10 +116,10 @@ def shown_folders(root: Path | None) -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda p: -len(p[0]))
 
 
-def relative_paths(text: str, root: Path | None) -> str:
+def relative_paths(text: str, root: Path | None, folders: dict[str, str] | None = None) -> str:
     """``text`` with absolute paths of the build machine made relative (:func:`shown_folders`):
     ``<repo>/results/x.csv`` -> ``results/x.csv``, the mirror -> ``$RACER_DATA_DIR``."""
-    for folder, shown in shown_folders(root):
+    for folder, shown in shown_folders(root, folders):
         text = text.replace(folder + os.sep, "" if shown == "." else shown + os.sep)
         text = re.sub(re.escape(folder) + r"(?![\w.-])", shown.replace("\\", "\\\\"), text)
     return text
@@ -129,28 +136,31 @@ def without_progress(text: str) -> str:
     return "\n".join(kept)
 
 
-def _clean_output(output: dict, root: Path | None) -> dict | None:
+def _clean_output(output: dict, root: Path | None, folders: dict[str, str] | None) -> dict | None:
     if output.get("output_type") == "stream":
         text = output.get("text", "")
         text = "".join(text) if isinstance(text, list) else text
-        text = relative_paths(without_progress(text), root)
+        text = relative_paths(without_progress(text), root, folders)
         if not text.strip():
             return None
         output["text"] = text
     elif output.get("output_type") == "error":
-        output["traceback"] = [relative_paths(t, root) for t in output.get("traceback", [])]
+        output["traceback"] = [
+            relative_paths(t, root, folders) for t in output.get("traceback", [])
+        ]
     for mime in _TEXT_MIMES:
         data = output.get("data", {})
         if mime in data:
             value = data[mime]
             value = "".join(value) if isinstance(value, list) else value
-            data[mime] = relative_paths(value, root)
+            data[mime] = relative_paths(value, root, folders)
     return output
 
 
-def reader_copy(nb: Any, root: Path | None = None) -> Any:
+def reader_copy(nb: Any, root: Path | None = None, folders: dict[str, str] | None = None) -> Any:
     """The notebook the book shows (see the module docstring); ``nb`` is an nbformat node,
-    changed in place and returned."""
+    changed in place and returned. ``folders``: other absolute folders and how to show them
+    (a results or build folder outside the repository)."""
     import nbformat
 
     used = dict(nb.metadata.get("papermill", {}).get("parameters", {}) or {})
@@ -159,7 +169,8 @@ def reader_copy(nb: Any, root: Path | None = None) -> Any:
         tags = cell.metadata.get("tags", [])
         if cell.cell_type == "code":
             if PARAMETERS_TAG in tags:
-                table = parameters_table(cell.source, used, root, str(used.get("profile", "")))
+                profile = str(used.get("profile", ""))
+                table = parameters_table(cell.source, used, root, profile, folders)
                 cell.metadata["tags"] = [*tags, REMOVE_TAG]
                 cells.append(cell)
                 cells.append(nbformat.v4.new_markdown_cell(table))
@@ -168,17 +179,22 @@ def reader_copy(nb: Any, root: Path | None = None) -> Any:
                 cell.metadata["tags"] = [*tags, REMOVE_TAG]
                 cell.outputs = []
             cell.outputs = [
-                o for o in (_clean_output(o, root) for o in cell.get("outputs", [])) if o
+                o for o in (_clean_output(o, root, folders) for o in cell.get("outputs", [])) if o
             ]
         cells.append(cell)
     nb.cells = cells
     return nb
 
 
-def write_reader_copy(executed: str | os.PathLike, dest: str | os.PathLike, root: Path) -> Path:
+def write_reader_copy(
+    executed: str | os.PathLike,
+    dest: str | os.PathLike,
+    root: Path,
+    folders: dict[str, str] | None = None,
+) -> Path:
     """Read an executed notebook, write its reader's copy to ``dest``."""
     import nbformat
 
     nb = nbformat.read(executed, as_version=4)
-    nbformat.write(reader_copy(nb, root), dest)
+    nbformat.write(reader_copy(nb, root, folders), dest)
     return Path(dest)

@@ -197,3 +197,16 @@ def test_citation_page_gives_bibtex_for_the_paper_and_the_companion(tmp_path):
     bad.write_text("- a list\n")
     with pytest.raises(cite.InputError, match="bad.cff: not a citation file"):
         cite.citation_page(bad)
+
+
+def test_reader_copy_shows_outside_results_folders_as_the_defaults(tmp_path, monkeypatch):
+    monkeypatch.delenv("RACER_DATA_DIR", raising=False)
+    root, elsewhere = tmp_path / "repo", tmp_path / "scratch" / "results" / "smoke"
+    nb = _executed(root)
+    nb.cells[-1].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text=f"wrote {elsewhere}/05_x/a.csv\n")
+    ]
+    nb.metadata["papermill"]["parameters"]["results_dir"] = f"{elsewhere}/05_x"
+    out = staging.reader_copy(nb, root, {elsewhere: "results/smoke"})
+    assert out.cells[-1].outputs[0]["text"] == "wrote results/smoke/05_x/a.csv\n"
+    assert str(tmp_path) not in out.cells[2].source

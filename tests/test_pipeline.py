@@ -39,6 +39,9 @@ def make_repo(dest: Path) -> Path:
     """Copy the fake repository to ``dest`` with the real book config and an adjusted toc."""
     shutil.copytree(FIXTURE, dest)
     shutil.copy(REPO / "book" / "_config.yml", dest / "book" / "_config.yml")
+    for folder in ("_ext", "_static"):  # the local extension and the assets the config names
+        shutil.copytree(REPO / "book" / folder, dest / "book" / folder)
+    shutil.copy(REPO / "book" / "cite.md", dest / "book" / "cite.md")
     toc = yaml.safe_load((REPO / "book" / "_toc.yml").read_text())
     notebook_parts = [
         part
