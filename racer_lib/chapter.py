@@ -152,9 +152,7 @@ def show_html(table: str, caption: str, provenance: str | None = None, verbatim:
     marks) as :func:`show` displays a DataFrame: numbered, captioned, with its provenance."""
     from IPython.display import HTML
 
-    kind = "racer-table racer-verbatim" if verbatim else "racer-table"
-    head = page.caption_html(_next_number("table"), caption, provenance)
-    return HTML(f'<div class="{kind}">{head}</p>{table}</div>')
+    return HTML(page.wrap_table(table, _next_number("table"), caption, provenance, verbatim))
 
 
 class Prose:

@@ -18,7 +18,6 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -908,7 +907,7 @@ def _add_book_check(subparsers: argparse._SubParsersAction) -> None:
         "--screenshots",
         type=Path,
         default=Path("build/screenshots"),
-        help="folder for one full-page PNG per page (replaced)",
+        help="folder for one full-page PNG per page (its earlier PNGs are replaced)",
     )
     parser.set_defaults(handler=_book_check)
 
@@ -916,8 +915,8 @@ def _add_book_check(subparsers: argparse._SubParsersAction) -> None:
 def _book_check(args: argparse.Namespace) -> int:
     from . import bookcheck
 
-    if args.screenshots.exists():
-        shutil.rmtree(args.screenshots)
+    for old in args.screenshots.glob("*.png"):  # an earlier check's pages; nothing else
+        old.unlink()
     results = bookcheck.check_book(args.html, screenshots=args.screenshots)
     print(bookcheck.summary(results))
     print(f"pages: {', '.join(r.page for r in results)}")

@@ -210,3 +210,19 @@ def test_reader_copy_shows_outside_results_folders_as_the_defaults(tmp_path, mon
     out = staging.reader_copy(nb, root, {elsewhere: "results/smoke"})
     assert out.cells[-1].outputs[0]["text"] == "wrote results/smoke/05_x/a.csv\n"
     assert str(tmp_path) not in out.cells[2].source
+
+
+def test_every_provenance_kind_has_a_stamp_and_a_caption_line():
+    from racer_lib import plots
+
+    assert set(plots.STAMPS) == set(plots.CAPTION_LINES)
+    for kind, line in plots.CAPTION_LINES.items():
+        assert page.provenance_line(kind) == line
+
+
+def test_show_html_numbers_and_captions_a_rendered_table(tmp_path):
+    chapter.setup(tmp_path / "01_judging")
+    html = chapter.show_html("<table><tr><td>$x$</td></tr></table>", "Quoted.", "generated", True)
+    assert html.data.startswith('<div class="racer-table racer-verbatim">')
+    assert "Table 1.1." in html.data and "Real judge outputs" in html.data
+    assert html.data.endswith("<table><tr><td>$x$</td></tr></table></div>")

@@ -149,3 +149,18 @@ def test_smoke_book_passes_the_browser_check(smoke, tmp_path):
     problems = [str(p) for r in results for p in r.problems]
     assert not problems, "\n".join(problems[:40])
     assert len(results) >= 10
+
+
+@needs_browser
+def test_cli_check_exits_1_and_replaces_only_its_screenshots(site, tmp_path, capsys):
+    from racer_lib import cli
+
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    (shots / "keep.txt").write_text("mine")
+    (shots / "stale.png").write_bytes(b"old")
+    assert cli.main(["book-check", "--html", str(site), "--screenshots", str(shots)]) == 1
+    out = capsys.readouterr().out
+    assert "pages checked at 1280 px" in out and "wide.html: [wide]" in out
+    assert (shots / "keep.txt").read_text() == "mine" and not (shots / "stale.png").exists()
+    assert (shots / "index.png").stat().st_size > 0
