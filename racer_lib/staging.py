@@ -6,7 +6,8 @@ executed file itself untouched:
 - the ``parameters`` cell and papermill's ``injected-parameters`` cell are removed from the
   page, and the values the run used are shown once, as a small table (:func:`parameters_table`)
   with the notebook's default where the run changed it and the parameter's comment;
-- absolute paths of the build machine in outputs become relative to the repository (or ``~``);
+- absolute paths of the build machine in outputs and Markdown (a generated page names the
+  download cache) become relative to the repository (or ``~``);
 - progress bars (tqdm's ``\\r``-redrawn lines) are dropped from the outputs.
 """
 
@@ -181,6 +182,8 @@ def reader_copy(nb: Any, root: Path | None = None, folders: dict[str, str] | Non
             cell.outputs = [
                 o for o in (_clean_output(o, root, folders) for o in cell.get("outputs", [])) if o
             ]
+        elif cell.cell_type == "markdown":  # e.g. the page of a chapter that could not run
+            cell.source = relative_paths(cell.source, root, folders)
         cells.append(cell)
     nb.cells = cells
     return nb

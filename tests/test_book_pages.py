@@ -4,6 +4,7 @@ racer_lib.chapter.show / save_figure)."""
 
 import base64
 import os
+from pathlib import Path
 
 import matplotlib
 
@@ -72,6 +73,10 @@ def test_reader_copy_drops_progress_and_makes_paths_relative(tmp_path, monkeypat
     assert [o.get("name") for o in outputs] == ["stdout", None]  # the progress bar is gone
     assert outputs[0]["text"] == "wrote results/a.csv\n"
     assert outputs[1]["data"]["text/html"] == "<p>results</p>"
+    nb = _executed(root)
+    nb.cells[0].source = f"Not run: the files are not in the cache {Path.home()}/.cache/racer"
+    shown = staging.reader_copy(nb, root).cells[0].source
+    assert shown == "Not run: the files are not in the cache ~/.cache/racer"
 
 
 def test_relative_paths_names_the_mirror_by_its_variable(tmp_path, monkeypatch):
