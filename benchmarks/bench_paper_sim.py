@@ -1,4 +1,4 @@
-"""Chapter 05 of the ``paper-sim`` profile for one judge and one budget, end to end, and the
+"""Chapter 07 of the ``paper-sim`` profile for one judge and one budget, end to end, and the
 projected time of the whole profile on this machine.
 
 1. The chapter runs through papermill with the profile's parameters (40,000 simulated pairs,
@@ -13,11 +13,12 @@ The projection multiplies out: the chapter at the profile's 60 epochs is the mea
 the remaining epochs' policy-epochs; the whole profile is, for every chapter of ``paper-sim``
 that trains routers, its routers (grid sizes from the profile's parameters, as the chapters
 build them) times its epochs, each policy-epoch scaled by the chapter's training pairs and by
-the multiply-adds of its router at its embedding dimension. Routers that chapter 08 loads from
-chapter 05 (racer_lib.store) count once. Chapter 05's work besides training counts per judge;
+the multiply-adds of its router at its embedding dimension. Routers that chapter 10 loads from
+chapter 07 (racer_lib.routing.store) count once. Chapter 07's work besides training counts per
+judge;
 other chapters' work besides training (e.g. 03's cvxpy solves at n = 40,000) is not projected.
 
-Writes ``results/bench/paper_sim_05.json`` and the re-running page's paragraph,
+Writes ``results/bench/paper_sim_07.json`` and the re-running page's paragraph,
 ``book/_paper_sim_time.md`` (included by ``book/rerun.md``). About ten minutes on two cores.
 """
 
@@ -30,11 +31,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from racer_lib import experiments, pipeline, simulate
-from racer_lib.policy import ARCHS
+from racer_lib.book import profiles, scheduling
+from racer_lib.paper import experiments
+from racer_lib.paper.chapters import robustness_ablation
+from racer_lib.records import simulate
+from racer_lib.routing.policy import ARCHS
 
 ROOT = Path(__file__).resolve().parent.parent
-STEM = "05_budget_frontier"
+STEM = "07_budget_frontier"
 PROFILE = "paper-sim"
 JUDGE, BUDGET = "qwen3-4b", 3.0
 EPOCHS = int(os.environ.get("RACER_BENCH_PAPER_EPOCHS", "2"))  # of the end-to-end run
@@ -44,12 +48,12 @@ TRAIN_SHARE = simulate.SPLIT_SHARES["train"]
 
 
 def _run(epochs: int, work: Path) -> tuple[float, int]:
-    """Chapter 05 at ``epochs`` for one judge and one budget; (seconds, peak kernel RSS)."""
+    """Chapter 07 at ``epochs`` for one judge and one budget; (seconds, peak kernel RSS)."""
     import jupytext
     import nbformat
     import papermill
 
-    profile = pipeline.load_profile(PROFILE, ROOT)
+    profile = profiles.load_profile(PROFILE, ROOT)
     out = work / f"e{epochs}"
     out.mkdir(parents=True)
     params = {
@@ -62,11 +66,11 @@ def _run(epochs: int, work: Path) -> tuple[float, int]:
     }
     ipynb = work / f"{STEM}.ipynb"
     nbformat.write(jupytext.read(ROOT / "notebooks" / f"{STEM}.md"), ipynb)
-    env = pipeline.kernel_environment(1, work / "policies")  # one notebook: every core
+    env = scheduling.kernel_environment(1, work / "policies")  # one notebook: every core
     os.environ.update(env)
     start = time.perf_counter()
     papermill.execute_notebook(
-        ipynb, out / "executed.ipynb", parameters=params, kernel_name=pipeline.KERNEL_NAME,
+        ipynb, out / "executed.ipynb", parameters=params, kernel_name=scheduling.KERNEL_NAME,
         language="python", cwd=ROOT, progress_bar=False,
     )  # fmt: skip
     seconds = time.perf_counter() - start
@@ -80,7 +84,7 @@ def _macs(dim: int, arch: str = "mlp") -> int:
     return sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
 
 
-def workload(profile: pipeline.Profile) -> list[dict]:
+def workload(profile: profiles.Profile) -> list[dict]:
     """Per training chapter of ``profile``: routers, epochs, training pairs, dimension."""
     nb = profile.notebooks
     rows = []
@@ -94,42 +98,42 @@ def workload(profile: pipeline.Profile) -> list[dict]:
     def mix(p):  # training pairs of the 40k mixture at the chapter's scale
         return round(MIX_TRAIN * p["scale"] * TRAIN_SHARE)
 
-    if "04_training_dynamics" in nb:
-        p = nb["04_training_dynamics"]
-        add("04_training_dynamics", len(p["budgets"]) * p["n_seeds"], mix(p), p)
+    if "06_training_dynamics" in nb:
+        p = nb["06_training_dynamics"]
+        add("06_training_dynamics", len(p["budgets"]) * p["n_seeds"], mix(p), p)
     if STEM in nb:
         p = nb[STEM]
         add(STEM, len(p["judges"]) * len(p["budgets"]) * p["n_seeds"], mix(p), p)
-    if "06_robustness_ablation" in nb:
-        p = nb["06_robustness_ablation"]
-        _, configs = experiments.ablation_plan(
+    if "08_robustness_ablation" in nb:
+        p = nb["08_robustness_ablation"]
+        _, configs = robustness_ablation.ablation_plan(
             p["taus_r"], p["taus_c"], p["budget"], experiments.seeds(0, p["n_seeds"])
         )
         for subset in ("magpie_ultra", "wildguardmix"):  # the chapter's two shifts
             pairs = round(sum(simulate.RECIPES[subset].values()) * p["scale"] * TRAIN_SHARE)
-            add(f"06_robustness_ablation ({subset})", len(configs), pairs, p)
-    if "07_beta_sensitivity" in nb:
-        p = nb["07_beta_sensitivity"]
-        add("07_beta_sensitivity", len(p["betas"]) * len(p["budgets"]) * p["n_seeds"], mix(p), p)
-    if "08_advanced_baselines" in nb:
-        p, q = nb["08_advanced_baselines"], nb.get(STEM, {})
+            add(f"08_robustness_ablation ({subset})", len(configs), pairs, p)
+    if "09_beta_sensitivity" in nb:
+        p = nb["09_beta_sensitivity"]
+        add("09_beta_sensitivity", len(p["betas"]) * len(p["budgets"]) * p["n_seeds"], mix(p), p)
+    if "10_advanced_baselines" in nb:
+        p, q = nb["10_advanced_baselines"], nb.get(STEM, {})
         shared = (
             set(p["budgets"]) <= set(q.get("budgets", ()))
             and p["n_seeds"] <= q.get("n_seeds", 0)
             and all(p[k] == q.get(k) for k in ("scale", "dim", "epochs"))
         )
         routers = 0 if shared else len(p["judges"]) * len(p["budgets"]) * p["n_seeds"]
-        add("08_advanced_baselines", routers, mix(p), p)
-    if "10_llama_family" in nb:
-        p = nb["10_llama_family"]
-        add("10_llama_family", len(p["budgets"]) * p["n_seeds"], mix(p), p)
+        add("10_advanced_baselines", routers, mix(p), p)
+    if "12_llama_family" in nb:
+        p = nb["12_llama_family"]
+        add("12_llama_family", len(p["budgets"]) * p["n_seeds"], mix(p), p)
     return rows
 
 
-def _policy_epoch(profile: pipeline.Profile) -> float:
-    """Seconds of one policy-epoch: chapter 05's routers for one budget, one epoch, timed."""
-    from racer_lib import train
-    from racer_lib.sets import judge_set
+def _policy_epoch(profile: profiles.Profile) -> float:
+    """Seconds of one policy-epoch: chapter 07's routers for one budget, one epoch, timed."""
+    from racer_lib.records.sets import judge_set
+    from racer_lib.routing import train
 
     p = profile.notebooks[STEM]
     records, embeddings = judge_set(
@@ -147,14 +151,14 @@ def _policy_epoch(profile: pipeline.Profile) -> float:
 def run() -> dict:
     with tempfile.TemporaryDirectory(prefix="racer-paper-sim-") as tmp:
         seconds, peak = _run(EPOCHS, Path(tmp))
-    profile = pipeline.load_profile(PROFILE, ROOT)
+    profile = profiles.load_profile(PROFILE, ROOT)
     return summarise(seconds, peak, _policy_epoch(profile))
 
 
 def summarise(seconds: float, peak: int, policy_epoch_s: float) -> dict:
     """The result of :func:`run` from the chapter's wall time and peak memory and the time of
     one policy-epoch."""
-    profile = pipeline.load_profile(PROFILE, ROOT)
+    profile = profiles.load_profile(PROFILE, ROOT)
     p05 = profile.notebooks[STEM]
     policies = p05["n_seeds"]
     other_s = max(0.0, seconds - EPOCHS * policies * policy_epoch_s)
@@ -168,7 +172,7 @@ def summarise(seconds: float, peak: int, policy_epoch_s: float) -> dict:
     other_05_s = other_s * len(p05["judges"])
     one_run_s = seconds + (p05["epochs"] - EPOCHS) * policies * policy_epoch_s
     result = {
-        "name": "paper_sim_05",
+        "name": "paper_sim_07",
         "chapter": STEM,
         "judge": JUDGE,
         "budget": BUDGET,
@@ -186,10 +190,10 @@ def summarise(seconds: float, peak: int, policy_epoch_s: float) -> dict:
         "by_chapter": rows,
         "settings": {
             "profile": PROFILE,
-            "threads": pipeline.kernel_environment(1, Path("."))["OMP_NUM_THREADS"],
+            "threads": scheduling.kernel_environment(1, Path("."))["OMP_NUM_THREADS"],
             "machine": platform.platform(),
             "processor": platform.processor(),
-            "cores": pipeline.cpu_count(),
+            "cores": scheduling.cpu_count(),
             "python": platform.python_version(),
             "date": time.strftime("%Y-%m-%d"),
         },
@@ -213,7 +217,7 @@ def page(result: dict) -> str:
     return (
         f"Measured on {s['date']} on {s['cores']} CPU cores ({s['machine']}) by "
         "`make bench-paper-sim`: "
-        f"chapter 05 of `paper-sim` for one judge ({result['judge']}) and one budget "
+        f"chapter 07 of `paper-sim` for one judge ({result['judge']}) and one budget "
         f"(C = {result['budget']:g}), {result['policies']} seeds, {result['train_pairs']:,} "
         f"training pairs of {result['dim']}-d embeddings, ran end to end in "
         f"{result['seconds']:.0f} s with {result['epochs_run']} epochs of training, with at most "
@@ -223,7 +227,7 @@ def page(result: dict) -> str:
         f"judge and budget, and the whole profile about "
         f"**{_hours(result['projected_profile_s'])}** on this machine: training, multiplied "
         "out per chapter below (each policy-epoch scaled by the chapter's training pairs and "
-        "router size), plus chapter 05's other work per judge; the other chapters' work besides "
+        "router size), plus chapter 07's other work per judge; the other chapters' work besides "
         "training is not included.\n\n"
         "| chapter | routers trained | epochs | training pairs | dim | projected |\n"
         "|---|---:|---:|---:|---:|---:|\n" + rows + "\n"
@@ -232,7 +236,7 @@ def page(result: dict) -> str:
 
 def line(result: dict) -> str:
     return (
-        f"{result['name']}: chapter 05 of paper-sim, one judge and one budget: "
+        f"{result['name']}: chapter 07 of paper-sim, one judge and one budget: "
         f"{result['seconds']:.0f} s at {result['epochs_run']} epochs; peak "
         f"{result['peak_kernel_rss_gb']:.1f} GB; {result['policy_epoch_s']:.1f} s per "
         f"policy-epoch; projected profile {_hours(result['projected_profile_s'])} "

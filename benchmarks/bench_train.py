@@ -4,8 +4,8 @@ Two measurements, in this process, one after the other:
 
 * **Sim profile** (simulated qwen3-4b training mixture at scale 0.25: ~8k train pairs, 32-d
   embeddings, the paper's MLP, batch 64, 16 policies with different budgets, seeds and
-  variants): :func:`racer_lib.train.train_policies` on all 16 against 16 sequential
-  :func:`racer_lib.train.train_reference` runs doing the same steps. Two ratios: against the
+  variants): :func:`racer_lib.routing.train.train_policies` on all 16 against 16 sequential
+  :func:`racer_lib.routing.train.train_reference` runs doing the same steps. Two ratios: against the
   plain loop as a user would write it (PyTorch's default AdamW, ``fused=False``; the headline
   ``ratio``) and against the same loop given the fused AdamW the batch uses
   (``ratio_same_optimizer``, target >= 5x). The batch also evaluates every policy on the
@@ -20,8 +20,8 @@ Two measurements, in this process, one after the other:
   validation forward pass) over the wall time, against this machine's fp32 matmul peak (best
   of several large square ``torch.matmul``, measured in this run before and after every
   round); target >= 50 %. ``train_policies`` has glibc's malloc keep freed memory for reuse
-  while it trains (:func:`racer_lib.train._keeping_freed_memory`; the fastest setting measured,
-  the same trained weights); for information, the same steps are also timed with glibc's
+  while it trains (:func:`racer_lib.routing.train._keeping_freed_memory`; the fastest setting
+  measured, the same trained weights); for information, the same steps are also timed with glibc's
   malloc at its defaults, where every step's fresh 16 x 7680 x 256 gradient comes from a new
   mmap whose pages fault in one at a time. Then ``PROFILE_STEPS`` steps run under
   ``torch.profiler``: the time by operation (gather, forward and backward matmuls, the rest of
@@ -32,8 +32,8 @@ Two measurements, in this process, one after the other:
   ``fraction_of_peak`` >= 0.5).
 
 The sweep time of the sim profile is the sum of its notebooks' execution times, which
-``racer run`` keeps in ``build/sim/timings.json``; run ``make book`` (or ``racer run --profile
-sim``) first, otherwise the result says it is missing.
+``racer book build`` keeps in ``build/sim/timings.json``; run ``make book`` (or ``racer book build
+--profile sim``) first, otherwise the result says it is missing.
 CPU timings on a shared machine are noisy (another process on one of two cores slows every
 multi-threaded PyTorch op): the load average before and after is recorded.
 """
@@ -51,8 +51,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from racer_lib import train as tr
-from racer_lib.simulate import simulate
+from racer_lib.records.simulate import simulate
+from racer_lib.routing import train as tr
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP_FILE = ROOT / "build" / "sim" / "timings.json"
@@ -239,10 +239,10 @@ def _paper_sizes() -> dict:
         "before and after every round",
         "fraction_of_peak": achieved / peak,
         "glibc_malloc_defaults": {
-            "setting": "train_policies with racer_lib.train.KEEP_FREED_MEMORY = False: glibc's "
+            "setting": "train_policies with train.KEEP_FREED_MEMORY = False: glibc's "
             "malloc at its defaults, every step's fresh 16 x 7680 x 256 gradient from a new "
             "page-faulting mmap (same steps, timed in the same rounds; the default keeps freed "
-            "memory for reuse while training, see racer_lib.train._keeping_freed_memory)",
+            "memory for reuse while training, see racer_lib.routing.train._keeping_freed_memory)",
             "seconds": min(glibc),
             "rounds": glibc,
             "ms_per_step": 1e3 * min(glibc) / PAPER_STEPS,

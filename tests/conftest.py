@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from racer_lib import pipeline
-from racer_lib import train as tr
-from racer_lib.simulate import simulate
+from racer_lib.book import runner
+from racer_lib.book.profiles import Folders
+from racer_lib.records.simulate import simulate
+from racer_lib.routing import train as tr
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,7 +30,7 @@ def smoke_profile() -> str:
     """
     import os
 
-    from racer_lib import data
+    from racer_lib.records import sources as data
 
     if data.data_dir() is None and MIRROR.is_dir():
         os.environ[data.ENV_DATA_DIR] = str(MIRROR.resolve())
@@ -42,12 +43,10 @@ def smoke(tmp_path_factory):
     """The smoke build run once per session: papermill runs every notebook, two at a time
     (test_parallel_runs.py compares it with a run of one at a time), then the book."""
     out = tmp_path_factory.mktemp("smoke")
-    result = pipeline.run_profile(
+    result = runner.run_profile(
         smoke_profile(),
         root=ROOT,
-        build_dir=out / "build",
-        results_root=out / "results",
-        book_out=out / "book",
+        folders=Folders(out / "build", out / "results", out / "book"),
         jobs=SMOKE_JOBS,
     )
     keep = os.environ.get(ENV_KEEP_HTML)

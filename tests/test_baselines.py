@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from racer_lib import baselines as bl
-from racer_lib.records import RecordsError
+from racer_lib.records.schema import RecordsError
+from racer_lib.routing import baselines as bl
 
 
 def _clusters(n_per=40, seed=0):

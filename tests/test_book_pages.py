@@ -1,6 +1,6 @@
 """What the book shows of a run (issue 15): the reader's copy of an executed notebook
-(racer_lib.staging), and the captioned figures and compact tables (racer_lib.page, via
-racer_lib.chapter.show / save_figure)."""
+(racer_lib.book.staging), and the captioned figures and compact tables (racer_lib.book.page, via
+racer_lib.book.chapter.show / save_figure)."""
 
 import base64
 import os
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import chapter, page, staging
+from racer_lib.book import chapter, page, staging
 
 PARAMETERS = (
     'profile = "sim"  # set by the runner\n'
@@ -111,13 +111,13 @@ def test_table_html_formats_collapses_and_offers_the_csv(tmp_path):
     frame.loc[3, "accuracy"] = np.nan
     csv = tmp_path / "t.csv"
     frame.to_csv(csv, index=False)
-    html = page.table_html(frame, "5.2", "Some rows.", "simulated", 1, None, 15, csv)
+    html = page.table_html(frame, "5.2", "Some rows.", "simulated", page.TableLayout(1, csv=csv))
     assert "Table 5.2." in html and "Simulated records" in html
     assert "Show all 20 rows" in html and "<details>" in html
     assert ">51.1<" in html and ">–<" in html and ">yes<" in html  # 1 decimal, NaN, bool
     encoded = html.split("data:text/csv;base64,")[1].split('"')[0]
     assert base64.b64decode(encoded) == csv.read_bytes()
-    short = page.table_html(frame.head(3), "5.3", "Few rows.", None, 2)
+    short = page.table_html(frame.head(3), "5.3", "Few rows.", None)
     assert "<details>" not in short and "racer-provenance" in short and ">51.05<" in short
 
 
@@ -166,19 +166,19 @@ def test_smallest_font_reads_the_figure_texts():
 
 
 def test_rerun_page_marks_chapters_absent_from_the_build():
-    from racer_lib import pipeline
+    from racer_lib.book import build
 
     text = (
-        "| chapter | parameter |\n|---|---|\n| Fig. 2 (`02_reasoning_vs_instruct`) | `judges` |\n"
-        "| | `scale` |\n| Theory (`03_dro_theory`) | `sizes` |\n"
+        "| chapter | parameter |\n|---|---|\n| Fig. 2 (`04_reasoning_vs_instruct`) | `judges` |\n"
+        "| | `scale` |\n| Theory (`05_dro_theory`) | `sizes` |\n"
     )
-    marked = pipeline.mark_absent_chapters(text, {"02_reasoning_vs_instruct"})
-    assert "| Theory (`03_dro_theory`) *(not in this build)* | `sizes` |" in marked
-    assert "| Fig. 2 (`02_reasoning_vs_instruct`) | `judges` |" in marked
+    marked = build.mark_absent_chapters(text, {"04_reasoning_vs_instruct"})
+    assert "| Theory (`05_dro_theory`) *(not in this build)* | `sizes` |" in marked
+    assert "| Fig. 2 (`04_reasoning_vs_instruct`) | `judges` |" in marked
 
 
 def test_citation_page_gives_bibtex_for_the_paper_and_the_companion(tmp_path):
-    from racer_lib import cite
+    from racer_lib.book import cite
 
     cff = tmp_path / "CITATION.cff"
     cff.write_text(
@@ -218,7 +218,7 @@ def test_reader_copy_shows_outside_results_folders_as_the_defaults(tmp_path, mon
 
 
 def test_every_provenance_kind_has_a_stamp_and_a_caption_line():
-    from racer_lib import plots
+    from racer_lib.paper import plots
 
     assert set(plots.STAMPS) == set(plots.CAPTION_LINES)
     for kind, line in plots.CAPTION_LINES.items():
@@ -226,8 +226,27 @@ def test_every_provenance_kind_has_a_stamp_and_a_caption_line():
 
 
 def test_show_html_numbers_and_captions_a_rendered_table(tmp_path):
-    chapter.setup(tmp_path / "01_judging")
+    chapter.setup(tmp_path / "02_judging")
     html = chapter.show_html("<table><tr><td>$x$</td></tr></table>", "Quoted.", "generated", True)
     assert html.data.startswith('<div class="racer-table racer-verbatim">')
-    assert "Table 1.1." in html.data and "Real judge outputs" in html.data
+    assert "Table 2.1." in html.data and "Real judge outputs" in html.data
     assert html.data.endswith("<table><tr><td>$x$</td></tr></table></div>")
+
+
+def test_reader_copy_marks_values_the_run_did_not_glue():
+    """A sentence whose value the run did not glue (an input the profile left out) says so on
+    the page instead of stopping the book build; glued values stay glue roles."""
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("prose.glue('a', ...)")
+    code.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={"text/plain": "1.5"}, metadata={"scrapbook": {"name": "a"}}
+        )
+    ]
+    nb.cells = [
+        code,
+        nbformat.v4.new_markdown_cell("A is {glue:text}`a:.1f`, B {glue:text}`b:.0f`."),
+    ]
+    assert staging.glued_names(nb) == {"a"}
+    staging.reader_copy(nb)
+    assert nb.cells[1].source == f"A is {{glue:text}}`a:.1f`, B {staging.NOT_GLUED}."

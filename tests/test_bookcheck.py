@@ -1,4 +1,4 @@
-"""The browser check of the built book (racer_lib.bookcheck, `make book-check`): it must pass a
+"""The browser check of the built book (racer_lib.book.bookcheck, `make book-check`): it must pass a
 clean page, fail a wide table, an uncaptioned image and a console error (each on its own
 page), and pass the smoke build's book. The browser tests need Debian's chromium and
 chromium-driver (.ci/run installs them); without them they skip."""
@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 
-from racer_lib import bookcheck, page
+from racer_lib.book import bookcheck, page
 
 HAVE_BROWSER = bool(shutil.which("chromium") and shutil.which("chromedriver"))
 needs_browser = pytest.mark.skipif(

@@ -1,91 +1,327 @@
-"""Chapter 13 (Fig. 1 and the OOD benchmarks' domain table) as run by the smoke profile: its
-tables recomputed from the tables of chapters 02 and 06 it reads, and from the simulator."""
+"""Chapter 13: Fig. 2 on LLMBar's released judges (real data).
 
+The chapter is executed once with papermill into a temporary folder. Its tables are checked
+against numbers recomputed here: accuracies from LLMBar's own ``statistics.json`` counts (not
+from the records the chapter reads), agreement cells and cost ratios from the raw columns of
+``llmbar.llmbar_records``. The module is skipped when the LLMBar files are not available (set
+RACER_DATA_DIR to a mirror laid out by URL, see data_manifest.yaml).
+"""
+
+import os
 from pathlib import Path
 
+import jupytext
+import nbformat
 import pandas as pd
+import papermill
 import pytest
+from papermill.exceptions import PapermillExecutionError
 
-from racer_lib import chapter, claims, evaluate, paper, simulate
-from tests.conftest import notebook_parameters
+from racer_lib.paper import claims
+from racer_lib.records import llmbar
+from racer_lib.records import sources as data
 
-STEM = "13_motivation_and_benchmarks"
+ROOT = Path(__file__).resolve().parents[1]
+STEM = "13_llmbar_judges"
+JUDGES = ["GPT-4", "ChatGPT", "ChatGPT-0301", "LLaMA2", "PaLM2", "Falcon"]
+SUBSETS = ["natural", "neighbor", "gptinst", "gptout", "manual"]
+SUBSET_SIZES = {"natural": 100, "neighbor": 134, "gptinst": 92, "gptout": 47, "manual": 46}
+MODES = {"instruct": "Vanilla", "reasoning": "CoT"}
+CELLS = ["both_right", "only_reasoning", "only_instruct", "both_wrong"]
+OUTPUTS = [
+    "agreement_patterns.csv",
+    "cot_effect.csv",
+    "delta_accuracy_by_judge.csv",
+    "delta_accuracy_by_subset.csv",
+    "fig2_llmbar_agreement.png",
+    "fig2_llmbar_delta_accuracy_vs_cost.png",
+    "findings.csv",
+    "position_bias.csv",
+    "position_bias_reading.csv",
+    "prose.csv",
+]
 
 pytestmark = pytest.mark.slow
 
 
+def _mirror_env():
+    """RACER_DATA_DIR as set, else the sibling mirror ../shared/data if there is one."""
+    if os.environ.get(data.ENV_DATA_DIR):
+        return os.environ[data.ENV_DATA_DIR]
+    sibling = ROOT.parent / "shared" / "data"
+    return str(sibling) if sibling.is_dir() else None
+
+
+def _missing_llmbar_files():
+    files = [f for f in data.load_manifest().files if f.source == "llmbar"]
+    return [f for f in files if data.where(f) == "missing"]
+
+
 @pytest.fixture(scope="module")
-def run(smoke):
-    """``(results folder, parameters, chapter 02's and 06's parameters)`` of the smoke run."""
-    result, _ = smoke
-    executed = {Path(p).stem: Path(p) for p in result.executed}
-    params = {s: notebook_parameters(executed[s]) for s in (STEM, "02_reasoning_vs_instruct")}
-    params["06"] = notebook_parameters(executed["06_robustness_ablation"])
-    return Path(result.results_dirs[STEM]), params
+def mirror():
+    """Point RACER_DATA_DIR at the mirror for this module; skip if LLMBar files are missing."""
+    with pytest.MonkeyPatch.context() as mp:
+        value = _mirror_env()
+        if value:
+            mp.setenv(data.ENV_DATA_DIR, value)
+        missing = _missing_llmbar_files()
+        if missing:
+            pytest.skip(
+                f"{len(missing)} LLMBar data files are not available from "
+                f"{data.location()} (first: {missing[0]}); set {data.ENV_DATA_DIR} to a "
+                "mirror laid out by URL, see data_manifest.yaml"
+            )
+        yield value
 
 
-def test_domain_table_sums_and_matches_the_simulated_counts(run):
-    out, params = run
-    table = pd.read_csv(out / "benchmark_domains.csv")
-    fig2 = params["02_reasoning_vs_instruct"]
-    assert set(table["benchmark"]) == set(fig2["benchmarks"])
-    shares = table.groupby("benchmark")["share"].sum()
-    assert shares.to_numpy() == pytest.approx(100.0)
-    for row in table.itertuples():
-        size = simulate.RECIPES[row.benchmark][(row.benchmark, row.benchmark, row.domain)]
-        assert row.pairs == max(1, round(size * fig2["scale"]))
-        assert (row.paper_count, row.paper_share) == paper.BENCHMARK_DOMAINS[
-            (row.benchmark, row.domain)
-        ]
-    assert len(table) == len(
-        [k for k in paper.BENCHMARK_DOMAINS if k[0] in set(fig2["benchmarks"])]
+def _execute(tmp, **parameters):
+    src = tmp / f"{STEM}.ipynb"
+    jupytext.write(jupytext.read(ROOT / "notebooks" / f"{STEM}.md"), src)
+    results = tmp / "results"
+    executed = tmp / f"{STEM}.out.ipynb"
+    papermill.execute_notebook(
+        src,
+        executed,
+        kernel_name="python3",
+        parameters={"profile": "test", "results_dir": str(results), **parameters},
+        cwd=ROOT,
+        progress_bar=False,
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
-    assert table["holds"].all()
-    assert set(table["status"]) == {claims.BY_CONSTRUCTION}
-    assert set(table["provenance"]) == {"simulated"}
+    return results, executed
 
 
-def test_fig1a_tables_recompute_from_chapter_02(run):
-    out, params = run
-    judge = params[STEM]["judge"]
-    by_domain = pd.read_csv(out / params[STEM]["fig2_results"] / "delta_accuracy_by_domain.csv")
-    tradeoff = pd.read_csv(out / "fig1a_tradeoff.csv")
-    mine = by_domain[by_domain["judge"] == judge]
-    assert len(tradeoff) == len(mine) and set(tradeoff["judge"]) == {judge}
-    assert tradeoff["cost_reasoning"].to_numpy() == pytest.approx(mine["cost_ratio"].to_numpy())
-    groups = pd.read_csv(out / "fig1a_gain_by_group.csv")
-    assert groups["pairs"].sum() == tradeoff["n"].sum() == mine["n"].sum()
-    again = evaluate.gain_by_group(tradeoff.drop(columns="provenance"))
-    assert list(groups["group"]) == list(again["group"])
-    for column in ("pairs", "acc_instruct", "acc_reasoning", "delta_accuracy", "cost_ratio_max"):
-        assert groups[column].to_numpy() == pytest.approx(again[column].to_numpy()), column
+@pytest.fixture(scope="module")
+def run(mirror, tmp_path_factory):
+    """The chapter executed once with its default parameters: (results folder, notebook)."""
+    return _execute(tmp_path_factory.mktemp("ch11"))
 
 
-def test_fig1b_costs_are_chapter_06s_runs(run):
-    out, params = run
-    costs = pd.read_csv(out / "fig1b_shift_costs.csv")
-    runs = pd.read_csv(out / params[STEM]["shift_results"] / "ablation_runs.csv")
-    shift = params["06"]
-    assert len(costs) == shift["n_seeds"] * (1 + len(shift["taus_c"]))
-    assert set(costs["scenario"]) == {params[STEM]["scenario"]}
-    merged = costs.merge(runs, on=["scenario", "method", "seed"])
-    assert len(merged) == len(costs)
-    assert merged["shift_cost"].to_numpy() == pytest.approx(merged["cost"].to_numpy())
-    assert (merged["shift_violated"] == (merged["cost"] > merged["budget_x"])).all()
+@pytest.fixture(scope="module")
+def stats(mirror):
+    """LLMBar's statistics.json: {(judge, mode, subset): parsed statistics}."""
+    return {
+        (j, m, s): st
+        for j in JUDGES
+        for m in MODES
+        for s, st in llmbar.llmbar_statistics(j, m).items()
+    }
 
 
-def test_findings_prose_and_figure(run):
-    out, _ = run
-    findings = pd.read_csv(out / "paper_findings.csv")
-    assert len(findings) == 3
-    assert findings["status"].iloc[0] == claims.BY_CONSTRUCTION
-    costs = pd.read_csv(out / "fig1b_shift_costs.csv")
-    rate = costs.groupby("variant")["shift_violated"].mean()
-    assert bool(findings["holds"].iloc[1]) == bool(rate["RACER-C"] < rate["ACER"])
-    assert findings["status"].iloc[1] in (claims.REPRODUCED, claims.NOT_REPRODUCED)
-    robust = costs[(costs["variant"] == "RACER-C") & (costs["tau"] == costs["tau"].min())]
-    assert bool(findings["holds"].iloc[2]) == (not robust["shift_violated"].any())
-    assert chapter.check_prose(out / "prose.csv") == []
-    assert len(pd.read_csv(out / "prose.csv")["sentence_id"].unique()) == 5
-    png = out / "fig1_motivation.png"
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+@pytest.fixture(scope="module")
+def records(mirror):
+    tokenizer = llmbar.load_tokenizer()
+    return {
+        (j, o): llmbar.llmbar_records(j, o, tokenizer=tokenizer)
+        for j in JUDGES
+        for o in ("original", "swapped")
+    }
+
+
+def _csv(run, name):
+    table = pd.read_csv(run[0] / name)
+    assert list(table.columns)[0] == "provenance", name
+    assert set(table["provenance"]) == {"release"}, name
+    return table
+
+
+def _acc(stats, judge, mode, subsets, key):
+    """Accuracy (%) over ``subsets`` from statistics.json counts ``key`` (correct_False/True)."""
+    correct = sum(stats[(judge, mode, s)][key][0] for s in subsets)
+    total = sum(stats[(judge, mode, s)][key][1] for s in subsets)
+    return 100 * correct / total, total
+
+
+def test_declares_the_parameters_of_the_brief(tmp_path):
+    src = tmp_path / f"{STEM}.ipynb"
+    jupytext.write(jupytext.read(ROOT / "notebooks" / f"{STEM}.md"), src)
+    params = papermill.inspect_notebook(src)
+    assert list(params) == ["profile", "results_dir", "judges", "order"]
+    assert params["judges"]["default"].replace(" ", "") == (
+        '["GPT-4","ChatGPT","ChatGPT-0301","LLaMA2","PaLM2","Falcon"]'
+    )
+    assert params["order"]["default"] == '"original"'
+
+
+def test_provenance_admonition_names_the_pinned_commit():
+    text = (ROOT / "notebooks" / f"{STEM}.md").read_text(encoding="utf-8")
+    commit = data.load_manifest().sources["llmbar"]["commit"]
+    admonition = text[text.index("```{admonition} Provenance") :]
+    admonition = admonition[: admonition.index("\n```\n")]
+    assert commit in admonition
+    assert "not simulated" in admonition
+
+
+def test_writes_every_output_and_says_so(run):
+    results, executed = run
+    assert sorted(p.name for p in results.iterdir()) == OUTPUTS
+    nb = nbformat.read(executed, as_version=4)
+    printed = "".join(
+        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+    )
+    for name in set(OUTPUTS) - {"prose.csv"}:  # each writer prints the path it wrote (Prose
+        # displays its sentences instead; tests/test_prose.py checks them)
+        assert f"wrote {results / name}" in printed
+    source_cell = next(c for c in nb.cells if "data.location()" in c.source)
+    text = "".join(o.get("text", "") for o in source_cell.outputs)
+    assert "reading data from: mirror" in text and "sha256 verified" in text
+
+
+def test_figures_are_pngs(run):
+    for name in ("fig2_llmbar_delta_accuracy_vs_cost.png", "fig2_llmbar_agreement.png"):
+        path = run[0] / name
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert path.stat().st_size > 10_000, name
+
+
+def test_accuracy_by_subset_equals_statistics_json(run, stats):
+    table = _csv(run, "delta_accuracy_by_subset.csv")
+    assert set(table["order"]) == {"original"}
+    assert len(table) == len(JUDGES) * len(SUBSETS)
+    assert set(zip(table["judge"], table["subset"])) == {(j, s) for j in JUDGES for s in SUBSETS}
+    for row in table.itertuples():
+        acc = {}
+        for mode in MODES:
+            acc[mode], total = _acc(stats, row.judge, mode, [row.subset], "correct_False")
+            assert total == row.n == SUBSET_SIZES[row.subset]
+        assert row.acc_instruct == pytest.approx(acc["instruct"], abs=1e-9), row
+        assert row.acc_reasoning == pytest.approx(acc["reasoning"], abs=1e-9), row
+        assert row.delta_accuracy == pytest.approx(acc["reasoning"] - acc["instruct"], abs=1e-9), (
+            row
+        )
+
+
+def test_accuracy_by_judge_pools_statistics_json(run, stats):
+    table = _csv(run, "delta_accuracy_by_judge.csv")
+    assert list(table["judge"]) == JUDGES
+    for row in table.itertuples():
+        acc = {m: _acc(stats, row.judge, m, SUBSETS, "correct_False")[0] for m in MODES}
+        assert row.n == 419
+        assert row.acc_instruct == pytest.approx(acc["instruct"], abs=1e-9)
+        assert row.acc_reasoning == pytest.approx(acc["reasoning"], abs=1e-9)
+        assert row.delta_accuracy == pytest.approx(acc["reasoning"] - acc["instruct"], abs=1e-9)
+
+
+def test_cost_ratios_are_token_sums_of_the_records(run, records):
+    by_subset = _csv(run, "delta_accuracy_by_subset.csv")
+    by_judge = _csv(run, "delta_accuracy_by_judge.csv")
+    for row in by_subset.itertuples():
+        r = records[(row.judge, "original")]
+        r = r[r["subset"] == row.subset]
+        tokens = r[["tokens_instruct", "tokens_reasoning"]].astype(float).sum()
+        assert row.cost_ratio == pytest.approx(
+            tokens["tokens_reasoning"] / tokens["tokens_instruct"], rel=1e-12
+        )
+        assert row.mean_tokens_instruct == pytest.approx(r["tokens_instruct"].mean())
+    for row in by_judge.itertuples():
+        r = records[(row.judge, "original")]
+        assert row.cost_ratio == pytest.approx(
+            r["tokens_reasoning"].astype(float).sum() / r["tokens_instruct"].astype(float).sum()
+        )
+        assert row.cost_ratio > 5  # Vanilla answers are a few tokens, CoT ones sentences
+
+
+def test_agreement_cells_sum_to_the_pairs_and_match_both_modes(run, stats, records):
+    table = _csv(run, "agreement_patterns.csv")
+    assert list(table["judge"]) == JUDGES
+    for row in table.itertuples():
+        cells = {c: getattr(row, c) for c in CELLS}
+        assert sum(cells.values()) == row.n == 419
+        # the cells add up to each mode's correct count of LLMBar's statistics
+        vanilla = sum(stats[(row.judge, "instruct", s)]["correct_False"][0] for s in SUBSETS)
+        cot = sum(stats[(row.judge, "reasoning", s)]["correct_False"][0] for s in SUBSETS)
+        assert cells["both_right"] + cells["only_instruct"] == vanilla
+        assert cells["both_right"] + cells["only_reasoning"] == cot
+        # and equal the cells counted from the raw columns
+        r = records[(row.judge, "original")]
+        r0, r1 = r["correct_instruct"].to_numpy(bool), r["correct_reasoning"].to_numpy(bool)
+        assert cells == {
+            "both_right": (r0 & r1).sum(),
+            "only_reasoning": (~r0 & r1).sum(),
+            "only_instruct": (r0 & ~r1).sum(),
+            "both_wrong": (~r0 & ~r1).sum(),
+        }
+        shares = [getattr(row, f"share_{c}") for c in CELLS]
+        assert sum(shares) == pytest.approx(1.0)
+        assert row.share_one_mode_right == pytest.approx(
+            (cells["only_reasoning"] + cells["only_instruct"]) / 419
+        )
+        oracle = 100 * (r0 | r1).mean()
+        assert row.oracle_accuracy == pytest.approx(oracle)
+        assert row.headroom == pytest.approx(oracle - 100 * max(r0.mean(), r1.mean()))
+    by_subset = _csv(run, "delta_accuracy_by_subset.csv")
+    assert (by_subset[CELLS].sum(axis=1) == by_subset["n"]).all()
+
+
+def test_position_bias_equals_statistics_json_in_both_orders(run, stats, records):
+    table = _csv(run, "position_bias.csv")
+    assert list(zip(table["judge"], table["mode"])) == [(j, m) for j in JUDGES for m in MODES]
+    for row in table.itertuples():
+        assert row.prompt == MODES[row.mode]
+        assert row.acc_original == pytest.approx(
+            _acc(stats, row.judge, row.mode, SUBSETS, "correct_False")[0], abs=1e-9
+        )
+        assert row.acc_swapped == pytest.approx(
+            _acc(stats, row.judge, row.mode, SUBSETS, "correct_True")[0], abs=1e-9
+        )
+        # consistency: LLMBar's own "equal" count (same winner in both orders)
+        equal = sum(stats[(row.judge, row.mode, s)]["equal"][0] for s in SUBSETS)
+        assert row.consistent == equal
+        assert row.consistency == pytest.approx(100 * equal / 419)
+        both = sum(stats[(row.judge, row.mode, s)]["correct_both"][0] for s in SUBSETS)
+        assert row.right_in_both_orders == both
+        a = records[(row.judge, "original")].set_index("id")[f"verdict_{row.mode}"]
+        b = records[(row.judge, "swapped")].set_index("id")[f"verdict_{row.mode}"]
+        b = b.loc[a.index].astype(str)
+        a = a.astype(str)
+        assert row.first_output_picked_original == pytest.approx(100 * (a == "A").mean())
+        assert row.first_output_picked_swapped == pytest.approx(100 * (b == "B").mean())
+
+
+def test_findings_are_computed_from_the_counts(run, stats, records):
+    table = _csv(run, "findings.csv")
+    assert list(table.columns) == ["provenance", "finding", "holds", "status", "detail", "basis"]
+    assert len(table) == 3
+    delta_judge = {
+        j: _acc(stats, j, "reasoning", SUBSETS, "correct_False")[0]
+        - _acc(stats, j, "instruct", SUBSETS, "correct_False")[0]
+        for j in JUDGES
+    }
+    delta_cell = [
+        _acc(stats, j, "reasoning", [s], "correct_False")[0]
+        - _acc(stats, j, "instruct", [s], "correct_False")[0]
+        for j in JUDGES
+        for s in SUBSETS
+    ]
+    one_right = []
+    for j in JUDGES:
+        r = records[(j, "original")]
+        one_right.append(
+            (r["correct_instruct"].to_numpy(bool) != r["correct_reasoning"].to_numpy(bool)).mean()
+        )
+    expected = [min(delta_judge.values()) < 0, min(delta_cell) <= 0, max(one_right) < 0.5]
+    assert [bool(h) for h in table["holds"]] == expected
+    # real judges: each statement is evidence, read by its result (never "by construction")
+    assert list(table["status"]) == [
+        claims.REPRODUCED if e else claims.NOT_REPRODUCED for e in expected
+    ]
+    assert table["finding"].str.contains("at least one judge").iloc[0]
+    assert table["finding"].str.contains("<= 0").iloc[1]
+    assert table["finding"].str.contains("minority").iloc[2]
+    # the details name the numbers they rest on
+    worse = [j for j, d in delta_judge.items() if d < 0]
+    assert table["detail"].iloc[0].startswith(f"{len(worse)} of {len(JUDGES)} judges")
+    assert (
+        table["detail"]
+        .iloc[1]
+        .startswith(f"{sum(d <= 0 for d in delta_cell)} of {len(delta_cell)} cells")
+    )
+
+
+def test_missing_files_stop_the_chapter_with_the_data_error(mirror, tmp_path, monkeypatch):
+    monkeypatch.setenv(data.ENV_DATA_DIR, str(tmp_path / "empty-mirror"))
+    with pytest.raises(PapermillExecutionError) as info:
+        _execute(tmp_path)
+    assert info.value.ename == "DataError"
+    assert "missing from the mirror" in info.value.evalue
+    assert "RACER_DATA_DIR" in info.value.evalue

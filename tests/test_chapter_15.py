@@ -15,7 +15,10 @@ import numpy as np
 import pytest
 from conftest import real_chapter, release_table
 
-from racer_lib import claims, data, evaluate, shift
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import claims, shift
+from racer_lib.paper.chapters import llmbar_shift as ch15
+from racer_lib.records import llmbar
 
 STEM = "15_llmbar_shift"
 KEYS = ["judge", "shift", "method", "seed", "budget"]
@@ -53,7 +56,7 @@ def controls(results):
 
 @pytest.fixture(scope="module")
 def records(params):
-    return {j: data.llmbar_records(j) for j in params["judges"]}
+    return {j: llmbar.llmbar_records(j) for j in params["judges"]}
 
 
 def test_every_output_is_written_with_provenance(results):
@@ -81,7 +84,7 @@ def test_every_output_is_written_with_provenance(results):
 def test_the_plan_is_built_from_the_subsets_present(params, results, records):
     plan = _csv(results, "shift_plan.csv")
     subsets = next(iter(records.values()))["subset"]
-    expected = shift.shift_plan(subsets, params["shifts"], params["natural_subsets"])
+    expected = ch15.shift_plan(subsets, params["shifts"], params["natural_subsets"])
     assert list(plan["shift"]) == [sh.name for sh in expected]
     counts = subsets.value_counts()
     for row, sh in zip(plan.itertuples(), expected, strict=True):
@@ -94,7 +97,7 @@ def test_the_plan_is_built_from_the_subsets_present(params, results, records):
 def test_the_shift_sides_recompute_from_the_records(params, results, records):
     sides = _csv(results, "shift_modes.csv")
     subsets = next(iter(records.values()))["subset"]
-    plan = {sh.name: sh for sh in shift.shift_plan(subsets, params["shifts"])}
+    plan = {sh.name: sh for sh in ch15.shift_plan(subsets, params["shifts"])}
     for row in sides.itertuples():
         sh = plan[row.shift]
         part = records[row.judge]
@@ -106,7 +109,7 @@ def test_the_shift_sides_recompute_from_the_records(params, results, records):
 
 def test_runs_cover_the_grid_and_violations_are_in_the_training_unit(params, runs, records):
     subsets = next(iter(records.values()))["subset"]
-    plan = shift.shift_plan(subsets, params["shifts"], params["natural_subsets"])
+    plan = ch15.shift_plan(subsets, params["shifts"], params["natural_subsets"])
     assert list(dict.fromkeys(runs["shift"])) == [sh.name for sh in plan]
     assert list(dict.fromkeys(runs["judge"])) == params["judges"]
     n_methods = 2 + 2 * len(params["taus_c"])
@@ -200,7 +203,7 @@ def test_shifted_costs_lie_between_the_modes_in_the_training_unit(params, runs, 
     cheaper and the dearer mode of every shifted pair, and its unit is its training pairs' mean
     Vanilla tokens, which the shift's two sides need not share."""
     subsets = next(iter(records.values()))["subset"]
-    plan = {s.name: s for s in shift.shift_plan(subsets, params["shifts"])}
+    plan = {s.name: s for s in ch15.shift_plan(subsets, params["shifts"])}
     for (judge, name), mine in runs.groupby(["judge", "shift"]):
         recs = records[judge]
         t = recs.loc[recs["subset"].isin(plan[name].test), ["tokens_instruct", "tokens_reasoning"]]

@@ -1,4 +1,4 @@
-"""racer_lib.chapter and the table helpers of racer_lib.plots that every chapter uses."""
+"""racer_lib.book.chapter and the table helpers of racer_lib.paper.plots that every chapter uses."""
 
 import math
 
@@ -10,7 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from racer_lib import chapter, page, plots  # noqa: E402
+from racer_lib.book import chapter, page
+from racer_lib.paper import plots  # noqa: E402
 
 
 def test_setup_makes_the_folder_and_pins_threads(tmp_path):
@@ -58,7 +59,7 @@ def test_save_figure_stamps_and_writes(tmp_path, capsys):
 
 
 def test_random_instances_have_their_own_stamp_and_caption_line(tmp_path):
-    """A figure of random synthetic instances (chapter 03's theorem checks) is stamped and
+    """A figure of random synthetic instances (chapter 05's theorem checks) is stamped and
     captioned as such, not as judge records of any kind."""
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])
@@ -116,51 +117,75 @@ def _results(tmp_path):
     return chapter.Prose(tmp_path)
 
 
-def test_prose_reads_numbers_from_the_csv_and_records_them(tmp_path):
+def _notebook(tmp_path, *markdown):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(m) for m in markdown]
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_prose_glues_numbers_read_from_the_csv_and_records_them(tmp_path):
     prose = _results(tmp_path)
     acc = prose.value("runs.csv", "accuracy", method="A")
-    best = prose.value("runs.csv", "accuracy", agg="max", method="B")
-    n = prose.value("runs.csv", "accuracy", agg="count", method="B")
-    text = prose.say(
-        "A reaches {acc:.1f} %, B at best {best:.2f} % over {n:.0f} runs.", acc=acc, best=best, n=n
-    )
-    assert text == "A reaches 80.2 %, B at best 83.00 % over 2 runs."
+    assert prose.glue("acc", acc) is None  # a cell ending in a glue shows nothing
+    prose.glue("best", prose.value("runs.csv", "accuracy", agg="max", method="B"))
+    prose.glue("n", prose.value("runs.csv", "accuracy", agg="count", method="B"))
+    prose.glue("top", prose.text("runs.csv", "method", budget=4.0))
+    assert acc.value == 80.25 and f"{acc:.1f}" == "80.2"
     recorded = pd.read_csv(tmp_path / "prose.csv")
-    assert list(recorded["name"]) == ["acc", "best", "n"]
-    assert list(recorded["format"]) == [".1f", ".2f", ".0f"]
+    assert list(recorded["name"]) == ["acc", "best", "n", "top"]
+    assert list(recorded["agg"]) == ["one", "max", "count", "text"]
     assert set(recorded["csv"]) == {"runs.csv"}
-    assert chapter.check_prose(tmp_path / "prose.csv") == []
+    page = _notebook(
+        tmp_path,
+        "A reaches {glue:text}`acc:.1f` %, {glue:text}`top` at best {glue:text}`best:.2f` % "
+        "over {glue:text}`n:.0f` runs.",
+    )
+    assert chapter.check_prose(tmp_path / "prose.csv", page) == []
 
 
-def test_check_prose_finds_a_number_that_no_longer_matches(tmp_path):
+def test_check_prose_finds_a_changed_number_and_an_unglued_name(tmp_path):
     prose = _results(tmp_path)
-    prose.say("A reaches {acc:.1f} %.", acc=prose.value("runs.csv", "accuracy", method="A"))
-    pd.DataFrame({"method": ["A"], "accuracy": [70.0]}).to_csv(tmp_path / "runs.csv", index=False)
-    (problem,) = chapter.check_prose(tmp_path / "prose.csv")
-    assert "acc is 80.25 in the sentence but 70.0" in problem
-    recorded = pd.read_csv(tmp_path / "prose.csv")
-    recorded.loc[0, "sentence"] = "A reaches 99.9 %."
-    recorded.to_csv(tmp_path / "prose.csv", index=False)
-    pd.DataFrame({"method": ["A"], "accuracy": [80.25]}).to_csv(tmp_path / "runs.csv", index=False)
-    (problem,) = chapter.check_prose(tmp_path / "prose.csv")
-    assert "acc = 80.2 does not appear" in problem
+    prose.glue("acc", prose.value("runs.csv", "accuracy", method="A"))
+    prose.glue("top", prose.text("runs.csv", "method", budget=4.0))
+    pd.DataFrame({"method": ["A", "C"], "budget": [2.0, 4.0], "accuracy": [70.0, 1.0]}).to_csv(
+        tmp_path / "runs.csv", index=False
+    )
+    problems = chapter.check_prose(tmp_path / "prose.csv")
+    assert len(problems) == 2
+    assert "acc is 80.25 on the page but 70.0" in problems[0]
+    assert "top is B on the page but C" in problems[1]
+    page = _notebook(
+        tmp_path, "A is {glue:text}`acc:.1f`; {glue:text}`gap:.1f`; {glue:text}`top:.1f`"
+    )
+    problems = chapter.check_prose(tmp_path / "prose.csv", page)
+    assert any("'gap' is not glued" in p for p in problems)
+    assert any("top:.1f" in p for p in problems)  # a word formatted as a number
 
 
 def test_prose_refuses_typed_numbers_and_ambiguous_rows(tmp_path):
     prose = _results(tmp_path)
     with pytest.raises(TypeError, match="not a Value read from a CSV"):
-        prose.say("{x}", x=81.5)
+        prose.glue("x", 81.5)
     with pytest.raises(ValueError, match="2 rows match .*exactly one"):
         prose.value("runs.csv", "accuracy", method="B")
+    with pytest.raises(ValueError, match="2 rows match .*exactly one"):
+        prose.text("runs.csv", "method", method="B")
     with pytest.raises(KeyError, match="no column 'cost'"):
         prose.value("runs.csv", "cost", method="A")
     with pytest.raises(ValueError, match="agg must be one of"):
         prose.value("runs.csv", "accuracy", agg="median")
+    prose.glue("a", prose.value("runs.csv", "accuracy", method="A"))
+    with pytest.raises(ValueError, match="glued twice"):
+        prose.glue("a", prose.value("runs.csv", "accuracy", method="A"))
 
 
 def test_a_new_prose_starts_afresh(tmp_path):
     prose = _results(tmp_path)
-    prose.say("{a:.1f}", a=prose.value("runs.csv", "accuracy", method="A"))
+    prose.glue("a", prose.value("runs.csv", "accuracy", method="A"))
     assert (tmp_path / "prose.csv").exists()
     chapter.Prose(tmp_path)
     assert not (tmp_path / "prose.csv").exists()

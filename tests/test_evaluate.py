@@ -4,8 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import claims, evaluate
-from racer_lib import records as rec
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import claims
+from racer_lib.paper.chapters import llama_family
+from racer_lib.paper.chapters import llmbar_judges as ch13
+from racer_lib.paper.chapters import reasoning_vs_instruct as ch04
+from racer_lib.paper.chapters import self_routing as ch11
+from racer_lib.records import schema as rec
+from racer_lib.records.summary import mode_summary
 
 
 @pytest.fixture
@@ -22,11 +28,11 @@ def four_pairs():
 
 
 def test_random_at_cost_matches_the_cost_and_lies_on_the_chord(four_pairs):
-    point = evaluate.random_at_cost(four_pairs, 2.0)
+    point = llama_family.random_at_cost(four_pairs, 2.0)
     assert point["cost"] == pytest.approx(2.0) and point["reasoning_rate"] == pytest.approx(0.5)
     assert point["accuracy"] == pytest.approx(62.5)
-    assert evaluate.random_at_cost(four_pairs, 9.0)["reasoning_rate"] == 1.0  # clipped
-    assert evaluate.random_at_cost(four_pairs, 0.5)["reasoning_rate"] == 0.0
+    assert llama_family.random_at_cost(four_pairs, 9.0)["reasoning_rate"] == 1.0  # clipped
+    assert llama_family.random_at_cost(four_pairs, 0.5)["reasoning_rate"] == 0.0
 
 
 def test_random_scores_half_on_apgr_and_the_midpoint_on_auc(four_pairs):
@@ -175,7 +181,7 @@ def test_with_mean_tokens_appends_each_groups_mean():
         tokens_reasoning=[20, 40, 90],
         judge=["a", "a", "b"],
     )
-    out = evaluate.with_mean_tokens(evaluate.mode_summary(recs, ["judge"]), recs, ["judge"])
+    out = evaluate.with_mean_tokens(mode_summary(recs, ["judge"]), recs, ["judge"])
     assert list(out.columns[-2:]) == ["mean_tokens_instruct", "mean_tokens_reasoning"]
     assert list(out["mean_tokens_instruct"]) == [3.0, 10.0]
     assert list(out["mean_tokens_reasoning"]) == [30.0, 90.0]
@@ -185,9 +191,9 @@ def test_with_mean_tokens_appends_each_groups_mean():
 def test_agreement_table_gives_shares_and_the_pairs_one_mode_gets_right():
     # judge a: both right, only reasoning, only reasoning, both wrong
     recs = _records([1, 0, 0, 0], [1, 1, 1, 0], judge="a")
-    summary = evaluate.mode_summary(recs, ["judge"])
+    summary = mode_summary(recs, ["judge"])
     summary["headroom"] = evaluate.headroom(summary)
-    row = evaluate.agreement_table(summary).iloc[0]
+    row = ch13.agreement_table(summary).iloc[0]
     assert (row["both_right"], row["only_reasoning"], row["only_instruct"], row["both_wrong"]) == (
         1,
         2,
@@ -218,7 +224,7 @@ def test_fig2_findings_check_the_domains_and_the_headroom_by_size():
     )
     large = _records([1, 1], [1, 1], judge="qwen3-8b", domain="coding")
     recs = pd.concat([small, mid, large], ignore_index=True)
-    checks = evaluate.fig2_findings(recs.assign(source="release:hand-made"), "release")
+    checks = ch04.fig2_findings(recs.assign(source="release:hand-made"), "release")
     assert list(checks.columns) == ["finding", "judge", "observed", "holds", "status", "basis"]
     domain = checks[checks["finding"].str.startswith("reasoning gains")]
     holds = dict(zip(domain["judge"], domain["holds"], strict=True))
@@ -235,7 +241,8 @@ def test_fig2_findings_check_the_domains_and_the_headroom_by_size():
 
 
 def test_fig2_findings_on_simulated_records_are_by_construction():
-    """The per-domain gains and the judges' rho are inputs of racer_lib.simulate: on simulated
+    """The per-domain gains and the judges' rho are inputs of racer_lib.records.simulate: on
+    simulated
     records both findings are a check of the simulator, whether they come out true or not."""
     recs = pd.concat(
         [
@@ -246,7 +253,7 @@ def test_fig2_findings_on_simulated_records_are_by_construction():
         ],
         ignore_index=True,
     ).assign(source="simulated:hand-made")
-    checks = evaluate.fig2_findings(recs, rec.provenance(recs))
+    checks = ch04.fig2_findings(recs, rec.provenance(recs))
     assert sorted(checks["holds"]) == [False, False, True]  # both outcomes occur ...
     assert set(checks["status"]) == {claims.BY_CONSTRUCTION}  # ... and neither is evidence
     assert checks["basis"].str.startswith("simulator input").all()
@@ -261,11 +268,11 @@ def test_fig2_findings_headroom_shrinks_with_size():
             _records([1, 0], [1, 0], judge="qwen3-8b", domain="chat"),
         ]
     )
-    checks = evaluate.fig2_findings(recs, "generated")
+    checks = ch04.fig2_findings(recs, "generated")
     assert len(checks) == 1  # no math or safety pairs: only the size check
     assert checks.iloc[0]["observed"] == "50.0 > 25.0 > 0.0" and checks.iloc[0]["holds"]
     assert checks.iloc[0]["status"] == claims.REPRODUCED
-    one = evaluate.fig2_findings(recs[recs["judge"] == "qwen3-4b"], "generated")
+    one = ch04.fig2_findings(recs[recs["judge"] == "qwen3-4b"], "generated")
     assert one.empty and "status" in one.columns  # one judge: nothing checked
 
 
@@ -275,7 +282,7 @@ def test_fig2_reading_states_what_the_tables_show():
         {"judge": ["x", "x", "y"], "subset": ["s1", "s2", "s1"], "delta_accuracy": [1.0, -4.5, 0.0]}
     )
     agreement = pd.DataFrame({"judge": ["x", "y"], "share_one_mode_right": [0.2, 0.4]})
-    reading = evaluate.fig2_reading(by_judge, by_subset, agreement, "release")
+    reading = ch13.fig2_reading(by_judge, by_subset, agreement, "release")
     assert list(reading["holds"]) == [True, True, True]
     assert list(reading["status"]) == [claims.REPRODUCED] * 3
     assert reading["detail"][0] == "1 of 2 judges lose accuracy with CoT: x -2.0"
@@ -283,7 +290,7 @@ def test_fig2_reading_states_what_the_tables_show():
     assert reading["detail"][2] == (
         "share of pairs with exactly one mode right: from 20.0 % (x) to 40.0 % (y)"
     )
-    better = evaluate.fig2_reading(
+    better = ch13.fig2_reading(
         by_judge.assign(delta_accuracy=[1.0, 2.0]),
         by_subset.assign(delta_accuracy=[1.0, 2.0, 3.0]),
         agreement.assign(share_one_mode_right=[0.2, 0.5]),
@@ -294,7 +301,7 @@ def test_fig2_reading_states_what_the_tables_show():
     # the simulator is given the endpoints, the gains and rho: on its records all three are
     # by construction, whatever they come out as
     for shift in (0.0, 5.0):  # every finding holds, then none does
-        sim = evaluate.fig2_reading(
+        sim = ch13.fig2_reading(
             by_judge.assign(delta_accuracy=by_judge["delta_accuracy"] + shift),
             by_subset.assign(delta_accuracy=by_subset["delta_accuracy"] + shift),
             agreement.assign(share_one_mode_right=agreement["share_one_mode_right"] + shift / 10),
@@ -328,16 +335,16 @@ def test_llmbar_statistics_mismatches_list_every_cell_that_differs():
         },
     }
     by_order = {"original": original, "swapped": swapped}
-    assert evaluate.llmbar_statistics_mismatches(by_order, stats, ["s", "t"]) == []
+    assert ch13.llmbar_statistics_mismatches(by_order, stats, ["s", "t"]) == []
     stats[("j", "reasoning")]["t"]["correct_True"] = [1, 2]
-    assert evaluate.llmbar_statistics_mismatches(by_order, stats, ["s", "t"]) == [
+    assert ch13.llmbar_statistics_mismatches(by_order, stats, ["s", "t"]) == [
         ("j", "reasoning", "swapped", "t", (2, 2), [1, 2])
     ]
 
 
 def test_position_bias_counts_consistent_verdicts_and_first_positions():
     original, swapped = _two_orders()
-    table = evaluate.position_bias(
+    table = ch13.position_bias(
         original, swapped.iloc[::-1], ["j"], {"instruct": "Vanilla", "reasoning": "CoT"}
     )
     vanilla, cot = table.iloc[0], table.iloc[1]
@@ -353,7 +360,7 @@ def test_position_bias_counts_consistent_verdicts_and_first_positions():
     assert cot["consistent"] == 3 and cot["both_unparseable"] == 0
     both = swapped.copy()
     both.loc[3, "verdict_reasoning"] = "unparseable"
-    again = evaluate.position_bias(original, both, ["j"], {"reasoning": "CoT"}).iloc[0]
+    again = ch13.position_bias(original, both, ["j"], {"reasoning": "CoT"}).iloc[0]
     assert again["consistent"] == 4 and again["both_unparseable"] == 1  # as LLMBar's "equal"
 
 
@@ -368,13 +375,18 @@ def test_position_bias_reading_names_the_judges():
             "first_output_picked_swapped": [50.0, 49.0, 70.0, 40.0],
         }
     )
-    first, second = evaluate.position_bias_reading(table).split("\n")
-    assert first.endswith("for 1 of 2 judges (x).")
-    assert second == (
-        "Strongest preference for the first position: y V, which picks the "
-        "output shown first on 90 % of pairs (original order) and 70 % (swapped "
-        "order)."
-    )
+    (row,) = ch13.position_bias_reading(table).to_dict("records")
+    assert row == {
+        "judges": 2,
+        "less_consistent": 1,
+        "less_consistent_judges": "x",
+        "lead_judge": "y",
+        "lead_prompt": "V",
+        "lead_first_original": 90.0,
+        "lead_first_swapped": 70.0,
+    }
+    table["consistency"] = [80.0, 90.0, 60.0, 65.0]
+    assert ch13.position_bias_reading(table)["less_consistent_judges"].item() == "none"
 
 
 # ---------------------------------------------------------------------- self-routing
@@ -412,12 +424,12 @@ def _self_routing_by_hand(recs, unparseable):
 
 @pytest.mark.parametrize("unparseable", ["reasoning", "instruct"])
 def test_self_routing_point_recomputes_from_the_answers(unparseable):
-    from racer_lib import records as rec
-    from racer_lib import simulate
+    from racer_lib.records import schema as rec
+    from racer_lib.records import simulate
 
     recs, _ = simulate.simulate("qwen3-4b", "judgebench", seed=1, dim=0, scale=0.5)
     recs["self_route"] = ["unparseable"] * 15 + ["no"] * 45 + ["yes"] * (len(recs) - 60)
-    point = evaluate.self_routing_point(recs, rec.self_route_decisions(recs, unparseable))
+    point = ch11.self_routing_point(recs, rec.self_route_decisions(recs, unparseable))
     expected = _self_routing_by_hand(recs, unparseable)
     assert set(point) == set(expected)
     for key, value in expected.items():
@@ -427,14 +439,12 @@ def test_self_routing_point_recomputes_from_the_answers(unparseable):
 
 def test_self_routing_point_without_declined_pairs_and_the_table_order():
     recs = _records([1, 0, 0], [1, 1, 0], self_route="yes")
-    point = evaluate.self_routing_point(recs, np.ones(3, dtype=int))
+    point = ch11.self_routing_point(recs, np.ones(3, dtype=int))
     assert point["declined_pairs"] == 0 and np.isnan(point["declined_acc_instruct"])
     assert point["acc_self_routing"] == pytest.approx(point["acc_all_reasoning"])
     assert point["self_routing_minus_random"] == pytest.approx(0.0)
     parts = [recs.assign(judge=j, set=s) for j in ("b", "a") for s in ("bench", "mix")]
-    table = evaluate.self_routing_table(
-        pd.concat(parts).assign(reason=1), ["mix", "bench"], ["a", "b"]
-    )
+    table = ch11.self_routing_table(pd.concat(parts).assign(reason=1), ["mix", "bench"], ["a", "b"])
     rows = list(zip(table["judge"], table["set"], strict=True))
     assert rows == [("a", "mix"), ("a", "bench"), ("b", "mix"), ("b", "bench")]
     assert list(table.columns[:3]) == ["judge", "set", "pairs"]
@@ -442,7 +452,7 @@ def test_self_routing_point_without_declined_pairs_and_the_table_order():
 
 def test_beside_paper_appends_the_papers_columns():
     table = pd.DataFrame({"judge": ["qwen3-4b", "other"], "x": [1, 2]})
-    out = evaluate.beside_paper(table, {"qwen3-4b": (1.5, 2.5)}, ["p1", "p2"])
+    out = ch11.beside_paper(table, {"qwen3-4b": (1.5, 2.5)}, ["p1", "p2"])
     assert list(out.columns) == ["judge", "x", "p1", "p2"]
     assert list(out["p2"][:1]) == [2.5] and out["p1"].isna().tolist() == [False, True]
     assert list(table.columns) == ["judge", "x"]  # the input is left as it was
@@ -459,21 +469,47 @@ def test_self_routing_findings_hold_only_for_every_judge():
             "cost_all_reasoning": [5.1, 10.0],
         }
     )
-    findings = evaluate.self_routing_findings(table, "generated")
+    findings = ch11.self_routing_findings(table, "generated")
     assert list(findings["holds"]) == [True, True, True]
     assert list(findings["status"]) == [claims.REPRODUCED] * 3
-    sim = evaluate.self_routing_findings(table, "simulated")  # the share is calibrated
+    sim = ch11.self_routing_findings(table, "simulated")  # the share is calibrated
     assert list(sim["status"]) == [claims.BY_CONSTRUCTION] * 3
     assert findings["detail"][0] == "a 99.50 %; b 99.90 %"
     assert findings["detail"][1] == "a -0.30 pts; b +0.20 pts"
     worse = table.assign(
         reasoning_fraction=[99.5, 98.0], acc_self_routing=[80.0, 69.0], cost_self_routing=[5.0, 9.0]
     )
-    worse_findings = evaluate.self_routing_findings(worse, "generated")
+    worse_findings = ch11.self_routing_findings(worse, "generated")
     assert list(worse_findings["holds"]) == [False, False, False]
     assert list(worse_findings["status"]) == [claims.NOT_REPRODUCED] * 3
     assert (
-        list(evaluate.self_routing_findings(worse, "simulated")["status"])
+        list(ch11.self_routing_findings(worse, "simulated")["status"])
         == [claims.BY_CONSTRUCTION] * 3
     )
-    assert not evaluate.self_routing_findings(table.iloc[:0], "generated")["holds"].any()
+    assert not ch11.self_routing_findings(table.iloc[:0], "generated")["holds"].any()
+
+
+def test_chapter_13_delta_tables_and_cot_effect_count_the_judges_cot_helps_and_hurts():
+    # judge a: CoT helps on s (+50 points), hurts on t (-50); judge b: no change anywhere
+    recs = pd.concat(
+        [
+            _records([0, 1, 1, 1], [1, 1, 0, 1], judge="a", subset=["s", "s", "t", "t"]),
+            _records([1, 0, 1, 0], [1, 0, 1, 0], judge="b", subset=["s", "s", "t", "t"]),
+        ],
+        ignore_index=True,
+    )
+    by_subset, by_judge = ch13.delta_tables(recs)
+    assert list(by_subset["delta_accuracy"]) == [50.0, -50.0, 0.0, 0.0]
+    assert list(by_judge["headroom"]) == [25.0, 0.0]
+    assert list(by_judge["mean_tokens_reasoning"]) == [30.0, 30.0]
+    effect = ch13.cot_effect(by_subset, by_judge).set_index("subset")
+    assert list(effect["level"]) == ["subset", "subset", "judge"]
+    assert effect.loc["s", ["judges", "judges_helped", "judges_hurt"]].tolist() == [2, 1, 0]
+    assert effect.loc["t", ["judges_hurt", "judges_not_helped", "min_delta"]].tolist() == [
+        1,
+        2,
+        -50.0,
+    ]
+    assert effect.loc["all", "judges_not_helped"] == 2  # pooled, both judges gain nothing
+    lengths = ch13.answer_lengths(recs)
+    assert lengths.loc["a", "instruct_median"] == 10 and lengths.loc["b", "reasoning_mean"] == 30

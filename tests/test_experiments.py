@@ -1,12 +1,16 @@
-"""racer_lib.experiments: the chapters' sweeps, on small simulated records."""
+"""racer_lib.paper.experiments: the chapters' sweeps, on small simulated records."""
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from racer_lib import baselines, claims, evaluate, experiments, train
-from racer_lib.simulate import simulate
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import claims, experiments
+from racer_lib.paper.chapters import advanced_baselines, budget_frontier
+from racer_lib.paper.chapters import training_dynamics as ch06
+from racer_lib.records.simulate import simulate
+from racer_lib.routing import baselines, train
 
 SETTINGS = train.TrainSettings(epochs=3, lr=1e-3)
 
@@ -133,11 +137,7 @@ def test_policy_rows_with_validation_columns_and_a_shorter_lead(fitted, sets):
 def test_baseline_rows_match_every_budget_on_validation(fitted, sets):
     budgets, seeds = [2.0, 4.0], [0, 1]
     options = {"RouteLLM-MF": {"epochs": 2}, "M-IRT": {"epochs": 2}, "RouterBench-KNN": {"k": 5}}
-    rows = pd.DataFrame(
-        experiments.baseline_rows(
-            fitted.train, fitted.valid, sets, budgets, seeds, options, judge="j"
-        )
-    )
+    rows = pd.DataFrame(experiments.baseline_rows(fitted, sets, budgets, seeds, options, judge="j"))
     assert len(rows) == len(baselines.METHODS) * len(seeds) * len(sets) * len(budgets)
     assert list(rows.columns[:5]) == ["judge", "set", "method", "budget", "seed"]
     assert (rows["valid_cost"] <= rows["budget"] + 1e-12).all()
@@ -168,8 +168,7 @@ def test_baseline_rows_match_every_budget_on_validation(fitted, sets):
 
 def test_baseline_rows_can_report_the_validation_point(fitted, sets):
     rows = experiments.baseline_rows(
-        fitted.train,
-        fitted.valid,
+        fitted,
         {"test": sets["test"]},
         [3.0],
         [0],
@@ -199,7 +198,7 @@ def test_reference_rows_and_the_oracle(sets):
 def test_thinned_frontier_keeps_both_ends(sets):
     recs, _ = sets["test"]
     full = evaluate.oracle_frontier(recs)
-    thin = experiments.thinned_frontier(recs, points=10, set="test")
+    thin = budget_frontier.thinned_frontier(recs, points=10, set="test")
     assert len(thin) <= 10 and set(thin["set"]) == {"test"}
     assert thin.iloc[[0, -1]][["cost", "accuracy"]].to_numpy() == pytest.approx(
         full.iloc[[0, -1]].to_numpy()
@@ -232,7 +231,9 @@ def _toy_runs():
 def test_set_mean_weighs_every_set_alike():
     runs = _toy_runs()
     extra = runs[runs["set"] == "b1"].assign(seed=2)  # one set with more seeds
-    got = experiments.set_mean(pd.concat([runs, extra]), ["test", "b1"], ["method", "budget"])
+    got = advanced_baselines.set_mean(
+        pd.concat([runs, extra]), ["test", "b1"], ["method", "budget"]
+    )
     racer = got[(got["method"] == "RACER") & (got["budget"] == 2.0)].iloc[0]
     assert racer["accuracy"] == pytest.approx((82.5 + 92.5) / 2)
     assert racer["cost"] == pytest.approx((1.5 + 2.5) / 2)
@@ -241,19 +242,21 @@ def test_set_mean_weighs_every_set_alike():
 def test_shifted_table_and_its_findings():
     runs = _toy_runs()
     paper = {("RACER", "j"): (90.0, 3.9)}
-    table = experiments.shifted_table(runs, 4.0, ["test", "b1"], paper, ["j"], ["M-IRT", "RACER"])
+    table = advanced_baselines.shifted_table(
+        runs, 4.0, ["test", "b1"], paper, ["j"], ["M-IRT", "RACER"]
+    )
     assert list(table["method"]) == ["M-IRT", "RACER"]
     racer = table.iloc[1]
     assert racer["accuracy"] == pytest.approx(89.5)  # sets 84.5 and 94.5
     assert racer["accuracy_sd"] == pytest.approx(np.std([89.0, 90.0], ddof=1))
     assert (racer["paper_accuracy"], racer["paper_cost"]) == (90.0, 3.9)
     assert np.isnan(table.iloc[0]["paper_accuracy"]) and racer["seeds"] == 2
-    findings = experiments.baseline_findings(table, 4.0, "simulated")
+    findings = advanced_baselines.baseline_findings(table, 4.0, "simulated")
     assert list(findings["holds"]) == [True, True]
     # trained routers are not an input of the simulator: evidence even on simulated records
     assert list(findings["status"]) == [claims.REPRODUCED] * 2
     assert "+10.00 pts" in findings["detail"][0]
-    tight = experiments.baseline_findings(table, 3.0, "simulated")  # mean costs 4.0: over
+    tight = advanced_baselines.baseline_findings(table, 3.0, "simulated")  # mean costs 4.0: over
     assert not tight["holds"][1] and "over budget: M-IRT, RACER" in tight["detail"][1]
     assert tight["status"][1] == claims.NOT_REPRODUCED
 
@@ -265,11 +268,11 @@ def test_budget_matching_reads_the_thresholds():
         valid_cost=lambda t: t["budget"] - 0.1 * (t["seed"] == 1),
     )
     runs.loc[0, "valid_cost"] = 9.0  # RACER rows are not baselines and are left out
-    match = experiments.budget_matching(runs)
+    match = advanced_baselines.budget_matching(runs)
     assert set(match["method"]) == {"M-IRT"} and len(match) == 4
     assert match["within_budget"].all()
     runs.loc[runs["method"] == "M-IRT", "valid_cost"] = 5.0
-    assert not experiments.budget_matching(runs)["within_budget"].any()
+    assert not advanced_baselines.budget_matching(runs)["within_budget"].any()
 
 
 def test_curve_metrics_and_their_summary(sets):
@@ -287,10 +290,10 @@ def test_curve_metrics_and_their_summary(sets):
         ]
     )
     both = {"test": sets["test"], "other": sets["test"]}
-    metrics = pd.DataFrame(experiments.curve_metrics(runs, both, judge="j"))
+    metrics = pd.DataFrame(advanced_baselines.curve_metrics(runs, both, judge="j"))
     assert list(metrics.columns[:4]) == ["judge", "set", "method", "seed"]
     assert metrics["apgr"].to_numpy() == pytest.approx(0.5)  # a point on the chord is Random
-    summary = experiments.metric_summary(metrics, ["other"], ["j"], ["RACER", "Random"])
+    summary = advanced_baselines.metric_summary(metrics, ["other"], ["j"], ["RACER", "Random"])
     assert summary[("OOD mean", "apgr")].to_numpy() == pytest.approx(0.5)
     assert summary[("test", "auc")].to_numpy() == pytest.approx(
         (ends["All-Instruct"]["accuracy"] + ends["All-Reasoning"]["accuracy"]) / 2
@@ -307,7 +310,7 @@ def test_gap_to_random_of_points_on_the_chord(sets):
             {"method": "RACER", "budget": budget, **rand, "accuracy": rand["accuracy"] + 2.0},
             {"method": "Random", "budget": budget, **rand},
         ]
-    gap = experiments.gap_to_random(pd.DataFrame(rows), recs, set="test")
+    gap = budget_frontier.gap_to_random(pd.DataFrame(rows), recs, set="test")
     width = evaluate.random_point(recs, 0.5)["cost"] - evaluate.random_point(recs, 0.25)["cost"]
     assert gap["area_above_random"] == pytest.approx(2.0 * width)
     assert (gap["mean_gap_points"], gap["min_gap_points"]) == pytest.approx((2.0, 2.0))
@@ -316,7 +319,7 @@ def test_gap_to_random_of_points_on_the_chord(sets):
 
 def test_selected_checkpoints_and_training_summary(fitted):
     result = fitted.result
-    selected = experiments.selected_checkpoints(result)
+    selected = ch06.selected_checkpoints(result)
     assert list(selected["best_epoch"]) == result.best_epoch
     h = result.history
     for _, row in selected.iterrows():
@@ -326,7 +329,7 @@ def test_selected_checkpoints_and_training_summary(fitted):
             & (h["epoch"] == row["best_epoch"])
         ]
         assert row["valid_cost"] == at["valid_cost"].item()
-    summary = experiments.training_summary(h)
+    summary = ch06.training_summary(h)
     assert list(summary["budget"]) == [2.0, 4.0]
     last = h[(h["epoch"] == SETTINGS.epochs) & (h["budget"] == 4.0)]
     row = summary.set_index("budget").loc[4.0]

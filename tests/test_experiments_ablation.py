@@ -1,4 +1,4 @@
-"""racer_lib.experiments for chapters 06, 07 and 10 (the robustness ablation, the β grid and
+"""The code of chapters 08, 09 and 12 (the robustness ablation, the β grid and
 RACER against Random at matched cost), on small simulated records and hand-made tables."""
 
 import matplotlib
@@ -10,8 +10,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from racer_lib import claims, evaluate, experiments, paper, plots, train  # noqa: E402
-from racer_lib.simulate import simulate  # noqa: E402
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import claims, experiments, plots
+from racer_lib.paper import numbers as paper
+from racer_lib.paper.chapters import beta_sensitivity, llama_family, robustness_ablation
+from racer_lib.records.simulate import simulate  # noqa: E402
+from racer_lib.routing import train  # noqa: E402
 
 SETTINGS = train.TrainSettings(arch="linear", epochs=3, lr=1e-3, dual_step=1e-2)
 JUDGE = "qwen3-4b"
@@ -31,7 +35,7 @@ def shifted(one_thread):
 
 
 def test_ablation_plan_names_each_method_and_keeps_the_batch_order():
-    names, configs = experiments.ablation_plan([0.1, 1.0], [0.3], 2.0, [5, 6])
+    names, configs = robustness_ablation.ablation_plan([0.1, 1.0], [0.3], 2.0, [5, 6])
     assert names == [
         "ACER",
         "ACER",
@@ -53,16 +57,16 @@ def test_ablation_plan_names_each_method_and_keeps_the_batch_order():
         ("RACER-C", 1.0, 0.3, 6),
     ]
     assert {c.budget for c in configs} == {2.0}
-    names, configs = experiments.ablation_plan([], [], 3.0, [0])
+    names, configs = robustness_ablation.ablation_plan([], [], 3.0, [0])
     assert names == ["ACER"] and configs[0].taus == (np.inf, np.inf)
 
 
 def test_the_trainer_weights_the_costlier_pairs_up():
-    w = experiments.trainer_cost_weights([1.0, 3.0])
+    w = robustness_ablation.trainer_cost_weights([1.0, 3.0])
     assert w.shape == (2,) and w[1] > w[0]
     assert w.sum() == pytest.approx(1.0)  # weights of one batch, normalised
-    assert np.allclose(experiments.trainer_cost_weights([2.0, 2.0, 2.0]), 1 / 3)
-    sharp = experiments.trainer_cost_weights([1.0, 3.0], tau_c=0.3)
+    assert np.allclose(robustness_ablation.trainer_cost_weights([2.0, 2.0, 2.0]), 1 / 3)
+    sharp = robustness_ablation.trainer_cost_weights([1.0, 3.0], tau_c=0.3)
     assert sharp[1] > w[1]  # a smaller temperature: a more pessimistic adversary
 
 
@@ -70,9 +74,9 @@ def test_the_trainer_weights_the_costlier_pairs_up():
 def ablation(judged, shifted):
     records, emb = judged
     ood, ood_emb = shifted
-    names, configs = experiments.ablation_plan([0.5], [0.2], 2.0, [0, 1])
+    names, configs = robustness_ablation.ablation_plan([0.5], [0.2], 2.0, [0, 1])
     fit = experiments.fit(records, emb, configs, SETTINGS)
-    rows = experiments.shift_rows(
+    rows = robustness_ablation.shift_rows(
         fit,
         names,
         records,
@@ -131,7 +135,7 @@ def test_shift_rows_hold_every_policy_on_the_shifted_set_and_on_validation(
 def test_ablation_summary_keeps_the_plan_order_within_each_scenario(ablation):
     _, names, runs = ablation
     both = pd.concat([runs.assign(scenario="(b)"), runs], ignore_index=True)
-    summary = experiments.ablation_summary(both)
+    summary = robustness_ablation.ablation_summary(both)
     methods = list(dict.fromkeys(names))
     assert list(zip(summary["scenario"], summary["method"], strict=True)) == [
         (s, m) for s in ("(a)", "(b)") for m in methods
@@ -190,7 +194,7 @@ def _hand_runs():
 
 
 def test_violation_rates_per_temperature_and_pooled():
-    viol = experiments.violation_rates(_hand_runs(), [0.1, 1.0])
+    viol = robustness_ablation.violation_rates(_hand_runs(), [0.1, 1.0])
     assert list(viol["method"]) == ["ACER", "RACER-C τ=0.1", "RACER-C τ=1", "RACER-C (all τ)"] * 2
     dear = viol[viol["scenario"] == "dear"].set_index("method")
     assert dear.loc["ACER", ["runs", "violations"]].tolist() == [2, 1]
@@ -205,9 +209,11 @@ def test_violation_rates_per_temperature_and_pooled():
 
 def test_ablation_findings_read_the_four_statements():
     runs = _hand_runs()
-    summary = experiments.ablation_summary(runs)
-    viol = experiments.violation_rates(runs, [0.1, 1.0])
-    findings = experiments.ablation_findings(runs, summary, viol, [1.0], [0.1, 1.0], "simulated")
+    summary = robustness_ablation.ablation_summary(runs)
+    viol = robustness_ablation.violation_rates(runs, [0.1, 1.0])
+    findings = robustness_ablation.ablation_findings(
+        runs, summary, viol, [1.0], [0.1, 1.0], "simulated"
+    )
     assert list(findings.columns) == ["finding", "scenario", "observed", "holds", "status", "basis"]
     assert list(findings["scenario"]) == ["cheap", "cheap", "dear", "dear"]
     # cheap: no violation; RACER-R +1 point with no spread (se 0 < 1)
@@ -218,15 +224,15 @@ def test_ablation_findings_read_the_four_statements():
     assert findings.loc[1, "observed"] == "RACER-R τ=1: +1.00 ± 0.00 pts"
     assert findings.loc[3, "observed"] == "violation rate RACER-C 0.25 (all τ), ACER 0.50"
     worse = runs.assign(accuracy=np.where(runs["method"] == "RACER-R τ=1", 80.0, runs["accuracy"]))
-    findings = experiments.ablation_findings(
-        worse, experiments.ablation_summary(worse), viol, [1.0], [0.1, 1.0], "simulated"
+    findings = robustness_ablation.ablation_findings(
+        worse, robustness_ablation.ablation_summary(worse), viol, [1.0], [0.1, 1.0], "simulated"
     )
     assert list(findings["holds"]) == [True, False, False, True]
     assert findings["status"][1] == findings["status"][2] == claims.NOT_REPRODUCED
 
 
 def test_subset_statistics_count_the_full_subsets_beside_the_paper():
-    stats = experiments.subset_statistics(
+    stats = robustness_ablation.subset_statistics(
         JUDGE,
         {"wildguardmix": "train", "judgebench": "x"},
         paper.DATASET_STATISTICS,
@@ -262,7 +268,7 @@ def test_config_rows_name_each_policy_by_its_fields(judged):
     fit = experiments.fit(records, emb, configs, SETTINGS)
     test, test_emb = experiments.evaluation_sets(JUDGE, records, emb)["test"]
     rows = pd.DataFrame(
-        experiments.config_rows(fit.result, test, test_emb, ("beta", "budget", "seed"))
+        beta_sensitivity.config_rows(fit.result, test, test_emb, ("beta", "budget", "seed"))
     )
     assert list(rows.columns) == [
         "beta",
@@ -282,7 +288,8 @@ def test_config_rows_name_each_policy_by_its_fields(judged):
     p = fit.result.p_reasoning(test_emb)
     for i, row in rows.iterrows():
         assert row["cost"] == pytest.approx(evaluate.policy_point(test, p[i])["cost"])
-    assert list(pd.DataFrame(experiments.config_rows(fit.result, test, test_emb)).columns)[:3] == [
+    columns = pd.DataFrame(beta_sensitivity.config_rows(fit.result, test, test_emb)).columns
+    assert list(columns)[:3] == [
         "budget",
         "seed",
         "best_epoch",
@@ -309,7 +316,7 @@ def _beta_runs(accuracy):
 
 
 def test_beta_table_sits_beside_the_paper():
-    table = experiments.beta_table(
+    table = beta_sensitivity.beta_table(
         _beta_runs({0.0: (85, 86), 0.2: (80, 80)}), paper.BETA_SENSITIVITY
     )
     assert list(zip(table["beta"], table["budget"], strict=True)) == [
@@ -325,29 +332,32 @@ def test_beta_table_sits_beside_the_paper():
 
 def test_mean_difference_and_its_standard_error():
     table = evaluate.over_seeds(_beta_runs({0.0: (85, 87), 0.005: (86, 86)}), ["beta", "budget"])
-    m, se = experiments.mean_difference(table, ("beta", "budget"), (0.005, 2.0), (0.0, 2.0))
+    m, se = beta_sensitivity.mean_difference(table, ("beta", "budget"), (0.005, 2.0), (0.0, 2.0))
     assert m == pytest.approx(0.0)
     assert se == pytest.approx(np.sqrt(2.0 / 2 + 0.0 / 2))  # sd sqrt(2) over 2 seeds, and 0
     one = table.assign(accuracy_sd=np.nan, seeds=1)
     assert (
-        experiments.mean_difference(one, ("beta", "budget"), (0.005, 2.0), (0.0, 2.0))[1] == np.inf
+        beta_sensitivity.mean_difference(one, ("beta", "budget"), (0.005, 2.0), (0.0, 2.0))[1]
+        == np.inf
     )
 
 
 def test_beta_findings_check_what_the_betas_allow():
     runs = _beta_runs({0.0: (84, 84.2), 0.005: (86, 86.2), 0.01: (86.1, 86.1), 0.05: (83, 83.2)})
-    table = experiments.beta_table(runs, paper.BETA_SENSITIVITY)
-    findings = experiments.beta_findings(table, [0.0, 0.005, 0.01, 0.05], [2.0, 3.0], "simulated")
+    table = beta_sensitivity.beta_table(runs, paper.BETA_SENSITIVITY)
+    findings = beta_sensitivity.beta_findings(
+        table, [0.0, 0.005, 0.01, 0.05], [2.0, 3.0], "simulated"
+    )
     assert list(findings.columns) == ["finding", "budget", "observed", "holds", "status", "basis"]
     assert len(findings) == 1 + 2 + 2
     assert findings["holds"].all()
     assert (findings["status"] == claims.REPRODUCED).all()  # β acts on training only
     assert findings.loc[0, "observed"] == "β=0.005 minus β=0: +2.00 ± 0.14 pts"
-    only = experiments.beta_findings(
+    only = beta_sensitivity.beta_findings(
         table[table["beta"] != 0.05], [0.0, 0.005, 0.01], [2.0, 3.0], "simulated"
     )
     assert len(only) == 3 and "0.05" not in " ".join(only["finding"])
-    assert experiments.beta_findings(table, [0.01, 0.05], [2.0], "simulated").empty
+    assert beta_sensitivity.beta_findings(table, [0.01, 0.05], [2.0], "simulated").empty
 
 
 # ---------------------------------------------------------------------- 10: matched cost
@@ -360,7 +370,7 @@ def matched(judged):
         records, emb, experiments.grid([2.0, 3.0], [0, 1], variant="RACER-R"), SETTINGS
     )
     test, test_emb = experiments.evaluation_sets(JUDGE, records, emb)["test"]
-    return test, pd.DataFrame(experiments.matched_random_rows(fit.result, test, test_emb))
+    return test, pd.DataFrame(llama_family.matched_random_rows(fit.result, test, test_emb))
 
 
 def test_matched_random_rows_spend_what_the_router_spends(matched):
@@ -388,7 +398,7 @@ def test_matched_random_rows_spend_what_the_router_spends(matched):
 def test_matched_random_table_and_findings(matched):
     test, runs = matched
     ends = evaluate.endpoints(test)
-    table = experiments.matched_random_table(
+    table = llama_family.matched_random_table(
         runs, ends, paper.LLAMA_FAMILY, paper.LLAMA_FAMILY_ENDPOINTS
     )
     assert list(table["method"]) == ["All-Instruct", "RACER", "RACER", "All-Reasoning"]
@@ -410,7 +420,7 @@ def test_matched_random_table_and_findings(matched):
     assert (top["paper_accuracy"], top["paper_cost"]) == (79.93, 4.12)
     assert np.isnan(top["paper_random_accuracy"])
 
-    findings = experiments.matched_random_findings(table, "simulated")
+    findings = llama_family.matched_random_findings(table, "simulated")
     assert list(findings.columns) == ["finding", "holds", "status", "detail", "basis"]
     expected = [
         (racer["racer_minus_random_at_cost"] > 0).all(),
@@ -425,7 +435,7 @@ def test_matched_random_table_and_findings(matched):
         claims.REPRODUCED if e else claims.NOT_REPRODUCED for e in expected
     ]
     forced = table.assign(racer_minus_random_at_cost=-1.0, cost_mean=table["cost_mean"] + 5)
-    forced = experiments.matched_random_findings(forced, "simulated")
+    forced = llama_family.matched_random_findings(forced, "simulated")
     assert list(forced["holds"])[::2] == [False, False]
     assert list(forced["status"])[::2] == [claims.NOT_REPRODUCED] * 2
 
@@ -436,18 +446,18 @@ def test_matched_random_table_and_findings(matched):
 def test_the_chapters_figures_draw(ablation, matched):
     _, _, runs = ablation
     test, matched_runs = matched
-    table = experiments.matched_random_table(matched_runs, evaluate.endpoints(test), {}, {})
-    beta = experiments.beta_table(_beta_runs({0.0: (85, 86), 0.05: (84, 84)}), {})
+    table = llama_family.matched_random_table(matched_runs, evaluate.endpoints(test), {}, {})
+    beta = beta_sensitivity.beta_table(_beta_runs({0.0: (85, 86), 0.05: (84, 84)}), {})
     figures = [
-        plots.shift_panels(pd.concat([runs, runs.assign(scenario="(b)")]), 2.0),
-        plots.beta_panels(beta),
-        plots.matched_random_figure(table, "cost", "title"),
+        robustness_ablation.shift_panels(pd.concat([runs, runs.assign(scenario="(b)")]), 2.0),
+        beta_sensitivity.beta_panels(beta),
+        llama_family.matched_random_figure(table, "cost", "title"),
     ]
     assert [len(f.axes) for f in figures] == [2, 2, 1]
     assert figures[0].axes[0].get_title() == "(a): training_mix → offsetbias"
     legend = [t.get_text() for t in figures[0].axes[-1].get_legend().get_texts()]
     assert legend[1:] == ["ACER", "RACER-R τ=0.5", "RACER-C τ=0.2"]
-    view = plots.matched_random_view(table)
+    view = llama_family.matched_random_view(table)
     assert list(view.index) == ["All-Instruct", "RACER, C = 2", "RACER, C = 3", "All-Reasoning"]
     assert view.loc["All-Instruct", ("Random, matched cost", "acc.")] == ""
     at2 = table[(table["method"] == "RACER") & (table["budget"] == 2.0)].iloc[0]

@@ -12,8 +12,15 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from racer_lib import baselines, claims, evaluate, experiments, plots, sets, train  # noqa: E402
-from racer_lib.simulate import simulate  # noqa: E402
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import claims, experiments
+from racer_lib.paper.chapters import llmbar_routing as ch14
+from racer_lib.records import sets
+from racer_lib.records.simulate import simulate  # noqa: E402
+from racer_lib.routing import (
+    baselines,
+    train,  # noqa: E402
+)
 
 JUDGE = "qwen3-4b"
 LEAD = ("judge", "seed", "unit_tokens", "method", "budget")
@@ -130,10 +137,10 @@ def run(one_thread):
     )
     options = {"RouteLLM-MF": {"epochs": 2}, "M-IRT": {"epochs": 2}}
     base = experiments.baseline_rows(
-        fit.train, fit.valid, test, BUDGETS, [SEED], options, valid_point=True, lead=LEAD, **key
+        fit, test, BUDGETS, [SEED], options, valid_point=True, lead=LEAD, **key
     )
     ends = experiments.reference_rows(test, oracle=True, lead=LEAD[:4], **key)
-    checks = experiments.training_check(fit.result, emb[is_test], judge=JUDGE)
+    checks = ch14.training_check(fit.result, emb[is_test], judge=JUDGE)
     return dict(
         records=records,
         emb=emb,
@@ -257,7 +264,7 @@ def test_training_check_reads_the_history(run):
         # the selected checkpoint is the one the rows evaluate
         assert row["valid_cost_best"] == pytest.approx(trained[i]["valid_cost"], rel=1e-4)
         assert row["valid_accuracy_best"] == pytest.approx(trained[i]["valid_accuracy"], rel=1e-4)
-    assert experiments.training_check(result, run["emb"][:5], method="X")[0]["method"] == "X"
+    assert ch14.training_check(result, run["emb"][:5], method="X")[0]["method"] == "X"
 
 
 def test_training_check_summary():
@@ -278,16 +285,19 @@ def test_training_check_summary():
             "p_test_sd": 0.2,
         }
     )
-    view, text = experiments.training_check_summary(checks)
+    view, reading = ch14.training_check_summary(checks)
     assert list(view.index) == [("J", "RACER", 2.0), ("J", "RACER", 5.0)]
     assert view.loc[("J", "RACER", 2.0), "valid_cost_best"] == 2.25
     assert view.loc[("J", "RACER", 5.0), "best_epoch"] == 5.0
     # moved: 2, 3, 1, 0 -> median 1.5; within budget: 3 of 4; grows: seed 0 yes, seed 1 no
-    assert text == (
-        "validation accuracy moved by 1.5 points over training (median over "
-        "policies); the selected validation cost meets the budget for 75% of "
-        "policies and grows with the budget for 50% of (judge, method, seed) runs"
-    )
+    assert reading.to_dict("records") == [
+        {
+            "moved_points": 1.5,
+            "within_budget": 75.0,
+            "grows_with_budget": 50.0,
+            "runs": "judge, method, seed",
+        }
+    ]
 
 
 # ----------------------------------------------------------------------------------------
@@ -326,7 +336,7 @@ def test_routing_findings_compute_each_statement():
         }
     )
     summary = evaluate.over_seeds(runs, ["judge", "method", "budget"])
-    findings = experiments.routing_findings(runs, summary, ["J"], BUDGETS, "release")
+    findings = ch14.routing_findings(runs, summary, ["J"], BUDGETS, "release")
     assert list(findings.columns) == ["finding", "holds", "status", "detail", "basis"]
     assert findings["holds"].dtype == bool
     assert findings["holds"].tolist() == [False, True, True, False]
@@ -337,7 +347,7 @@ def test_routing_findings_compute_each_statement():
         claims.NOT_REPRODUCED,
     ]
     # nothing about trained routers is an input of the simulator: the same on its records
-    sim = experiments.routing_findings(runs, summary, ["J"], BUDGETS, "simulated")
+    sim = ch14.routing_findings(runs, summary, ["J"], BUDGETS, "simulated")
     assert sim["status"].tolist() == findings["status"].tolist()
     assert findings["finding"].tolist() == [
         "J: RACER is more accurate than Random at every budget",
@@ -377,12 +387,12 @@ def test_mean_sd_by_budget():
             "cost_sd": [0.1, 0.2, 0.3, 0.4],
         }
     )
-    view = plots.mean_sd_by_budget(summary, ["judge", "method"], [10.0, 2.0])
+    view = ch14.mean_sd_by_budget(summary, ["judge", "method"], [10.0, 2.0])
     assert list(view.columns) == ["C=10 acc", "C=10 cost", "C=2 acc", "C=2 cost"]
     assert view.loc[("J", "A"), "C=2 acc"] == "80.0 ± 1.0"
     assert view.loc[("J", "A"), "C=10 acc"] == "81.2"  # one seed: no sd
     assert view.loc[("J", "B"), "C=10 cost"] == "9.0 ± 0.4"
-    two = plots.mean_sd_by_budget(summary, ["method"], [2.0], [("a", "accuracy")], digits=2)
+    two = ch14.mean_sd_by_budget(summary, ["method"], [2.0], [("a", "accuracy")], digits=2)
     assert list(two.columns) == ["C=2 a"] and two.loc["B", "C=2 a"] == "70.00 ± 0.50"
 
 
@@ -423,7 +433,7 @@ def test_accuracy_and_gain_draws_both_rows(judges):
                     )
     runs, ends = pd.DataFrame(runs), pd.DataFrame(ends)
     summary = evaluate.over_seeds(runs, ["judge", "method", "budget"])
-    fig = plots.accuracy_and_gain(
+    fig = ch14.accuracy_and_gain(
         summary, runs, ends, pd.concat(frontiers), judges, ["RACER", "Random"]
     )
     axes = np.array(fig.axes).reshape(2, len(judges))
@@ -439,3 +449,22 @@ def test_accuracy_and_gain_draws_both_rows(judges):
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == ["oracle frontier", "All-Instruct", "All-Reasoning", "RACER", "Random"]
     plt.close(fig)
+
+
+def test_chapter_14_split_table_and_sizes_per_seed():
+    pairs = pd.DataFrame(
+        {"id": ["a", "b", "c", "d"], "subset": ["natural", "natural", "manual", "manual"]}
+    )
+    splits = {0: np.array(["train", "test", "train", "valid"]), 1: np.array(["test"] * 4)}
+    table = ch14.split_table(pairs, splits)
+    assert list(table.columns) == ["seed", "id", "subset", "split"] and len(table) == 8
+    sizes = ch14.split_sizes(table, 0)
+    assert list(sizes.columns) == ["train", "valid", "test"]
+    assert sizes.loc["natural"].tolist() == [1, 0, 1] and sizes.loc["manual"].tolist() == [1, 1, 0]
+    assert sizes.loc["neighbor"].isna().all()  # a subset absent from the pairs
+    assert "test on gptout" in ch14.describe_split("subset", [0, 1], [], ["natural"], ["gptout"])
+    assert "0.6/0.2/0.2" in ch14.describe_split("random", [0], [0.6, 0.2, 0.2], [], [])
+    with pytest.raises(ValueError, match="judges must be among"):
+        ch14.check_parameters(["GPT-5"], 1, [2.0])
+    with pytest.raises(ValueError, match="at least one seed"):
+        ch14.check_parameters(["GPT-4"], 0, [2.0])

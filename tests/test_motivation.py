@@ -1,4 +1,4 @@
-"""Fig. 1 and the OOD benchmarks' domain table (chapter 13) from small hand-made tables."""
+"""Fig. 1 and the OOD benchmarks' domain table (chapter 03) from small hand-made tables."""
 
 import matplotlib
 
@@ -9,8 +9,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from racer_lib import chapter, claims, evaluate, plots  # noqa: E402
+from racer_lib.book import chapter
 from racer_lib.errors import MissingFileError  # noqa: E402
+from racer_lib.paper import claims
+from racer_lib.paper.chapters import motivation_and_benchmarks as ch03
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +22,7 @@ def _close():
 
 
 def _by_domain():
-    """Chapter 02's per-domain table for two judges on two benchmarks."""
+    """Chapter 04's per-domain table for two judges on two benchmarks."""
     rows = []
     for judge, bump in (("a", 0.0), ("b", 5.0)):
         for dataset, domain, n, acc0, acc1, ratio in (
@@ -48,7 +50,7 @@ PAPER = {("x", "math"): (3, 30.0), ("x", "chat"): (7, 70.0), ("y", "coding"): (1
 
 
 def test_domain_distribution_counts_shares_and_statuses():
-    table = evaluate.domain_distribution(_by_domain(), "a", PAPER, "simulated", tolerance=1.0)
+    table = ch03.domain_distribution(_by_domain(), "a", PAPER, "simulated", tolerance=1.0)
     assert list(table["pairs"]) == [30, 70, 10, 30]
     assert table["share"].to_numpy() == pytest.approx([30, 70, 25, 75])
     assert table.groupby("benchmark")["share"].sum().to_numpy() == pytest.approx([100, 100])
@@ -56,24 +58,24 @@ def test_domain_distribution_counts_shares_and_statuses():
     assert list(table["holds"]) == [True, True, False, False]
     assert np.isnan(table["paper_count"].iloc[3])
     assert set(table["status"]) == {claims.BY_CONSTRUCTION}
-    real = evaluate.domain_distribution(_by_domain(), "a", PAPER, "generated", tolerance=1.0)
+    real = ch03.domain_distribution(_by_domain(), "a", PAPER, "generated", tolerance=1.0)
     assert list(real["status"]) == [claims.REPRODUCED] * 2 + [claims.NOT_REPRODUCED] * 2
-    wide = evaluate.domain_distribution(_by_domain(), "a", PAPER, "generated", tolerance=6.0)
+    wide = ch03.domain_distribution(_by_domain(), "a", PAPER, "generated", tolerance=6.0)
     assert wide["holds"].iloc[2]
 
 
 def test_domain_distribution_refuses_an_absent_judge():
     with pytest.raises(ValueError, match="no rows of judge 'c'"):
-        evaluate.domain_distribution(_by_domain(), "c", PAPER, "simulated")
+        ch03.domain_distribution(_by_domain(), "c", PAPER, "simulated")
 
 
 def test_mode_tradeoff_and_gain_by_group():
-    tradeoff = evaluate.mode_tradeoff(_by_domain(), "b")
+    tradeoff = ch03.mode_tradeoff(_by_domain(), "b")
     assert set(tradeoff["judge"]) == {"b"} and len(tradeoff) == 4
     assert list(tradeoff["group"]) == ["verification", "other", "verification", "other"]
     assert (tradeoff["cost_instruct"] == 1.0).all()
     assert list(tradeoff["cost_reasoning"]) == [8.0, 3.0, 6.0, 2.0]
-    groups = evaluate.gain_by_group(tradeoff).set_index("group")
+    groups = ch03.gain_by_group(tradeoff).set_index("group")
     # pooled over pairs: math 30 pairs 55 -> 80, coding 10 pairs 65 -> 70
     assert groups.loc["verification", "pairs"] == 40
     assert groups.loc["verification", "acc_instruct"] == pytest.approx((30 * 55 + 10 * 65) / 40)
@@ -110,19 +112,19 @@ def _runs():
 
 
 def test_shift_costs_keeps_acer_and_racer_c_of_one_scenario():
-    costs = evaluate.shift_costs(_runs(), "(b) s")
+    costs = ch03.shift_costs(_runs(), "(b) s")
     assert set(costs["variant"]) == {"ACER", "RACER-C"} and len(costs) == 4
     assert set(costs["scenario"]) == {"(b) s"}
     assert list(costs["shift_violated"]) == [True, True, False, True]  # 1.8, 2.1 for RACER-C
     assert not costs["valid_violated"].any()
     with pytest.raises(ValueError, match="no ACER or RACER-C runs"):
-        evaluate.shift_costs(_runs(), "(c)")
+        ch03.shift_costs(_runs(), "(c)")
 
 
 def test_fig1_findings_statuses():
-    groups = evaluate.gain_by_group(evaluate.mode_tradeoff(_by_domain(), "a"))
-    costs = evaluate.shift_costs(_runs(), "(b) s")
-    found = evaluate.fig1_findings(groups, costs, "simulated")
+    groups = ch03.gain_by_group(ch03.mode_tradeoff(_by_domain(), "a"))
+    costs = ch03.shift_costs(_runs(), "(b) s")
+    found = ch03.fig1_findings(groups, costs, "simulated")
     assert len(found) == 3
     # RACER-C: one of its two runs over budget (ACER: both), so not within it in every run
     assert list(found["holds"]) == [True, True, False]
@@ -132,18 +134,18 @@ def test_fig1_findings_statuses():
     assert found["basis"].iloc[0].startswith("simulator input")
     assert found["basis"].iloc[1].startswith("emerges")
     costs.loc[costs["variant"] == "RACER-C", "shift_violated"] = False
-    better = evaluate.fig1_findings(groups, costs, "simulated")
+    better = ch03.fig1_findings(groups, costs, "simulated")
     assert list(better["holds"]) == [True, True, True]
     costs.loc[costs["variant"] == "RACER-C", "shift_violated"] = True
-    worse = evaluate.fig1_findings(groups, costs, "simulated")
+    worse = ch03.fig1_findings(groups, costs, "simulated")
     assert list(worse["status"]) == [claims.BY_CONSTRUCTION] + [claims.NOT_REPRODUCED] * 2
-    assert len(evaluate.fig1_findings(groups, None, "simulated")) == 1
+    assert len(ch03.fig1_findings(groups, None, "simulated")) == 1
 
 
 def test_motivation_figure_draws_both_panels():
-    tradeoff = evaluate.mode_tradeoff(_by_domain(), "a")
-    costs = evaluate.shift_costs(_runs(), "(b) s")
-    fig = plots.motivation_figure(tradeoff, costs)
+    tradeoff = ch03.mode_tradeoff(_by_domain(), "a")
+    costs = ch03.shift_costs(_runs(), "(b) s")
+    fig = ch03.motivation_figure(tradeoff, costs)
     a, b = fig.axes
     arrows = [(t.xyann, t.xy) for t in a.texts]  # one per (benchmark, domain): instruct -> CoT
     assert arrows == [((1.0, 50.0), (8.0, 80.0)), ((1.0, 90.0), (3.0, 91.0))] + [
@@ -155,7 +157,7 @@ def test_motivation_figure_draws_both_panels():
     assert lines["ACER"].get_ydata().tolist() == pytest.approx([1.8, 2.4])
     assert lines["RACER-C τ=1"].get_ydata().tolist() == pytest.approx([1.3, 1.95])
     assert list(lines["budget C = 2"].get_ydata()) == [2.0, 2.0]
-    assert len(plots.motivation_figure(tradeoff).axes) == 1
+    assert len(ch03.motivation_figure(tradeoff).axes) == 1
 
 
 def test_read_result_says_which_chapter_to_run(tmp_path):

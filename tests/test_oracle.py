@@ -1,4 +1,5 @@
-"""The oracle frontier (:func:`racer_lib.evaluate.oracle_frontier`): the exact solution of the
+"""The oracle frontier (:func:`racer_lib.evaluation.metrics.oracle_frontier`): the exact solution
+of the
 paper's Eq. (1) over all per-pair policies, checked against brute force on small sets."""
 
 import itertools
@@ -7,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import evaluate
-from racer_lib.simulate import simulate
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.records.simulate import simulate
+from racer_lib.records.summary import mode_summary
 
 
 def _records(r0, r1, t0, t1) -> pd.DataFrame:
@@ -133,7 +135,7 @@ def test_no_policy_point_lies_above_the_frontier():
 def test_the_top_is_the_oracle_accuracy_and_every_vertex_is_a_policy():
     recs, _ = simulate("llama-3.1-8b", "training_mix", dim=0, scale=0.02, seed=4)
     frontier = evaluate.oracle_frontier(recs)
-    summary = evaluate.mode_summary(recs).iloc[0]
+    summary = mode_summary(recs).iloc[0]
     assert frontier["accuracy"].iloc[-1] == pytest.approx(summary["oracle_accuracy"])
     r = recs[["correct_instruct", "correct_reasoning"]].to_numpy(bool)
     t = recs[["tokens_instruct", "tokens_reasoning"]].to_numpy(float)

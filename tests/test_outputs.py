@@ -1,10 +1,11 @@
-"""Other tools' judge outputs as judge records: ``racer_lib.outputs`` and ``racer records import``.
+"""Other tools' judge outputs as judge records: ``racer_lib.judging.outputs`` and ``racer records
+import``.
 
 Small JudgeBench-style files written here check the verdicts, JudgeBench's order rule, tokens
 and error messages; on the data mirror (RACER_DATA_DIR, else <repo root>/../shared/data;
 skipped without it) JudgeBench's released claude-3-haiku outputs are imported and compared
 with the decisions JudgeBench recorded and with its own metric, and LLMBar's evaluator folders
-with :func:`racer_lib.data.llmbar_records`.
+with :func:`racer_lib.records.llmbar.llmbar_records`.
 """
 
 import ast
@@ -17,8 +18,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import cli, data, outputs
-from racer_lib import records as rec
+from racer_lib import cli
+from racer_lib.judging import outputs
+from racer_lib.records import io as rio
+from racer_lib.records import judgebench, llmbar
+from racer_lib.records import schema as rec
+from racer_lib.records import sources as data
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get(data.ENV_DATA_DIR) or ROOT.parent / "shared" / "data")
@@ -191,20 +196,18 @@ def test_modes_must_judge_the_same_pairs(tmp_path, small):
 def test_import_writes_atomically_and_reads_back(tmp_path, small):
     path, _ = small
     out = tmp_path / "records" / "jb.parquet"
-    records = outputs.import_records(
-        "judgebench", out, instruct=path, reasoning=path, tokenizer=TOK, tokenizer_name="ws"
-    )
-    pd.testing.assert_frame_equal(rec.read_records(out), records)
+    spec = outputs.ImportSpec("judgebench", out, instruct=path, reasoning=path)
+    records = outputs.import_records(spec, tokenizer=TOK, tokenizer_name="ws")
+    pd.testing.assert_frame_equal(rio.read_records(out), records)
     assert [p.name for p in out.parent.iterdir()] == ["jb.parquet"]  # no temporary file left
-    csv = outputs.import_records(
-        "judgebench", tmp_path / "jb.csv", instruct=path, reasoning=path, tokenizer=TOK
-    )
-    assert len(rec.read_records(tmp_path / "jb.csv")) == len(csv) == len(CASES)
+    spec = outputs.ImportSpec("judgebench", tmp_path / "jb.csv", instruct=path, reasoning=path)
+    csv = outputs.import_records(spec, tokenizer=TOK)
+    assert len(rio.read_records(tmp_path / "jb.csv")) == len(csv) == len(CASES)
 
 
 def test_cli_records_import(tmp_path, small, monkeypatch, capsys):
     path, _ = small
-    monkeypatch.setattr(data, "load_tokenizer", lambda: TOK)
+    monkeypatch.setattr(llmbar, "load_tokenizer", lambda: TOK)
     out = tmp_path / "jb.parquet"
     argv = ["records", "import", "--format", "judgebench", "--instruct", str(path)]
     assert cli.main([*argv, "--reasoning", str(path), "--out", str(out)]) == 0
@@ -214,7 +217,7 @@ def test_cli_records_import(tmp_path, small, monkeypatch, capsys):
     assert (
         "instruct: verdicts agree with JudgeBench's recorded decisions on 8 of 8 games" in printed
     )
-    assert len(rec.read_records(out)) == 4
+    assert len(rio.read_records(out)) == 4
     assert cli.main([*argv, "--out", str(tmp_path / "x.parquet")]) == 2
     assert "error: --format judgebench needs --instruct FILE and --reasoning FILE" in (
         capsys.readouterr().err
@@ -282,7 +285,7 @@ def test_judgebench_release_agrees_with_its_recorded_decisions(mirror):
     records = outputs.judgebench_records(path, path)
     items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     assert len(records) == len(items) == 270
-    pairs = data.judgebench_pairs(mirror)
+    pairs = judgebench.judgebench_pairs(mirror)
     pairs = pairs[pairs["subset"] == "claude-3-5-sonnet-20240620"].set_index("id")
     assert (pairs.loc[records["id"], "label"].to_numpy() == records["label"].to_numpy()).all()
 
@@ -311,7 +314,7 @@ def test_judgebench_release_agrees_with_its_recorded_decisions(mirror):
         "parsed alike in both games)"
     )
     assert (records["tokens_instruct"] > 0).all()
-    assert set(records["tokenizer"]) == {data.TOKENIZER_NAME}
+    assert set(records["tokenizer"]) == {llmbar.TOKENIZER_NAME}
 
 
 def _llmbar_folder(manifest):
@@ -321,9 +324,9 @@ def _llmbar_folder(manifest):
 
 def test_llmbar_folder_import_equals_llmbar_records(mirror):
     folder = _llmbar_folder(mirror)
-    tok = data.load_tokenizer()
+    tok = llmbar.load_tokenizer()
     got = outputs.llmbar_folder_records(folder, "GPT-4", subsets=["natural"], tokenizer=tok)
-    want = data.llmbar_records("GPT-4", tokenizer=tok, manifest=mirror)
+    want = llmbar.llmbar_records("GPT-4", tokenizer=tok, manifest=mirror)
     want = want[want["subset"] == "natural"].reset_index(drop=True)
     assert len(got) == 100
     pd.testing.assert_frame_equal(got.drop(columns="source"), want.drop(columns="source"))
@@ -339,7 +342,7 @@ def test_llmbar_folder_import_equals_llmbar_records(mirror):
         tokenizer=tok,
     )
     gpt4, chatgpt = (
-        data.llmbar_records(j, "swapped", tok, manifest=mirror).query("subset == 'gptout'")
+        llmbar.llmbar_records(j, "swapped", tok, manifest=mirror).query("subset == 'gptout'")
         for j in ("GPT-4", "ChatGPT")
     )
     assert paired["judge"].iloc[0] == "GPT-4+ChatGPT" and len(paired) == 47
@@ -355,7 +358,7 @@ def test_cli_llmbar_import_and_errors(mirror, tmp_path, capsys):
     argv = ["records", "import", "--format", "llmbar", "--llmbar-dir", str(folder)]
     assert cli.main([*argv, "--judge", "PaLM2", "--subset", "manual", "--out", str(out)]) == 0
     assert f"wrote {out}: 46 judge records of PaLM2" in capsys.readouterr().out
-    assert list(rec.read_records(out)["subset"].unique()) == ["manual"]
+    assert list(rio.read_records(out)["subset"].unique()) == ["manual"]
     assert cli.main([*argv, "--judge", "Nobody", "--subset", "manual", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "evaluators/Nobody/Vanilla/result.json: no such file" in err
@@ -470,26 +473,26 @@ def test_import_an_unseen_llmbar_subset_matches_its_statistics(tmp_path, monkeyp
             "CoT": [("2", "2"), ("2", "1"), ("1", "1"), ("1", "2")],
         },
     )
-    assert data.llmbar_subsets(root) == subsets
-    monkeypatch.setattr(data, "load_tokenizer", lambda: TOK)
+    assert llmbar.llmbar_subsets(root) == subsets
+    monkeypatch.setattr(llmbar, "load_tokenizer", lambda: TOK)
     records = {}
-    for order in data.LLMBAR_ORDERS:
+    for order in llmbar.LLMBAR_ORDERS:
         out = tmp_path / f"{order}.parquet"
         argv = ["records", "import", "--format", "llmbar", "--llmbar-dir", str(root)]
         assert cli.main([*argv, "--judge", "Judge-X", "--order", order, "--out", str(out)]) == 0
         assert f"wrote {out}: 10 judge records of Judge-X" in capsys.readouterr().out
-        records[order] = rec.read_records(out)
+        records[order] = rio.read_records(out)
     assert list(records["original"]["subset"].unique()) == list(subsets)
     assert (records["original"]["domain"] == records["original"]["subset"]).all()
     assert records["original"]["id"].iloc[0] == "llmbar/Adversarial/Fresh/000"
     for mode in rec.MODES:
-        stats = data.llmbar_folder_statistics(root, "Judge-X", mode)
+        stats = llmbar.llmbar_folder_statistics(root, "Judge-X", mode)
         assert list(stats) == list(subsets)
-        method = data.LLMBAR_MODES[mode]
+        method = llmbar.LLMBAR_MODES[mode]
         cols = rec.mode_columns(mode)
         for subset, where in subsets.items():
             s = stats[subset]
-            assert s == data.read_llmbar_statistics(
+            assert s == llmbar.read_llmbar_statistics(
                 where / "evaluators" / "Judge-X" / method / "statistics.json"
             )
             orig, swap = (r[r["subset"] == subset] for r in records.values())
@@ -509,6 +512,6 @@ def test_import_an_unseen_llmbar_subset_matches_its_statistics(tmp_path, monkeyp
     out = tmp_path / "zeta.csv"
     argv = ["records", "import", "--format", "llmbar", "--llmbar-dir", str(root)]
     assert cli.main([*argv, "--judge", "Judge-X", "--subset", "Zeta", "--out", str(out)]) == 0
-    assert set(rec.read_records(out)["domain"]) == {"Zeta"}
+    assert set(rio.read_records(out)["domain"]) == {"Zeta"}
     assert cli.main([*argv, "--judge", "Judge-X", "--subset", "Fresh", "--out", str(out)]) == 2
     assert "its subsets are Adversarial/Fresh, Zeta" in capsys.readouterr().err

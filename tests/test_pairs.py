@@ -1,5 +1,6 @@
-"""Preference pairs (racer_lib.pairs): the one schema, validator and reader that judging, embedding
-and the data module share; the shortest-pairs sample of chapter 01."""
+"""Preference pairs (racer_lib.records.pairs): the one schema, validator and reader that judging,
+embedding
+and the data module share; the shortest-pairs sample of chapter 02."""
 
 import warnings
 
@@ -7,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import pairs
 from racer_lib.errors import ConfigError, InputError, MissingFileError, RacerError
-from racer_lib.records import RecordsError
+from racer_lib.records import pairs
+from racer_lib.records.schema import RecordsError
 
 
 def frame(n=3, **columns):

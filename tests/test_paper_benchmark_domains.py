@@ -1,12 +1,13 @@
-"""The OOD benchmarks' domain table in racer_lib.paper is the one printed in the paper's LaTeX
+"""The OOD benchmarks' domain table in racer_lib.paper.numbers is the one printed in the paper's
+LaTeX
 source (table ``tab:benchmark``), and agrees with the simulator's cell sizes."""
 
 import re
 
 import pytest
 
-from racer_lib import simulate
-from racer_lib.paper import BENCHMARK_DOMAINS
+from racer_lib.paper.numbers import BENCHMARK_DOMAINS
+from racer_lib.records import simulate
 from tests.test_paper_numbers import TEX
 
 #: The benchmark names of the table's first column, as the simulator names them.

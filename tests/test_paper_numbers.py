@@ -1,4 +1,4 @@
-"""The paper's numbers in racer_lib.paper are the ones printed in the paper's LaTeX source.
+"""The paper's numbers in racer_lib.paper.numbers are the ones printed in the paper's LaTeX source.
 
 The source lies in ``../shared/paper`` beside the checkout (as in CI); without it the checks
 are skipped.
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from racer_lib.paper import ARTIFACTS, BETA_SENSITIVITY, CHAPTER_ARTIFACTS
+from racer_lib.paper.numbers import ARTIFACTS, BETA_SENSITIVITY, CHAPTER_ARTIFACTS
 
 TEX = Path(__file__).resolve().parents[2] / "shared" / "paper" / "racer_paper.tex"
 

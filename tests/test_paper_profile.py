@@ -16,26 +16,28 @@ import papermill
 import pytest
 import yaml
 
-from racer_lib import evaluate, pipeline, simulate
-from racer_lib import records as rec
+from racer_lib.book import profiles, runner
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.records import io as rio
+from racer_lib.records import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 JUDGE = "qwen3-4b"
 BENCHMARKS = ["judgebench", "rewardbench", "rewardbench2"]
 ROUTING = [
-    "04_training_dynamics",
-    "05_budget_frontier",
-    "07_beta_sensitivity",
-    "08_advanced_baselines",
-    "10_llama_family",
+    "06_training_dynamics",
+    "07_budget_frontier",
+    "09_beta_sensitivity",
+    "10_advanced_baselines",
+    "12_llama_family",
 ]
 ALL = [
-    "02_reasoning_vs_instruct",
+    "04_reasoning_vs_instruct",
     *ROUTING[:4],
-    "09_self_routing",
+    "11_self_routing",
     ROUTING[4],
-    "13_motivation_and_benchmarks",  # reads 02's tables (Fig. 1(a), the domain table)
-    "14_reproduction_report",  # reads every chapter's tables; a claim not tested has none
+    "03_motivation_and_benchmarks",  # reads 02's tables (Fig. 1(a), the domain table)
+    "01_reproduction_report",  # reads every chapter's tables; a claim not tested has none
 ]
 SOURCE = "generated:test:tiny-judge"
 FAST = {"n_seeds": 1, "epochs": 2, "torch_threads": 1}
@@ -44,31 +46,31 @@ TINY = {
     "description": "the paper profile on a tiny records folder (tests)",
     "extends": "paper",
     "notebooks": {
-        "02_reasoning_vs_instruct": {
+        "04_reasoning_vs_instruct": {
             "records_paths": [f"records/{JUDGE}/{b}.parquet" for b in BENCHMARKS]
         },
-        "04_training_dynamics": {**FAST, "budgets": [2.0, 4.0]},
-        "05_budget_frontier": {**FAST, "judges": [JUDGE], "budgets": [2.0, 4.0]},
-        "07_beta_sensitivity": {**FAST, "betas": [0.0, 0.005], "budgets": [2.0, 4.0]},
-        "08_advanced_baselines": {
+        "06_training_dynamics": {**FAST, "budgets": [2.0, 4.0]},
+        "07_budget_frontier": {**FAST, "judges": [JUDGE], "budgets": [2.0, 4.0]},
+        "09_beta_sensitivity": {**FAST, "betas": [0.0, 0.005], "budgets": [2.0, 4.0]},
+        "10_advanced_baselines": {
             **FAST,
             "judges": [JUDGE],
             "budgets": [2.0, 4.0],
             "mf_epochs": 3,
             "mirt_epochs": 2,
         },
-        "09_self_routing": {
+        "11_self_routing": {
             "records_paths": [f"records/{JUDGE}/{s}.parquet" for s in ["training_mix", *BENCHMARKS]]
         },
-        "10_llama_family": {**FAST, "judge": JUDGE, "budgets": [2.0, 3.0]},
+        "12_llama_family": {**FAST, "judge": JUDGE, "budgets": [2.0, 3.0]},
     },
 }
 
 
 def test_paper_profile_names_the_routing_chapters_and_the_protocol():
-    profile = pipeline.load_profile("paper", ROOT)
+    profile = profiles.load_profile("paper", ROOT)
     assert set(ROUTING) <= set(profile.notebooks)
-    assert "03_dro_theory" not in profile.notebooks  # theory: no records to read
+    assert "05_dro_theory" not in profile.notebooks  # theory: no records to read
     for stem in ROUTING:
         params = profile.notebooks[stem]
         assert params["records_dir"] == "records", stem
@@ -80,22 +82,22 @@ def test_paper_profile_names_the_routing_chapters_and_the_protocol():
             params["torch_threads"],
         ) == ("mlp", 60, 1e-4, 1e-3, 0), stem
     paper_budgets = [2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 10.0]
-    assert profile.notebooks["05_budget_frontier"]["budgets"] == paper_budgets
-    assert profile.notebooks["05_budget_frontier"]["n_seeds"] == 20
-    assert profile.notebooks["08_advanced_baselines"]["budgets"] == paper_budgets
-    assert profile.notebooks["07_beta_sensitivity"]["n_seeds"] == 10
-    assert profile.notebooks["08_advanced_baselines"]["n_seeds"] == 10
-    for stem in ("02_reasoning_vs_instruct", "09_self_routing"):
+    assert profile.notebooks["07_budget_frontier"]["budgets"] == paper_budgets
+    assert profile.notebooks["07_budget_frontier"]["n_seeds"] == 20
+    assert profile.notebooks["10_advanced_baselines"]["budgets"] == paper_budgets
+    assert profile.notebooks["09_beta_sensitivity"]["n_seeds"] == 10
+    assert profile.notebooks["10_advanced_baselines"]["n_seeds"] == 10
+    for stem in ("04_reasoning_vs_instruct", "11_self_routing"):
         assert all(p.startswith("records/") for p in profile.notebooks[stem]["records_paths"])
 
 
-@pytest.mark.parametrize("stem", [*ROUTING, "06_robustness_ablation"])
+@pytest.mark.parametrize("stem", [*ROUTING, "08_robustness_ablation"])
 def test_routing_chapters_declare_records_dir_empty_by_default(tmp_path, stem):
     src = tmp_path / f"{stem}.ipynb"
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{stem}.md"), src)
     params = papermill.inspect_notebook(src)
     assert params["records_dir"]["default"] == '""'
-    given = pipeline.load_profile("paper", ROOT).notebooks.get(stem, {})
+    given = profiles.load_profile("paper", ROOT).notebooks.get(stem, {})
     assert set(given) <= set(params), stem  # the runner would refuse an undeclared one
 
 
@@ -110,11 +112,14 @@ def tiny_run(tmp_path_factory):
     for name, scale in [("training_mix", 0.02), *[(b, 0.1) for b in BENCHMARKS]]:
         path = root / "records" / JUDGE / f"{name}.parquet"
         simulate.write_simulated(path, JUDGE, name, seed=7, dim=16, scale=scale)
-        records = rec.read_records(path).assign(source=SOURCE)
-        rec.write_records(records, path)
+        records = rio.read_records(path).assign(source=SOURCE)
+        rio.write_records(records, path)
         files[name] = records
-    result = pipeline.run_profile(
-        "tiny", build_book=False, root=root, build_dir=root / "build", results_root=root / "results"
+    result = runner.run_profile(
+        "tiny",
+        build_book=False,
+        root=root,
+        folders=profiles.Folders(root / "build", root / "results"),
     )
     return result, files
 
@@ -151,16 +156,15 @@ def test_pair_counts_are_the_files(tiny_run):
     mix = files["training_mix"]
     test = mix[mix["split"] == "test"]
     assert f"{len(mix):,} pairs of {JUDGE} (generated)" in _printed(result, ROUTING[0])
-    assert f"test split {len(test):,} pairs" in _printed(result, "07_beta_sensitivity")
-    assert f"test split {len(test):,} pairs" in _printed(result, "10_llama_family")
     n_train = int((mix["split"] == "train").sum())
-    n_valid = int((mix["split"] == "valid").sum())
-    assert f"on {n_train:,} training pairs ({n_valid:,} for validation; generated)" in _printed(
-        result, "08_advanced_baselines"
-    )
+    for stem in ("09_beta_sensitivity", "12_llama_family"):
+        assert f"trained on {n_train:,} pairs; {len(test):,} pairs to test" in _printed(
+            result, stem
+        )
+    assert f"seeds, {n_train:,} training pairs" in _printed(result, "10_advanced_baselines")
 
     # Fig. 4's endpoints on every set are those of the files' records
-    ends = pd.read_csv(Path(result.results_dirs["05_budget_frontier"]) / "frontier_endpoints.csv")
+    ends = pd.read_csv(Path(result.results_dirs["07_budget_frontier"]) / "frontier_endpoints.csv")
     sets = {
         "train": mix[mix["split"] == "train"],
         "test": test,
@@ -174,7 +178,7 @@ def test_pair_counts_are_the_files(tiny_run):
 
     # Fig. 2 counts every pair of the benchmark files
     by_domain = pd.read_csv(
-        Path(result.results_dirs["02_reasoning_vs_instruct"]) / "delta_accuracy_by_domain.csv"
+        Path(result.results_dirs["04_reasoning_vs_instruct"]) / "delta_accuracy_by_domain.csv"
     )
     counts = by_domain.groupby("dataset")["n"].sum().to_dict()
     assert counts == {b: len(files[b]) for b in BENCHMARKS}

@@ -14,21 +14,22 @@ import pytest
 import yaml
 from conftest import SMOKE_JOBS, smoke_profile
 
-from racer_lib import pipeline
+from racer_lib.book import profiles, runner, scheduling
+from racer_lib.paper import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 # Columns that are wall-clock measurements, not results: left out of the comparison.
-TIMINGS = {("01_judging", "run.csv"): ["seconds"]}
-CHANGED = "02_reasoning_vs_instruct"  # its seed changes in the last test; 13 and 14 read it
+TIMINGS = {("02_judging", "run.csv"): ["seconds"]}
+CHANGED = registry.REASONING  # its seed changes in the last test; 03 and 01 read it
 
 
 @pytest.fixture(scope="module")
 def sequential(tmp_path_factory):
     out = tmp_path_factory.mktemp("sequential")
-    dirs = {"build_dir": out / "build", "results_root": out / "results"}
-    result = pipeline.run_profile(smoke_profile(), root=ROOT, build_book=False, jobs=1, **dirs)
+    dirs = {"folders": profiles.Folders(out / "build", out / "results")}
+    result = runner.run_profile(smoke_profile(), root=ROOT, build_book=False, jobs=1, **dirs)
     return result, dirs
 
 
@@ -58,7 +59,7 @@ def test_parallel_and_sequential_runs_write_the_same_csvs(smoke, sequential):
 
 def test_a_second_run_reuses_every_chapter(sequential):
     first, dirs = sequential
-    again = pipeline.run_profile(first.profile, root=ROOT, build_book=False, jobs=1, **dirs)
+    again = runner.run_profile(first.profile, root=ROOT, build_book=False, jobs=1, **dirs)
     assert again.seconds == {}  # nothing executed
     ran = [stem for stem in first.results_dirs if stem not in first.unavailable]
     assert again.reused == ran
@@ -78,13 +79,13 @@ def test_a_changed_parameter_reruns_that_chapter_and_its_readers(sequential, tmp
     profile["notebooks"][CHANGED]["seed"] += 1
     smoke_file.write_text(yaml.safe_dump(profile, sort_keys=False))
 
-    again = pipeline.run_profile(first.profile, root=root, build_book=False, jobs=1, **dirs)
+    again = runner.run_profile(first.profile, root=root, build_book=False, jobs=1, **dirs)
     readers = [
         stem
         for stem in first.results_dirs
-        if CHANGED in pipeline.chapter_reads(stem, pipeline.load_profile(first.profile, ROOT))
+        if CHANGED in scheduling.chapter_reads(stem, profiles.load_profile(first.profile, ROOT))
     ]
-    assert {"13_motivation_and_benchmarks", "14_reproduction_report"} <= set(readers)
+    assert {registry.MOTIVATION, registry.REPORT} <= set(readers)
     assert list(again.seconds) == [CHANGED, *readers]
     assert set(again.reused) == set(first.results_dirs) - {CHANGED, *readers} - set(
         first.unavailable

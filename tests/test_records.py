@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import records as rec
-from racer_lib.simulate import simulate
+from racer_lib.records import io as rio
+from racer_lib.records import schema as rec
+from racer_lib.records.simulate import simulate
 
 
 @pytest.fixture(scope="module")
@@ -25,21 +26,21 @@ def _write_parquet(df, path):
 def test_round_trip_parquet_and_csv(sim, tmp_path):
     records, _ = sim
     for name in ["r.parquet", "r.csv"]:
-        path = rec.write_records(records, tmp_path / name)
-        back = rec.read_records(path)
+        path = rio.write_records(records, tmp_path / name)
+        back = rio.read_records(path)
         pd.testing.assert_frame_equal(back, records, check_dtype=False)
         assert back["label"].isin([0, 1]).all()
 
 
 def test_embeddings_beside_records_keyed_by_id(sim, tmp_path):
     records, emb = sim
-    path = rec.write_records(records, tmp_path / "r.parquet")
-    epath = rec.embeddings_path(path)
+    path = rio.write_records(records, tmp_path / "r.parquet")
+    epath = rio.embeddings_path(path)
     assert epath.name == "r.embeddings.parquet"
     # Written in two chunks and in reversed order: alignment goes by id, not by position.
     order = np.arange(len(records))[::-1]
     half = len(order) // 2
-    rec.write_embeddings(
+    rio.write_embeddings(
         epath,
         [
             (records["id"].to_numpy()[order[:half]], emb[order[:half]]),
@@ -47,9 +48,9 @@ def test_embeddings_beside_records_keyed_by_id(sim, tmp_path):
         ],
         embedder="test-8d",
     )
-    loaded, matrix = rec.load(path)
+    loaded, matrix = rio.load(path)
     np.testing.assert_array_equal(matrix, emb)
-    assert rec.read_embeddings(epath).embedder == "test-8d"
+    assert rio.read_embeddings(epath).embedder == "test-8d"
 
 
 def _bad(records, path, row, field, value):
@@ -62,7 +63,7 @@ def _bad(records, path, row, field, value):
 
 def _raises(path, *pieces):
     with pytest.raises(rec.RecordsError) as err:
-        rec.read_records(path)
+        rio.read_records(path)
     message = str(err.value)
     for piece in [str(path), *pieces]:
         assert piece in message, message
@@ -133,7 +134,7 @@ def test_misspelled_optional_column_did_you_mean(sim, tmp_path):
     ok = _write_parquet(
         records.assign(pair_id=records["id"], tokenizer="t"), tmp_path / "ok.parquet"
     )
-    assert len(rec.read_records(ok)) == len(records)
+    assert len(rio.read_records(ok)) == len(records)
 
 
 def _list_embeddings(path, ids, vectors):
@@ -153,7 +154,7 @@ def test_list_embeddings_of_variable_length(sim, tmp_path):
     path = tmp_path / "v.embeddings.parquet"
     vectors = [list(map(float, v)) for v in emb]
     _list_embeddings(path, ids, vectors)  # one length throughout: read as a matrix
-    np.testing.assert_array_equal(rec.read_embeddings(path).matrix, emb.astype(np.float32))
+    np.testing.assert_array_equal(rio.read_embeddings(path).matrix, emb.astype(np.float32))
     vectors[6] = vectors[6][:5]
     _list_embeddings(path, ids, vectors)
     with pytest.raises(
@@ -162,11 +163,11 @@ def test_list_embeddings_of_variable_length(sim, tmp_path):
             f"{path}: row 6 (id {ids[6]!r}), field 'embedding': 5 values, but row 0 has 8"
         ),
     ):
-        rec.read_embeddings(path)
+        rio.read_embeddings(path)
     vectors[6] = None
     _list_embeddings(path, ids, vectors)
     with pytest.raises(rec.RecordsError, match=r"row 6 .*field 'embedding': missing embedding"):
-        rec.read_embeddings(path)
+        rio.read_embeddings(path)
 
 
 def test_duplicate_id_names_both_rows(sim, tmp_path):
@@ -193,7 +194,7 @@ def test_nan_in_embedding(sim, tmp_path):
             f"{path}: row 4 (id {records['id'][4]!r}), field 'embedding': nan at dimension 6"
         ),
     ):
-        rec.write_embeddings(path, [(records["id"], bad)], embedder="x")
+        rio.write_embeddings(path, [(records["id"], bad)], embedder="x")
     assert not path.exists()  # nothing half-written
     # A file written by someone else with a NaN is caught on reading too.
     import pyarrow as pa
@@ -202,25 +203,25 @@ def test_nan_in_embedding(sim, tmp_path):
     values = pa.FixedSizeListArray.from_arrays(pa.array(bad.reshape(-1)), bad.shape[1])
     pq.write_table(pa.table({"id": records["id"].tolist(), "embedding": values}), path)
     with pytest.raises(rec.RecordsError, match="row 4 .*field 'embedding': nan at dimension 6"):
-        rec.read_embeddings(path)
+        rio.read_embeddings(path)
 
 
 def test_embedding_ids_must_match_records(sim, tmp_path):
     records, emb = sim
-    path = rec.write_records(records, tmp_path / "r.parquet")
-    epath = rec.embeddings_path(path)
+    path = rio.write_records(records, tmp_path / "r.parquet")
+    epath = rio.embeddings_path(path)
     ids = records["id"].to_numpy().copy()
     ids[3] = "someone-else"
-    rec.write_embeddings(epath, [(ids, emb)], embedder="x")
+    rio.write_embeddings(epath, [(ids, emb)], embedder="x")
     with pytest.raises(rec.RecordsError) as err:
-        rec.load(path)
+        rio.load(path)
     assert f"{path}: row 3 (id {records['id'][3]!r}), field 'id': no embedding for this id" in str(
         err.value
     )
     # An extra embedding (records are a subset) names the embeddings file and its row.
-    rec.write_embeddings(epath, [(records["id"], emb)], embedder="x")
+    rio.write_embeddings(epath, [(records["id"], emb)], embedder="x")
     with pytest.raises(rec.RecordsError, match=re.escape(f"{epath}: row 0")):
-        rec.align_embeddings(records.iloc[1:], rec.read_embeddings(epath), epath, path)
+        rio.align_embeddings(records.iloc[1:], rio.read_embeddings(epath), epath, path)
 
 
 def test_cost_unit_and_realized_cost_ratio(sim):
@@ -274,7 +275,7 @@ def test_self_route_round_trips_with_missing_values(sim, tmp_path):
     df = records.copy()
     df["self_route"] = ["yes", "no", "unparseable", None] * (len(df) // 4) + [None] * (len(df) % 4)
     for name in ["r.parquet", "r.csv"]:
-        back = rec.read_records(rec.write_records(df, tmp_path / name))
+        back = rio.read_records(rio.write_records(df, tmp_path / name))
         assert back["self_route"].iloc[:4].tolist()[:3] == ["yes", "no", "unparseable"]
         assert pd.isna(back["self_route"].iloc[3])
 
@@ -292,7 +293,7 @@ def test_bad_self_route_names_row_and_field(sim, tmp_path):
             "not a self-routing decision"
         ),
     ):
-        rec.read_records(path)
+        rio.read_records(path)
 
 
 def test_self_route_decisions(sim):
@@ -312,10 +313,10 @@ def test_written_records_get_the_usual_file_mode(tmp_path):
     import os
     import stat
 
-    from racer_lib.records import _umask
+    from racer_lib.records.io import _umask
 
     records, _ = simulate("qwen3-4b", "judgebench", dim=4, scale=0.02)
     for name in ("r.parquet", "r.csv"):
         path = tmp_path / name
-        rec.write_records(records, path)
+        rio.write_records(records, path)
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~_umask(), name

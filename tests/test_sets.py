@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import records as rec
-from racer_lib import sets, simulate
+from racer_lib.records import io as rio
+from racer_lib.records import schema as rec
+from racer_lib.records import sets, simulate
 
 JUDGE = "qwen3-4b"
 SIM = dict(seed=3, dim=8, scale=0.01)
@@ -22,7 +23,7 @@ def folder(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["training_mix", "judgebench"])
 def test_load_set_returns_what_the_simulator_draws(folder, name):
-    records, emb = rec.load_set(folder, JUDGE, name)
+    records, emb = sets.load_set(folder, JUDGE, name)
     want, want_emb = simulate.simulate(JUDGE, name, **SIM)
     pd.testing.assert_frame_equal(records, want)
     np.testing.assert_array_equal(emb, want_emb)
@@ -40,24 +41,24 @@ def test_judge_set_reads_the_folder_or_simulates(folder):
 
 def test_missing_file_names_it_the_layout_and_the_folder(folder):
     with pytest.raises(FileNotFoundError) as err:
-        rec.load_set(folder, JUDGE, "rewardbench")
+        sets.load_set(folder, JUDGE, "rewardbench")
     text = str(err.value)
     assert str(folder / JUDGE / "rewardbench.parquet") in text
     assert "records_dir/<judge>/<set>.parquet" in text and "judgebench.parquet" in text
     with pytest.raises(FileNotFoundError, match=r"no records of judge 'qwen3-8b'.*qwen3-4b/"):
-        rec.load_set(folder, "qwen3-8b", "training_mix")
+        sets.load_set(folder, "qwen3-8b", "training_mix")
     with pytest.raises(FileNotFoundError, match="no such records folder"):
-        rec.load_set(folder / "nowhere", JUDGE, "training_mix")
+        sets.load_set(folder / "nowhere", JUDGE, "training_mix")
 
 
 def test_missing_embeddings_are_named(tmp_path):
-    rec.write_records(
+    rio.write_records(
         simulate.simulate(JUDGE, "judgebench", dim=0, scale=0.01)[0],
         tmp_path / JUDGE / "judgebench.parquet",
     )
-    assert rec.load_set(tmp_path, JUDGE, "judgebench", embeddings=False)[1] is None
+    assert sets.load_set(tmp_path, JUDGE, "judgebench", embeddings=False)[1] is None
     with pytest.raises(FileNotFoundError, match=r"judgebench\.embeddings\.parquet: no embeddings"):
-        rec.load_set(tmp_path, JUDGE, "judgebench")
+        sets.load_set(tmp_path, JUDGE, "judgebench")
 
 
 def test_embeddings_of_one_judge_must_share_dimension_and_embedder(tmp_path):
@@ -67,35 +68,35 @@ def test_embeddings_of_one_judge_must_share_dimension_and_embedder(tmp_path):
         judge_dir / "judgebench.parquet", JUDGE, "judgebench", dim=16, scale=0.01
     )
     with pytest.raises(rec.RecordsError) as err:
-        rec.load_set(tmp_path, JUDGE, "judgebench")
+        sets.load_set(tmp_path, JUDGE, "judgebench")
     text = str(err.value)
     assert "judgebench.embeddings.parquet" in text and "training_mix.embeddings.parquet" in text
     assert "16 dimensions" in text and "has 8" in text
 
     # same width, another embedder
     records, emb = simulate.simulate(JUDGE, "judgebench", dim=8, scale=0.01)
-    rec.write_embeddings(
+    rio.write_embeddings(
         judge_dir / "judgebench.embeddings.parquet",
         [(records["id"].to_numpy(), emb)],
         embedder="another-encoder",
     )
     with pytest.raises(rec.RecordsError, match=r"embedder 'another-encoder', but .*training_mix"):
-        rec.load_set(tmp_path, JUDGE, "judgebench")
+        sets.load_set(tmp_path, JUDGE, "judgebench")
 
 
 def test_training_mix_needs_its_three_splits(tmp_path):
     records, _ = simulate.simulate(JUDGE, "training_mix", dim=0, scale=0.01)
-    rec.write_records(records.assign(split="all"), tmp_path / JUDGE / "training_mix.parquet")
+    rio.write_records(records.assign(split="all"), tmp_path / JUDGE / "training_mix.parquet")
     with pytest.raises(rec.RecordsError, match=r"field 'split': no 'train', 'valid', 'test'"):
-        rec.load_set(tmp_path, JUDGE, "training_mix", embeddings=False)
+        sets.load_set(tmp_path, JUDGE, "training_mix", embeddings=False)
 
 
 def test_one_judge_per_set(tmp_path):
     records, _ = simulate.simulate(JUDGE, "judgebench", dim=0, scale=0.01)
     records.loc[0, "judge"] = "qwen3-8b"
-    rec.write_records(records, tmp_path / JUDGE / "judgebench.parquet")
+    rio.write_records(records, tmp_path / JUDGE / "judgebench.parquet")
     with pytest.raises(rec.RecordsError, match="records of several judges"):
-        rec.load_set(tmp_path, JUDGE, "judgebench", embeddings=False)
+        sets.load_set(tmp_path, JUDGE, "judgebench", embeddings=False)
 
 
 def test_write_set_lays_out_the_splits_of_a_judge_merge(tmp_path):
@@ -105,22 +106,22 @@ def test_write_set_lays_out_the_splits_of_a_judge_merge(tmp_path):
     parts = []
     for split in ("train", "valid", "test"):
         parts.append(
-            rec.write_records(records[records["split"] == split], runs / f"{split}.parquet")
+            rio.write_records(records[records["split"] == split], runs / f"{split}.parquet")
         )
-    shared = rec.write_embeddings(
+    shared = rio.write_embeddings(
         runs / "pairs.embeddings.parquet",
         [(records["id"].to_numpy()[::-1], emb[::-1])],
         embedder="enc",
     )
     path = sets.write_set(tmp_path / "records", JUDGE, "training_mix", parts, embeddings=shared)
     assert path == tmp_path / "records" / JUDGE / "training_mix.parquet"
-    got, got_emb = rec.load_set(tmp_path / "records", JUDGE, "training_mix")
+    got, got_emb = sets.load_set(tmp_path / "records", JUDGE, "training_mix")
     order = np.concatenate(
         [np.flatnonzero(records["split"] == s) for s in ("train", "valid", "test")]
     )
     np.testing.assert_array_equal(got["id"], records["id"].to_numpy()[order])
     np.testing.assert_array_equal(got_emb, emb[order])
-    assert rec.read_embeddings(rec.embeddings_path(path)).embedder == "enc"
+    assert rio.read_embeddings(rio.embeddings_path(path)).embedder == "enc"
 
     with pytest.raises(rec.RecordsError, match="no embedding for record id"):
         sets.write_set(
@@ -128,7 +129,7 @@ def test_write_set_lays_out_the_splits_of_a_judge_merge(tmp_path):
             JUDGE,
             "judgebench",
             [
-                rec.write_records(
+                rio.write_records(
                     simulate.simulate(JUDGE, "judgebench", dim=0, scale=0.01)[0],
                     runs / "jb.parquet",
                 )
@@ -160,7 +161,7 @@ def test_benchmark_records_simulate_each_judge_or_read_the_files(tmp_path):
         )
     read = sets.benchmark_records(["ignored"], ["judgebench"], records_paths=paths)
     assert set(read["dataset"]) == {"judgebench"} and set(read["judge"]) == {JUDGE}
-    assert len(read) == len(rec.read_records(paths[0]))
+    assert len(read) == len(rio.read_records(paths[0]))
 
 
 def test_self_routing_records_add_the_set_and_the_decision():
@@ -177,11 +178,11 @@ def test_self_routing_records_read_files_and_leave_out_unlisted_sets(tmp_path, c
     for name, scale in (("training_mix", 0.01), ("judgebench", 0.2), ("rewardbench", 0.05)):
         recs, _ = simulate.simulate(JUDGE, name, seed=1, dim=0, scale=scale)
         recs["self_route"] = "unparseable"
-        paths.append(rec.write_records(recs, tmp_path / f"{name}.parquet"))
+        paths.append(rio.write_records(recs, tmp_path / f"{name}.parquet"))
     records = sets.self_routing_records(
         [], ["judgebench"], unparseable="instruct", records_paths=paths
     )
-    left_out = len(rec.read_records(paths[2]))
+    left_out = len(rio.read_records(paths[2]))
     assert f"left out {left_out:,} records of sets not listed: rewardbench" in (
         capsys.readouterr().out
     )

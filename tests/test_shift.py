@@ -1,13 +1,17 @@
-"""racer_lib.shift: the Wilson interval, the shift plan, the matched-spend control's budget rule
+"""racer_lib.paper.shift: the Wilson interval, the shift plan, the matched-spend control's budget
+rule
 and the training-unit cost, on small records; one tiny end-to-end run on simulated records."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import claims, evaluate, experiments, shift, train
-from racer_lib.records import CostUnit, correct_matrix, token_matrix
-from racer_lib.simulate import simulate
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import claims, experiments, shift
+from racer_lib.paper.chapters import llmbar_shift as ch15
+from racer_lib.records.schema import CostUnit, correct_matrix, token_matrix
+from racer_lib.records.simulate import simulate
+from racer_lib.routing import train
 
 # ----------------------------------------------------------------------------------------
 # Wilson interval
@@ -44,7 +48,7 @@ def test_wilson_interval_widens_with_the_level_and_rejects_bad_counts():
 
 def test_plan_discovers_the_subsets_present():
     subsets = pd.Series(["natural"] * 3 + ["foo"] * 2 + ["bar"] * 4)
-    plan = shift.shift_plan(subsets)
+    plan = ch15.shift_plan(subsets)
     names = [sh.name for sh in plan]
     assert names == [
         "natural->adversarial",
@@ -56,29 +60,29 @@ def test_plan_discovers_the_subsets_present():
     assert plan[0].train == ("natural",) and plan[0].test == ("foo", "bar")
     assert plan[1].train == ("foo", "bar") and plan[1].test == ("natural",)
     assert plan[3].train == ("natural", "bar") and plan[3].test == ("foo",)
-    table = shift.plan_table(plan, subsets)
+    table = ch15.plan_table(plan, subsets)
     assert list(table["test_pairs"]) == [6, 3, 3, 2, 4]
     assert list(table["train_valid_pairs"]) == [3, 6, 6, 7, 5]
     # another natural side, and one kind only
-    only = shift.shift_plan(subsets, ["adversarial->natural"], natural=["bar"])
+    only = ch15.shift_plan(subsets, ["adversarial->natural"], natural=["bar"])
     assert [(sh.train, sh.test) for sh in only] == [(("natural", "foo"), ("bar",))]
     with pytest.raises(ValueError):
-        shift.shift_plan(subsets, ["sideways"])
+        ch15.shift_plan(subsets, ["sideways"])
     with pytest.raises(ValueError):  # no natural subset present
-        shift.shift_plan(subsets, natural=["absent"])
+        ch15.shift_plan(subsets, natural=["absent"])
 
 
 def test_split_labels_hold_out_a_share_of_each_training_subset():
     subsets = np.array(["a"] * 8 + ["b"] * 12 + ["c"] * 5)
-    sh = shift.Shift("x", ("a", "b"), ("c",))
-    labels = shift.split_labels(subsets, sh, seed=3, valid_share=0.25)
+    sh = ch15.Shift("x", ("a", "b"), ("c",))
+    labels = ch15.split_labels(subsets, sh, seed=3, valid_share=0.25)
     assert (labels[subsets == "c"] == "test").all()
     assert (labels[subsets == "a"] == "valid").sum() == 2
     assert (labels[subsets == "b"] == "valid").sum() == 3
     assert set(labels) == {"train", "valid", "test"}
-    again = shift.split_labels(subsets, sh, seed=3, valid_share=0.25)
+    again = ch15.split_labels(subsets, sh, seed=3, valid_share=0.25)
     assert (labels == again).all()
-    other = shift.split_labels(subsets, shift.Shift("y", ("a",), ("b",)), seed=3)
+    other = ch15.split_labels(subsets, ch15.Shift("y", ("a",), ("b",)), seed=3)
     assert (other[subsets == "c"] == "unused").all()
 
 
@@ -136,9 +140,9 @@ def test_costs_are_in_the_training_unit_not_the_sets_own():
 def tiny(one_thread):
     records, emb = simulate("qwen3-4b", "training_mix", dim=8, scale=0.02)
     records = records.assign(subset=np.where(np.arange(len(records)) % 3 == 0, "natural", "adv"))
-    plan = shift.shift_plan(records["subset"], ["natural->adversarial"])
+    plan = ch15.shift_plan(records["subset"], ["natural->adversarial"])
     settings = train.TrainSettings(arch="linear", epochs=3, lr=1e-2)
-    runs, controls = shift.run_plan(
+    runs, controls = ch15.run_plan(
         {"j": records}, emb, plan, [0, 1], [2.0, 50.0], settings, taus_c=[1.0, 5.0]
     )
     return records, emb, plan, runs, controls
@@ -149,7 +153,7 @@ def test_runs_cost_in_the_training_unit_and_violations(tiny):
     methods = ["ACER", "RACER-R", "RACER-C τ_C=1", "RACER-C τ_C=5", "RACER τ_C=1", "RACER τ_C=5"]
     assert list(dict.fromkeys(runs["method"])) == methods
     assert len(runs) == len(methods) * 2 * 2  # budgets x seeds
-    labels = shift.split_labels(records["subset"], plan[0], 0)
+    labels = ch15.split_labels(records["subset"], plan[0], 0)
     unit = CostUnit.from_records(records[labels == "train"])
     test = records[labels == "test"]
     row = runs[(runs["seed"] == 0)].iloc[0]
@@ -271,17 +275,18 @@ def test_beating_the_control_needs_significantly_fewer_violations_at_equal_accur
 
 
 def test_experiments_fit_is_reused(monkeypatch, tiny):
-    """The controls are trained through racer_lib.experiments.fit (the shared training path)."""
+    """The controls are trained through racer_lib.paper.experiments.fit (the shared training
+    path)."""
     records, emb, plan, runs, _ = tiny
     calls = []
     real = experiments.fit
     monkeypatch.setattr(experiments, "fit", lambda *a, **k: calls.append(k) or real(*a, **k))
-    shift.run_shift(records, emb, plan[0], [0], [3.0], train.TrainSettings(arch="linear", epochs=1))
+    ch15.run_shift(records, emb, plan[0], [0], [3.0], train.TrainSettings(arch="linear", epochs=1))
     assert len(calls) == 2 and all(k["split"] is not None for k in calls)
 
 
 def test_the_spend_and_violations_figure_has_one_panel_per_value(tiny):
-    from racer_lib import plots
+    from racer_lib.paper import plots
 
     _, _, _, runs, controls = tiny
     table = shift.control_comparison(runs, controls, ["method", "budget"], n_boot=50)

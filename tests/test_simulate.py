@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from racer_lib import evaluate, simulate
-from racer_lib.records import validate_records
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.records import simulate
+from racer_lib.records.schema import validate_records
+from racer_lib.records.summary import mode_summary
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +56,7 @@ def test_reasoning_gains_most_on_math_and_coding():
             assert verify.min() > surface.max(), (judge, gain)
         # ... and on the drawn records, pooled by domain.
         records, _ = simulate.simulate(judge, list(simulate.OOD_BENCHMARKS), dim=0)
-        gain = evaluate.mode_summary(records, ["domain"]).set_index("domain")["delta_accuracy"]
+        gain = mode_summary(records, ["domain"]).set_index("domain")["delta_accuracy"]
         assert gain[["math", "coding"]].min() > gain[["safety", "knowledge"]].max(), judge
 
 
@@ -62,13 +64,13 @@ def test_headroom_shrinks_with_model_size():
     room = []
     for judge in ["qwen3-1.7b", "qwen3-4b", "qwen3-8b"]:
         records, _ = simulate.simulate(judge, "training_mix", dim=0)
-        room.append(evaluate.headroom(evaluate.mode_summary(records)).iloc[0])
+        room.append(evaluate.headroom(mode_summary(records)).iloc[0])
     assert room[0] > room[1] > room[2] > 0
 
 
 def test_agreement_cells_match_their_expectation():
     records, _ = simulate.simulate("qwen3-8b", "rewardbench", dim=0, scale=4)
-    got = evaluate.mode_summary(records, ["domain"]).set_index("domain")
+    got = mode_summary(records, ["domain"]).set_index("domain")
     exp = simulate.cell_expectations("qwen3-8b").query("dataset == 'rewardbench'")
     for _, row in exp.iterrows():
         n = got.loc[row["domain"], "n"]

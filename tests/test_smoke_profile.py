@@ -10,11 +10,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from racer_lib import claims, evaluate, pipeline, sets, simulate
-from racer_lib.paper import BETA_SENSITIVITY
+from racer_lib.book import profiles
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import claims
+from racer_lib.paper.chapters import reasoning_vs_instruct as ch04
+from racer_lib.paper.numbers import BETA_SENSITIVITY
+from racer_lib.records import sets, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
-FIG2 = "02_reasoning_vs_instruct"
+FIG2 = "04_reasoning_vs_instruct"
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +33,8 @@ def smoke_records():
 
 def test_every_notebook_of_every_profile_is_in_the_book():
     toc = (ROOT / "book" / "_toc.yml").read_text()
-    for name in pipeline.profile_names(ROOT):
-        for stem in pipeline.load_profile(name, ROOT).notebooks:
+    for name in profiles.profile_names(ROOT):
+        for stem in profiles.load_profile(name, ROOT).notebooks:
             assert f"notebooks/{stem}" in toc, (name, stem)
 
 
@@ -107,14 +111,14 @@ def test_paper_findings_are_by_construction_on_simulated_records(smoke, smoke_re
     assert findings["basis"].str.startswith("simulator input").all()
     records, _ = smoke_records
     pd.testing.assert_frame_equal(
-        findings.drop(columns="provenance"), evaluate.fig2_findings(records, "simulated")
+        findings.drop(columns="provenance"), ch04.fig2_findings(records, "simulated")
     )
 
 
 def test_self_routing_findings_are_by_construction(smoke):
     """The self-routing share is calibrated and the other two checks follow from it."""
     result, _ = smoke
-    findings = pd.read_csv(Path(result.results_dirs["09_self_routing"]) / "findings.csv")
+    findings = pd.read_csv(Path(result.results_dirs["11_self_routing"]) / "findings.csv")
     assert len(findings) == 3
     assert set(findings["status"]) == {claims.BY_CONSTRUCTION}, findings.to_string()
 
@@ -122,10 +126,10 @@ def test_self_routing_findings_are_by_construction(smoke):
 @pytest.mark.parametrize(
     "stem, name",
     [
-        ("06_robustness_ablation", "paper_findings.csv"),
-        ("07_beta_sensitivity", "beta_findings.csv"),
-        ("08_advanced_baselines", "findings.csv"),
-        ("10_llama_family", "findings.csv"),
+        ("08_robustness_ablation", "paper_findings.csv"),
+        ("09_beta_sensitivity", "beta_findings.csv"),
+        ("10_advanced_baselines", "findings.csv"),
+        ("12_llama_family", "findings.csv"),
     ],
 )
 def test_findings_about_trained_routers_are_read_by_their_result(smoke, stem, name):
@@ -146,7 +150,7 @@ def test_figures_are_written(smoke):
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
-THEORY = "03_dro_theory"
+THEORY = "05_dro_theory"
 
 
 def test_theorem_31_exact_solver_agrees_with_cvxpy(smoke):
@@ -196,13 +200,13 @@ def test_theorems_41_and_42_hold_on_every_instance(smoke):
     assert decay["under_bound"].all() and set(decay["beta"]) == set(rates["beta"])
 
 
-# ---------------------------------------------------------------------- routing chapters 04-07
+# ---------------------------------------------------------------------- routing chapters 06-09
 
 DYNAMICS, FRONTIER, ABLATION, BETA = (
-    "04_training_dynamics",
-    "05_budget_frontier",
-    "06_robustness_ablation",
-    "07_beta_sensitivity",
+    "06_training_dynamics",
+    "07_budget_frontier",
+    "08_robustness_ablation",
+    "09_beta_sensitivity",
 )
 
 

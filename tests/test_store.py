@@ -1,11 +1,13 @@
-"""Shared training runs (racer_lib.store): trained once, loaded after, invalidated by any input."""
+"""Shared training runs (racer_lib.routing.store): trained once, loaded after, invalidated by any
+input."""
 
 import pandas as pd
 import pytest
 import torch
 
-from racer_lib import experiments, store
-from racer_lib import train as tr
+from racer_lib.paper import experiments
+from racer_lib.routing import store
+from racer_lib.routing import train as tr
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Checks of ``racer_lib.theory``: the tabular primal-dual of the paper's §4 (Theorems 4.1, 4.2).
+"""Checks of ``racer_lib.routing.theory``: the tabular primal-dual of the paper's §4 (Theorems 4.1,
+4.2).
 
 Expected values come from generic numerics (scipy's optimiser, finite differences, random
 policies), from the formulas of the paper evaluated here from ``M``, ``K`` and ``beta``, or from
@@ -14,7 +15,7 @@ import pytest
 from scipy import optimize
 from scipy.special import softmax
 
-from racer_lib.theory import TabularProblem, random_problem
+from racer_lib.routing.theory import TabularProblem, random_problem
 
 BETAS = (0.25, 0.5, 1.0, 2.0)
 
@@ -350,11 +351,11 @@ def test_policy_kl_finite_for_small_beta():
     assert np.isfinite(kl) and kl > 0
 
 
-# -- the checks of chapter 03 ---------------------------------------------------------------------
+# -- the checks of chapter 05 ---------------------------------------------------------------------
 
 
 def test_random_policy_rows_are_distributions():
-    from racer_lib.theory import random_policy
+    from racer_lib.routing.theory import random_policy
 
     pi = random_policy(np.random.default_rng(0), 7)
     assert pi.shape == (7, 2) and (pi >= 0).all()
@@ -364,7 +365,7 @@ def test_random_policy_rows_are_distributions():
 
 @pytest.mark.parametrize("beta", (0.5, 2.0))
 def test_saddle_point_checks_find_the_curvatures_and_one_limit(beta):
-    from racer_lib.theory import saddle_point_checks
+    from racer_lib.routing.theory import saddle_point_checks
 
     p = _problem(3, n=20, beta=beta)
     checks = saddle_point_checks(p, np.random.default_rng(1), steps=300, n_starts=5, n_points=10)
@@ -377,7 +378,7 @@ def test_saddle_point_checks_find_the_curvatures_and_one_limit(beta):
 
 def test_saddle_point_checks_would_see_a_wrong_limit():
     """With too few steps the starts do not meet: the check reports the spread it sees."""
-    from racer_lib.theory import saddle_point_checks
+    from racer_lib.routing.theory import saddle_point_checks
 
     checks = saddle_point_checks(
         _problem(3, n=20), np.random.default_rng(1), steps=1, n_starts=5, n_points=4
@@ -386,7 +387,7 @@ def test_saddle_point_checks_would_see_a_wrong_limit():
 
 
 def test_theorem41_checks_one_row_per_beta_and_instance():
-    from racer_lib.theory import theorem41_checks
+    from racer_lib.routing.theory import theorem41_checks
 
     table = theorem41_checks(np.random.default_rng(0), [0.5, 1.0], 2, 10, 200, 3)
     rows = list(zip(table["beta"], table["instance"], strict=True))
@@ -397,7 +398,7 @@ def test_theorem41_checks_one_row_per_beta_and_instance():
 
 
 def test_convergence_run_traces_the_errors_under_theorem_42():
-    from racer_lib.theory import convergence_run
+    from racer_lib.routing.theory import convergence_run
 
     p = _problem(5, n=30, beta=1.0)
     _, lam_star = p.saddle_point()
@@ -414,7 +415,7 @@ def test_convergence_run_traces_the_errors_under_theorem_42():
 
 
 def test_theorem42_checks_lay_out_every_iteration_of_every_run():
-    from racer_lib.theory import theorem42_checks
+    from racer_lib.routing.theory import theorem42_checks
 
     conv, rates = theorem42_checks(np.random.default_rng(0), [0.5, 2.0], 2, 10, 20)
     assert len(conv) == 2 * 2 * 21 and len(rates) == 4
@@ -439,7 +440,7 @@ def test_chapter_03_convergence_instances_give_the_bound_teeth():
     """With the chapter's defaults (costs x 0.2, beta 0.5 .. 2) q <= 0.9, every run is under
     the bound, and the steps a million-fold reduction takes are near what the bound allows
     (within a factor 2: the bound is far from vacuous)."""
-    from racer_lib.theory import theorem42_checks
+    from racer_lib.routing.theory import theorem42_checks
 
     conv, rates = theorem42_checks(np.random.default_rng(0), [0.5, 1.0, 2.0], 2, 30, 200, 0.2)
     assert (rates["bound_rate_q"] <= 0.9).all()
@@ -456,7 +457,7 @@ def test_chapter_03_convergence_instances_give_the_bound_teeth():
 
 
 def test_steps_within_bound_fails_when_the_run_is_too_short():
-    from racer_lib.theory import convergence_run
+    from racer_lib.routing.theory import convergence_run
 
     p = random_problem(np.random.default_rng(5), 30, 0.5, cost_scale=0.2)
     _, lam_star = p.saddle_point()
@@ -465,7 +466,7 @@ def test_steps_within_bound_fails_when_the_run_is_too_short():
 
 
 def test_decay_table_picks_the_checkpoints_and_flags_an_error_above_its_bound():
-    from racer_lib.theory import decay_table, theorem42_checks
+    from racer_lib.routing.theory import decay_table, theorem42_checks
 
     conv, _ = theorem42_checks(np.random.default_rng(1), [1.0], 1, 20, 30, 0.2)
     table = decay_table(conv, [0, 10, 99])

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import torch
 
-from racer_lib import dro
-from racer_lib import train as tr
 from racer_lib.errors import ConfigError
-from racer_lib.records import CostUnit, RecordsError
+from racer_lib.records.schema import CostUnit, RecordsError
+from racer_lib.routing import dro
+from racer_lib.routing import train as tr
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -2,38 +2,44 @@
 
 Data flow::
 
-    pairs (racer_lib.pairs: id, dataset, subset, domain, prompt, response_a, response_b, label)
+    pairs (racer_lib.records.pairs: id, dataset, subset, domain, prompt, response_a, response_b,
+    label)
       -> items: one per (pair, task, order); task = instruct | reasoning | self_route,
          order = original (| swapped with both_orders)
       -> chunks of batch_size items of one task -> Backend.generate -> parse_verdict
       -> OUT/shard-I-of-N/part-00000.parquet, part-00001.parquet, ... (atomic, one per chunk)
-      -> merge(OUT, pairs) -> judge records (racer_lib.records), one row per pair
+      -> merge(OUT, pairs) -> judge records (racer_lib.records.schema), one row per pair
 
-The package, one module per stage (everything below is re-exported here, so
-``judging.run_judging`` and the rest work as they always have):
+The package, one module per stage (everything below is re-exported here, e.g.
+``judging.run_judging``):
 
 * :mod:`~racer_lib.judging.spec` — the judge (:class:`JudgeSpec`: ``hybrid``, ``pair`` or
-  ``cot``, with the paper's prompts from :mod:`racer_lib.prompts`), per-item seeds, shards, and
-  the run (:class:`RunSpec`: every option of ``racer judge run``) with its command lines
+  ``cot``, with the paper's prompts from :mod:`racer_lib.judging.prompts`), per-item seeds,
+  shards, and the run (:class:`RunSpec`: every option of ``racer judge run``, the one object
+  the stages pass along) with its command lines
   (:func:`command_line`, :func:`command_string`, :func:`merge_command_line`);
 * :mod:`~racer_lib.judging.backends` — :class:`VLLMBackend` and :class:`TransformersBackend`
   behind one :class:`Backend` interface; sampling at temperature 0.6 (top-p 1, no top-k), token
   counts from the generated ids, per-item generators (:class:`SeededSampler`);
 * :mod:`~racer_lib.judging.store` — the shard folders: part files written atomically, the
   ``config.json`` that pins a shard's settings, one writer per shard, :func:`read_shards`;
-* :mod:`~racer_lib.judging.run` — :func:`run_judging` (sharded, resumable) and :func:`execute`
-  (one :class:`RunSpec`, what ``racer judge run`` does);
+* :mod:`~racer_lib.judging.run` — :func:`run_judging` (pairs, backends and a :class:`RunSpec`;
+  sharded, resumable) and :func:`execute` (one :class:`RunSpec`, what ``racer judge run``
+  does);
 * :mod:`~racer_lib.judging.merging` — :func:`merge` into judge records after checking that
   every shard and item is there, both orders combined by JudgeBench's rule
   (:func:`combine_orders`).
-* :mod:`~racer_lib.judging.routed` — route, then judge (``racer judge run --router``): each
-  pair judged once, in the mode a saved router picks; imported by name (it loads torch).
+* :mod:`~racer_lib.judging.outputs` — judge outputs made by other tools (JudgeBench's,
+  LLMBar's) read as judge records (``racer records import``); imported by name.
+
+Route, then judge (``racer judge run --router``: each pair judged once, in the mode a saved
+router picks) sits a layer up, in :mod:`racer_lib.routing.routed`, since it needs the router.
 
 The pairs themselves (schema, validation, files, ``judgebench`` / ``llmbar``) are
-:mod:`racer_lib.pairs`; :func:`load_pairs` and :func:`validate_pairs` are re-exported here.
-Two modules serve chapter 01 and are imported by name, not here: :mod:`.report` (its tables,
-figure and HTML views; needs matplotlib) and :mod:`.gpu` (the paper's judges on a GPU: what can
-run on this machine, and the command lines).
+:mod:`racer_lib.records.pairs`; :func:`load_pairs` and :func:`validate_pairs` are re-exported
+here. :mod:`.gpu` (the paper's judges on a GPU: what can run on this machine, and the command lines)
+is imported by name, not here; what chapter 02 shows of a run (its tables, figure and HTML
+views) is that chapter's module, :mod:`racer_lib.paper.chapters.judging`.
 
 **Seeds.** Each item draws from its own seed, derived from ``(seed, pair id, task, order,
 attempt)`` (:func:`item_seed`), so neither batching, sharding nor a restart changes what an
@@ -87,7 +93,7 @@ from racer_lib.judging.store import (
     pairs_fingerprint,
     read_shards,
 )
-from racer_lib.pairs import load_pairs, validate_pairs
+from racer_lib.records.pairs import load_pairs, validate_pairs
 
 __all__ = [
     "BACKENDS",

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from racer_lib import prompts
 from racer_lib.errors import ConfigError, MissingFileError, MissingPackageError
-from racer_lib.judging.spec import BACKENDS, DEFAULT_MAX_TOKENS, JudgeSpec, model_identity
+from racer_lib.judging import prompts
+from racer_lib.judging.spec import BACKENDS, DEFAULT_MAX_TOKENS, JudgeSpec, RunSpec, model_identity
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,12 @@ class Sampling:
             raise ConfigError(f"bad sampling {self}: temperature >= 0, 0 < top_p <= 1, top_k >= 0")
         if self.max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1 (got {self.max_tokens})")
+
+
+def judging_sampling(run: RunSpec) -> Sampling:
+    """The sampling of a run's judge answers: its ``temperature`` and ``max_tokens`` (no top-p
+    or top-k cut, as in the paper)."""
+    return Sampling(temperature=run.temperature, max_tokens=run.max_tokens)
 
 
 @dataclass

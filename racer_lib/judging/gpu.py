@@ -25,7 +25,7 @@ from racer_lib.errors import ConfigError
 from racer_lib.judging.merging import merge
 from racer_lib.judging.run import execute
 from racer_lib.judging.spec import RunSpec, merge_command_string, model_tag, records_name
-from racer_lib.pairs import dataset_ref, load_pairs
+from racer_lib.records.pairs import dataset_ref, load_pairs
 
 RUN_GPU = ("auto", True, False)
 
@@ -117,7 +117,7 @@ def write_script(jobs: Sequence[GpuJob], path: str | os.PathLike) -> Path:
     """A bash script of every job's command lines (run, then merge), to run on a GPU machine."""
     lines = [
         "#!/usr/bin/env bash",
-        "# The paper's judges on a GPU (vLLM); written by notebooks/01_judging.md.",
+        "# The paper's judges on a GPU (vLLM); written by notebooks/02_judging.md.",
         "set -euo pipefail",
         *(line for job in jobs for line in job.commands),
     ]

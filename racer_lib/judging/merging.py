@@ -1,4 +1,4 @@
-"""Merging a finished run into judge records (:mod:`racer_lib.records`), one row per pair.
+"""Merging a finished run into judge records (:mod:`racer_lib.records.schema`), one row per pair.
 
 :func:`merge` checks completeness first (every shard folder is there, and every pair has every
 item once: both modes, each order, the self-routing answer when asked; a missing shard or
@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from racer_lib import records as rec
 from racer_lib.errors import ConfigError
 from racer_lib.judging.spec import ORDER_RULES, ORDERS, TASKS, JudgingError, shard_dir, shard_of
 from racer_lib.judging.store import (
@@ -32,7 +31,9 @@ from racer_lib.judging.store import (
     read_shards,
     shard_folders,
 )
-from racer_lib.pairs import load_pairs, validate_pairs
+from racer_lib.records import io as rio
+from racer_lib.records import schema as rec
+from racer_lib.records.pairs import load_pairs, validate_pairs
 
 
 def combine_orders(original: str, swapped_mapped: str, rule: str = "judgebench") -> str:
@@ -66,7 +67,7 @@ def merge(
     split: str = "all",
     order_rule: str = "judgebench",
 ) -> pd.DataFrame:
-    """Judge records (one row per pair, :mod:`racer_lib.records`) from a run's shard folders.
+    """Judge records (one row per pair, :mod:`racer_lib.records.schema`) from a run's shard folders.
 
     Checks completeness first: all N shard folders are there, and every pair has every item
     (both modes, each order, the self-routing answer when asked), once. A missing shard or
@@ -75,14 +76,14 @@ def merge(
     the verdict (both orders combined by ``order_rule``, see :func:`combine_orders`), its
     correctness, tokens and thinking tokens (summed over orders). Extra columns: ``order``
     (``original`` or ``both``) and, with both orders, ``verdict_<mode>_<order>``. Written with
-    :func:`racer_lib.records.write_records` when ``out`` is given.
+    :func:`racer_lib.records.io.write_records` when ``out`` is given.
     """
     out_dir = Path(out_dir)
     parts, config, n = read_shards(out_dir)
     if config.get("route"):
         raise JudgingError(
             f"{out_dir}: a route-then-judge run judges one mode per pair, so it makes no judge "
-            "records; its table is shard-I-of-N/routed.csv (racer_lib.judging.routed.read_routed)"
+            "records; its table is shard-I-of-N/routed.csv (racer_lib.routing.routed.read_routed)"
         )
     given = pairs is not None
     if pairs is None:
@@ -90,15 +91,31 @@ def merge(
             raise JudgingError(f"{out_dir}: the shards do not name their dataset; pass the pairs")
         pairs = load_pairs(config["dataset"]["name"], config["dataset"].get("limit"))
     pairs = validate_pairs(pairs)
-    judge = config["judge"]
-    tasks = TASKS if judge["self_route"] else TASKS[:2]
-    orders = ORDERS if judge["both_orders"] else ORDERS[:1]
     error = duplicates_error(parts, str(out_dir))
     if error is not None:
         raise error
+    name = "the pairs given" if given else str(config["dataset"]["name"])
+    _check_complete(out_dir, parts, pairs, config, n, name)
+    records = _records(parts, pairs, config, split, order_rule)
+    if out is not None:
+        rio.write_records(records, out)
+    return rec.validate_records(records, file=str(out) if out is not None else str(out_dir))
+
+
+def _items_of(judge: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The tasks and orders a run's judge (its config's ``judge``) was asked."""
+    tasks = TASKS if judge["self_route"] else TASKS[:2]
+    orders = ORDERS if judge["both_orders"] else ORDERS[:1]
+    return tasks, orders
+
+
+def _check_complete(
+    out_dir: Path, parts: pd.DataFrame, pairs: pd.DataFrame, config: dict, n: int, name: str
+) -> None:
+    """Every shard folder is there and judged the pairs it holds (``name``: where they came
+    from); every pair has every item; no judgment of another pair or in the wrong shard."""
     folders = shard_folders(out_dir)
     assigned = np.array([shard_of(p, n) for p in pairs["id"]])
-    name = "the pairs given" if given else str(config["dataset"]["name"])
     for (i, _), folder in sorted(folders.items()):  # old verdicts never meet new labels
         check_shard_pairs(folder, pairs[assigned == i], name)
     missing_shards = [i for i in range(n) if (i, n) not in folders and (assigned == i).any()]
@@ -116,25 +133,7 @@ def merge(
         )
     have = set(zip(parts["pair_id"], parts["task"], parts["order"], strict=True))
     for i in range(n):
-        mine = pairs["id"][assigned == i].tolist()
-        lacking = {}
-        for pid in mine:
-            miss = [
-                f"{t}" + ("" if t == "self_route" or len(orders) == 1 else f"/{o}")
-                for t in tasks
-                for o in (orders if t != "self_route" else ORDERS[:1])
-                if (pid, t, o) not in have
-            ]
-            if miss:
-                lacking[pid] = miss
-        if lacking:
-            kinds = sorted({m for v in lacking.values() for m in v})
-            raise JudgingError(
-                f"{out_dir}: shard {i}/{n} is incomplete: {len(lacking)} of its "
-                f"{len(mine)} pairs lack judgments ({', '.join(kinds)}): "
-                f"{_ids_text(list(lacking))}; resume it with the same command "
-                f"(`racer judge run ... --shard {i}/{n}`)"
-            )
+        _check_shard_items(out_dir, pairs["id"][assigned == i].tolist(), have, config, (i, n))
     extra = sorted(set(parts["pair_id"]) - set(pairs["id"]))
     if extra:
         raise JudgingError(
@@ -150,7 +149,42 @@ def merge(
             f"{shard_of(wrong['pair_id'].iloc[0], n)}/{n}"
         )
 
+
+def _check_shard_items(
+    out_dir: Path, mine: list[str], have: set, config: dict, shard: tuple[int, int]
+) -> None:
+    """Every pair of shard ``(i, n)`` (ids ``mine``) has each of its items in ``have``."""
+    tasks, orders = _items_of(config["judge"])
+    lacking = {}
+    for pid in mine:
+        miss = [
+            f"{t}" + ("" if t == "self_route" or len(orders) == 1 else f"/{o}")
+            for t in tasks
+            for o in (orders if t != "self_route" else ORDERS[:1])
+            if (pid, t, o) not in have
+        ]
+        if miss:
+            lacking[pid] = miss
+    if lacking:
+        i, n = shard
+        kinds = sorted({m for v in lacking.values() for m in v})
+        raise JudgingError(
+            f"{out_dir}: shard {i}/{n} is incomplete: {len(lacking)} of its "
+            f"{len(mine)} pairs lack judgments ({', '.join(kinds)}): "
+            f"{_ids_text(list(lacking))}; resume it with the same command "
+            f"(`racer judge run ... --shard {i}/{n}`)"
+        )
+
+
+def _records(
+    parts: pd.DataFrame, pairs: pd.DataFrame, config: dict, split: str, order_rule: str
+) -> pd.DataFrame:
+    """The judge records of complete ``parts``: per mode, the verdict ``Phi_a(z)`` (orders
+    combined by ``order_rule``), the correctness ``r(z, a, l)``, tokens and thinking tokens
+    (summed over orders); the self-routing answer where asked; the records' column order."""
     index = parts.set_index(["pair_id", "task", "order"])
+    judge = config["judge"]
+    _, orders = _items_of(judge)
     records = pairs[["id", "dataset", "subset", "domain", "label"]].copy()
     records.insert(4, "split", split)
     records["judge"] = judge["name"]
@@ -161,32 +195,8 @@ def merge(
         else f"{models['instruct']}+{models['reasoning']}"
     )
     records["source"] = f"generated:{config['backend']}:{model}"
-    preferred = np.where(records["label"] == 1, "A", "B")
     for mode in rec.MODES:
-        cols = rec.mode_columns(mode)
-        per_order = {o: index.loc[[(p, mode, o) for p in records["id"]]] for o in orders}
-        first = per_order["original"]
-        if len(orders) == 2:
-            verdict = [
-                combine_orders(a, b, order_rule)
-                for a, b in zip(
-                    first["verdict_pair"], per_order["swapped"]["verdict_pair"], strict=True
-                )
-            ]
-            for o in orders:
-                records[f"verdict_{mode}_{o}"] = per_order[o]["verdict_pair"].to_numpy()
-        else:
-            verdict = first["verdict_pair"].tolist()
-        records[cols["verdict"]] = verdict
-        records[cols["correct"]] = np.asarray(verdict) == preferred
-        records[cols["tokens"]] = sum(per_order[o]["n_tokens"].to_numpy(np.int64) for o in orders)
-        think = [per_order[o]["n_thinking_tokens"].astype("Float64") for o in orders]
-        total = think[0].to_numpy(dtype=float, na_value=np.nan)
-        for t in think[1:]:
-            total = total + t.to_numpy(dtype=float, na_value=np.nan)
-        records[cols["thinking_tokens"]] = pd.array(
-            [pd.NA if np.isnan(v) else int(v) for v in total], dtype="Int64"
-        )
+        _mode_columns(records, index, mode, orders, order_rule)
     if judge["self_route"]:
         records[rec.SELF_ROUTE] = index.loc[[(p, "self_route", "original") for p in records["id"]]][
             "verdict"
@@ -194,7 +204,35 @@ def merge(
     records["order"] = "both" if len(orders) == 2 else "original"
     mode_cols = [c for m in rec.MODES for c in rec.mode_columns(m).values()]
     extra_cols = [c for c in records.columns if c not in rec.ID_COLUMNS + mode_cols]
-    records = records[rec.ID_COLUMNS + mode_cols + extra_cols]
-    if out is not None:
-        rec.write_records(records, out)
-    return rec.validate_records(records, file=str(out) if out is not None else str(out_dir))
+    return records[rec.ID_COLUMNS + mode_cols + extra_cols]
+
+
+def _mode_columns(
+    records: pd.DataFrame, index: pd.DataFrame, mode: str, orders: tuple[str, ...], rule: str
+) -> None:
+    """Add ``mode``'s verdict, correctness, tokens and thinking tokens to ``records``."""
+    cols = rec.mode_columns(mode)
+    preferred = np.where(records["label"] == 1, "A", "B")
+    per_order = {o: index.loc[[(p, mode, o) for p in records["id"]]] for o in orders}
+    first = per_order["original"]
+    if len(orders) == 2:
+        verdict = [
+            combine_orders(a, b, rule)
+            for a, b in zip(
+                first["verdict_pair"], per_order["swapped"]["verdict_pair"], strict=True
+            )
+        ]
+        for o in orders:
+            records[f"verdict_{mode}_{o}"] = per_order[o]["verdict_pair"].to_numpy()
+    else:
+        verdict = first["verdict_pair"].tolist()
+    records[cols["verdict"]] = verdict
+    records[cols["correct"]] = np.asarray(verdict) == preferred
+    records[cols["tokens"]] = sum(per_order[o]["n_tokens"].to_numpy(np.int64) for o in orders)
+    think = [per_order[o]["n_thinking_tokens"].astype("Float64") for o in orders]
+    total = think[0].to_numpy(dtype=float, na_value=np.nan)
+    for t in think[1:]:
+        total = total + t.to_numpy(dtype=float, na_value=np.nan)
+    records[cols["thinking_tokens"]] = pd.array(
+        [pd.NA if np.isnan(v) else int(v) for v in total], dtype="Int64"
+    )

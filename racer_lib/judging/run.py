@@ -14,20 +14,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from racer_lib import prompts
 from racer_lib.errors import ConfigError
-from racer_lib.judging.backends import Backend, Generation, Sampling, make_backends
+from racer_lib.judging import prompts
+from racer_lib.judging.backends import (
+    Backend,
+    Generation,
+    Sampling,
+    judging_sampling,
+    make_backends,
+)
 from racer_lib.judging.spec import (
-    DEFAULT_MAX_TOKENS,
     ORDERS,
     SELF_ROUTE_MAX_TOKENS,
     TASKS,
@@ -48,11 +51,8 @@ from racer_lib.judging.store import (
     run_config,
     write_part,
 )
-from racer_lib.pairs import dataset_ref, load_pairs, validate_pairs
-from racer_lib.records import _atomic_write
-
-if TYPE_CHECKING:  # routed imports run; only the annotation of execute names its result
-    from racer_lib.judging.routed import RoutedResult
+from racer_lib.records.io import atomic_write
+from racer_lib.records.pairs import load_pairs, validate_pairs
 
 
 @dataclass
@@ -97,140 +97,150 @@ def _flip(verdict: str) -> str:
 
 def run_judging(
     pairs: pd.DataFrame,
-    spec: JudgeSpec,
     backend: Backend | Mapping[str, Backend],
-    out_dir: str | os.PathLike,
+    run: RunSpec,
     *,
-    shard: tuple[int, int] = (0, 1),
-    batch_size: int = 16,
-    seed: int = 0,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    temperature: float = 0.6,
-    top_p: float = 1.0,
-    top_k: int = 0,
-    self_route_max_tokens: int = SELF_ROUTE_MAX_TOKENS,
     progress: bool = True,
-    dataset: str | None = None,
-    limit: int | None = None,
     routing=None,
 ) -> ShardResult:
-    """Judge this shard's pairs into ``out_dir/shard-I-of-N/part-*.parquet``; resumable.
+    """Judge this shard's pairs into ``run.out/shard-I-of-N/part-*.parquet``; resumable.
 
-    Every (pair, task, order) item not already in a part is judged, in chunks of
-    ``batch_size`` items of one task (instruct first, then self-routing, then reasoning, so a
-    pair judge's two models need not be loaded at once); each chunk becomes one part file,
-    written atomically. Each row holds the raw text, its thinking and answer, the verdict as
-    presented (``verdict``) and in the pair's order (``verdict_pair``), tokens, thinking
-    tokens, finish reason, seed and retry. Each item samples from :func:`item_seed`, so a
-    resumed run gives the rows of an uninterrupted one. ``backend``: one backend for every
-    task, or a mapping task -> backend (:func:`make_backends`). ``dataset`` is stored in the
-    shard's config (with ``limit``, the count of pairs kept) so
-    :func:`racer_lib.judging.merging.merge` can reload the pairs. Backends are not closed at the
+    ``run`` (a :class:`racer_lib.judging.spec.RunSpec`) gives the judge (:attr:`RunSpec.judge`),
+    the shard, ``batch_size``, ``seed``, the sampling (``temperature``, ``max_tokens``) and the
+    dataset stored in the shard's config (with ``limit``, the count of pairs kept) so
+    :func:`racer_lib.judging.merging.merge` can reload the pairs (``dataset=""``: pairs given
+    in memory, none stored). Every (pair, task, order) item not already in a part is judged,
+    in chunks of ``batch_size`` items of one task (instruct first, then self-routing, then
+    reasoning, so a pair judge's two models need not be loaded at once); each chunk becomes one
+    part file, written atomically. Each row holds the raw text, its thinking and answer, the
+    verdict as presented (``verdict``) and in the pair's order (``verdict_pair``), tokens,
+    thinking tokens, finish reason, seed and retry. Each item samples from :func:`item_seed`,
+    so a resumed run gives the rows of an uninterrupted one. ``backend``: one backend for every
+    task, or a mapping task -> backend (:func:`make_backends`). Backends are not closed at the
     end (the caller owns them, :func:`close_backends`); a pair judge's instruct model is closed
     before its reasoning model is loaded. ``routing`` (a
-    :class:`racer_lib.judging.routed.Routing`): route-then-judge, each pair judged in the one
+    :class:`racer_lib.routing.routed.Routing`): route-then-judge, each pair judged in the one
     mode its decision names (pinned in the shard's ``routes.csv``, the router in its config).
     """
     start_time = time.perf_counter()
     pairs = validate_pairs(pairs)
-    i, n = shard
+    spec, (i, n) = run.judge, run.shard
     if not 0 <= i < n:
-        raise ConfigError(f"bad shard {shard}: need 0 <= i < n")
-    if batch_size < 1:
-        raise ConfigError(f"batch_size must be at least 1 (got {batch_size})")
+        raise ConfigError(f"bad shard {run.shard}: need 0 <= i < n")
+    if run.batch_size < 1:
+        raise ConfigError(f"batch_size must be at least 1 (got {run.batch_size})")
     backends = _backends(spec, backend)
-    sampling = Sampling(temperature=temperature, max_tokens=max_tokens, top_p=top_p, top_k=top_k)
-    route_sampling = dataclasses.replace(sampling, max_tokens=self_route_max_tokens)
     mine = pairs[[shard_of(p, n) == i for p in pairs["id"]]].reset_index(drop=True)
-    folder = shard_dir(out_dir, shard)
+    folder = shard_dir(run.out, run.shard)
     folder.mkdir(parents=True, exist_ok=True)
-    config = run_config(
-        spec, backends, sampling, seed, self_route_max_tokens, shard, mine, dataset, limit
-    )
+    config = run_config(run, backends, mine)
     config["route"] = None if routing is None else routing.config  # None: every mode
     if routing is not None and spec.self_route:
         raise ConfigError("a routed run judges one mode per pair; it asks no self-routing")
     with lock(folder):
-        for stale in folder.glob(".part-*.tmp"):  # left by a killed run: never a whole part
-            stale.unlink()
-        cpath = folder / CONFIG_NAME
-        if cpath.exists():
-            check_config(cpath, config)
-        else:
-            _atomic_write(cpath, lambda tmp: Path(tmp).write_text(json.dumps(config, indent=2)))
-        parts, files = read_parts(folder)
-        error = duplicates_error(parts, str(folder))
-        if error is not None:
-            raise error
-        done = set(zip(parts["pair_id"], parts["task"], parts["order"], strict=True))
-        unknown = sorted({p for p, _, _ in done} - set(mine["id"]))
-        if unknown:
-            raise JudgingError(
-                f"{folder}: parts hold pairs that are not in this shard's pairs, e.g. {unknown[:3]}"
-            )
-        modes = None  # route-then-judge: pair id -> the one task it is judged in
-        if routing is not None:
-            routes = routing.routes[routing.routes["id"].isin(set(mine["id"]))]
-            if len(routes) != len(mine):
-                raise ConfigError(f"{folder}: no routing decision for some of the shard's pairs")
-            routes = pin_routes(folder, routes.reset_index(drop=True))
-            modes = dict(
-                zip(routes["id"], routes["decision"].map(dict(enumerate(TASKS))), strict=True)
-            )
-            off = sorted(p for p, t, _ in done if modes.get(p) != t)
-            if off:
-                raise JudgingError(
-                    f"{folder}: parts hold judgments in a mode the router did not "
-                    f"choose, e.g. {off[:3]}"
-                )
+        done, n_parts = _resume(folder, config, mine)
+        modes = None if routing is None else _routed_modes(folder, routing, mine, done)
         items = [
             (task, order, row)
-            for task in ("instruct", "self_route", "reasoning")
+            for task in TASK_ORDER
             if task in spec.tasks
             for order in (spec.orders if task != "self_route" else ORDERS[:1])
             for row in mine.itertuples(index=False)
             if modes is None or modes[row.id] == task
         ]
         todo = [it for it in items if (it[2].id, it[0], it[1]) not in done]
-        n_items = len(items)
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=n_items,
-            initial=n_items - len(todo),
-            unit="item",
-            desc=f"judging shard {i}/{n}",
-            disable=not progress,
-        )
-        n_parts = len(files)
-        try:
-            task_order = [
-                t for t in ("instruct", "self_route", "reasoning") if any(it[0] == t for it in todo)
-            ]
-            for pos, task in enumerate(task_order):
-                group = [it for it in todo if it[0] == task]
-                for k in range(0, len(group), batch_size):
-                    chunk = group[k : k + batch_size]
-                    rows = _judge_chunk(chunk, spec, backends, sampling, route_sampling, seed)
-                    write_part(folder, rows)
-                    n_parts += 1
-                    bar.update(len(chunk))
-                later = {id(backends[t]) for t in task_order[pos + 1 :]}
-                if later and id(backends[task]) not in later:
-                    backends[task].close()  # a pair judge: free one model before the next
-        finally:
-            bar.close()
+        n_parts += _judge_items(folder, todo, len(items), backends, run, progress)
     return ShardResult(
         folder,
         len(mine),
-        n_items,
-        n_items - len(todo),
+        len(items),
+        len(items) - len(todo),
         len(todo),
         n_parts,
         time.perf_counter() - start_time,
         spec.judge_name,
         config["models"],
     )
+
+
+#: The order tasks are judged in: a pair judge's instruct model is done before the reasoning one.
+TASK_ORDER = ("instruct", "self_route", "reasoning")
+
+
+def _resume(folder: Path, config: dict, mine: pd.DataFrame) -> tuple[set, int]:
+    """Start or resume the shard of ``folder``: drop stale temporary parts, write (or check
+    against) its config, and return the (pair, task, order) items its parts hold and the
+    number of parts."""
+    for stale in folder.glob(".part-*.tmp"):  # left by a killed run: never a whole part
+        stale.unlink()
+    cpath = folder / CONFIG_NAME
+    if cpath.exists():
+        check_config(cpath, config)
+    else:
+        atomic_write(cpath, lambda tmp: Path(tmp).write_text(json.dumps(config, indent=2)))
+    parts, files = read_parts(folder)
+    error = duplicates_error(parts, str(folder))
+    if error is not None:
+        raise error
+    done = set(zip(parts["pair_id"], parts["task"], parts["order"], strict=True))
+    unknown = sorted({p for p, _, _ in done} - set(mine["id"]))
+    if unknown:
+        raise JudgingError(
+            f"{folder}: parts hold pairs that are not in this shard's pairs, e.g. {unknown[:3]}"
+        )
+    return done, len(files)
+
+
+def _routed_modes(folder: Path, routing, mine: pd.DataFrame, done: set) -> dict[str, str]:
+    """Route-then-judge: pair id -> the one task it is judged in, from ``routing``'s decisions
+    (pinned in the shard's ``routes.csv``); parts in another mode are refused."""
+    routes = routing.routes[routing.routes["id"].isin(set(mine["id"]))]
+    if len(routes) != len(mine):
+        raise ConfigError(f"{folder}: no routing decision for some of the shard's pairs")
+    routes = pin_routes(folder, routes.reset_index(drop=True))
+    modes = dict(zip(routes["id"], routes["decision"].map(dict(enumerate(TASKS))), strict=True))
+    off = sorted(p for p, t, _ in done if modes.get(p) != t)
+    if off:
+        raise JudgingError(
+            f"{folder}: parts hold judgments in a mode the router did not choose, e.g. {off[:3]}"
+        )
+    return modes
+
+
+def _judge_items(
+    folder: Path, todo: list, n_items: int, backends: dict, run: RunSpec, progress: bool
+) -> int:
+    """Judge ``todo`` task by task in chunks of ``run.batch_size``, one part per chunk; a
+    backend no later task uses is closed once its task is done. Returns the parts written."""
+    from tqdm import tqdm
+
+    sampling = judging_sampling(run)
+    route_sampling = dataclasses.replace(sampling, max_tokens=SELF_ROUTE_MAX_TOKENS)
+    i, n = run.shard
+    bar = tqdm(
+        total=n_items,
+        initial=n_items - len(todo),
+        unit="item",
+        desc=f"judging shard {i}/{n}",
+        disable=not progress,
+    )
+    n_parts = 0
+    try:
+        task_order = [t for t in TASK_ORDER if any(it[0] == t for it in todo)]
+        for pos, task in enumerate(task_order):
+            group = [it for it in todo if it[0] == task]
+            for k in range(0, len(group), run.batch_size):
+                chunk = group[k : k + run.batch_size]
+                rows = _judge_chunk(chunk, run.judge, backends, sampling, route_sampling, run.seed)
+                write_part(folder, rows)
+                n_parts += 1
+                bar.update(len(chunk))
+            later = {id(backends[t]) for t in task_order[pos + 1 :]}
+            if later and id(backends[task]) not in later:
+                backends[task].close()  # a pair judge: free one model before the next
+    finally:
+        bar.close()
+    return n_parts
 
 
 def _judge_chunk(
@@ -322,18 +332,18 @@ def close_backends(backends: Mapping[str, Backend]) -> None:
 
 def execute(
     run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = True, routing=None
-) -> ShardResult | RoutedResult:
+) -> ShardResult:
     """Run ``racer judge run`` as ``run`` specifies: set the torch threads, load the pairs
     (unless given: the pairs of ``run.dataset``, first ``run.limit``), make the backends, judge
     the shard into ``run.out`` and free the backends. The shard's config names the dataset
-    (a pairs file by its absolute path, :func:`racer_lib.pairs.dataset_ref`) so that
-    :func:`racer_lib.judging.merging.merge` can reload the pairs. With ``run.router`` (route,
-    then judge) it is :func:`racer_lib.judging.routed.execute_routed`, which passes
-    ``routing``."""
+    (a pairs file by its absolute path, :func:`racer_lib.records.pairs.dataset_ref`) so that
+    :func:`racer_lib.judging.merging.merge` can reload the pairs. A run with ``run.router``
+    (route, then judge) is :func:`racer_lib.routing.routed.execute_routed`, which loads the
+    router and passes its decisions as ``routing``."""
     if run.router is not None and routing is None:
-        from racer_lib.judging.routed import execute_routed
-
-        return execute_routed(run, pairs, progress=progress)
+        raise ConfigError(
+            "a routed run (RunSpec.router) is executed by racer_lib.routing.routed.execute_routed"
+        )
     if run.threads:
         import torch
 
@@ -343,20 +353,6 @@ def execute(
         pairs = load_pairs(run.dataset, run.limit)
     backends = make_backends(spec, run.backend, **run.backend_options())
     try:
-        return run_judging(
-            pairs,
-            spec,
-            backends,
-            run.out,
-            shard=run.shard,
-            batch_size=run.batch_size,
-            seed=run.seed,
-            max_tokens=run.max_tokens,
-            temperature=run.temperature,
-            progress=progress,
-            dataset=dataset_ref(run.dataset),
-            limit=run.limit,
-            routing=routing,
-        )
+        return run_judging(pairs, backends, run, progress=progress, routing=routing)
     finally:
         close_backends(backends)

@@ -3,9 +3,10 @@
 **Judges** (:class:`JudgeSpec`): ``hybrid`` (one model whose thinking is switched by its chat
 template, e.g. Qwen3's ``enable_thinking``: off for instruct, on for reasoning), ``pair`` (an
 instruct model and a reasoning model), ``cot`` (one model, thinking off in both modes; the
-reasoning mode gets the reasoning system prompt plus :data:`racer_lib.prompts.COT_INSTRUCTION`).
+reasoning mode gets the reasoning system prompt plus
+:data:`racer_lib.judging.prompts.COT_INSTRUCTION`).
 A judge turns a pair into chat messages with the paper's prompts (:meth:`JudgeSpec.messages`,
-:mod:`racer_lib.prompts`).
+:mod:`racer_lib.judging.prompts`).
 
 **Seeds and shards.** Each item draws from its own seed, :func:`item_seed` of ``(seed, pair id,
 task, order, attempt)``; a pair belongs to shard :func:`shard_of` its id (a hash, independent
@@ -31,16 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from racer_lib import prompts
 from racer_lib.errors import ConfigError, RacerError
-from racer_lib.pairs import dataset_tag
+from racer_lib.judging import prompts
+from racer_lib.records.pairs import dataset_tag
 
 KINDS = ("hybrid", "pair", "cot")
 TASKS = ("instruct", "reasoning", "self_route")  # the two modes, then the self-routing question
 ORDERS = ("original", "swapped")
 ORDER_RULES = ("judgebench", "strict")
 BACKENDS = ("vllm", "transformers")
-DECISIONS = ("expected", "sampled")  # route-then-judge's rules (racer_lib.judging.routed)
+DECISIONS = ("expected", "sampled")  # route-then-judge's rules (racer_lib.routing.routed)
 DEFAULT_MAX_TOKENS = 4096
 SELF_ROUTE_MAX_TOKENS = 16
 COMMAND = ("racer", "judge")
@@ -115,7 +116,8 @@ class JudgeSpec:
     def messages(
         self, task: str, question: str, answer_a: str, answer_b: str
     ) -> list[dict[str, str]]:
-        """The chat messages of one item (the paper's prompts; see :mod:`racer_lib.prompts`)."""
+        """The chat messages of one item (the paper's prompts; see
+        :mod:`racer_lib.judging.prompts`)."""
         if task == "self_route":
             return [
                 {
@@ -192,7 +194,8 @@ class RunSpec:
     """One ``racer judge run``: the pairs, the judge, the backend, the sampling, the output.
 
     Field names are the command's options (``max_tokens`` is ``--max-tokens``) and the
-    defaults are its defaults. ``dataset``: ``judgebench``, ``llmbar`` or a pairs file;
+    defaults are its defaults. ``dataset``: ``judgebench``, ``llmbar`` or a pairs file (``""``
+    for pairs given in memory to :func:`racer_lib.judging.run.run_judging`: none recorded);
     ``out``: the run folder; ``mode``, ``model``, ``reasoning_model``, ``judge_name``,
     ``both_orders``, ``self_route``, ``retry``: the judge (:attr:`judge`); ``shard``: ``(i,
     n)`` or ``"i/n"``; ``limit``: only the first pairs; ``gguf_file``, ``device``, ``dtype``:
@@ -282,6 +285,25 @@ class RunSpec:
     def command_string(self) -> str:
         """:meth:`command_line`, shell-quoted: one line to paste into a terminal."""
         return shlex.join(self.command_line())
+
+    @classmethod
+    def of_judge(
+        cls, judge: JudgeSpec, out: str | os.PathLike, dataset: str = "", **options: Any
+    ) -> RunSpec:
+        """The run of ``judge`` into ``out`` (other fields: ``options``, else the defaults);
+        ``run.judge`` gives ``judge`` back."""
+        return cls(
+            dataset=dataset,
+            model=judge.model,
+            out=out,
+            mode=judge.kind,
+            reasoning_model=judge.reasoning_model,
+            judge_name=judge.name,
+            both_orders=judge.both_orders,
+            self_route=judge.self_route,
+            retry=judge.retry,
+            **options,
+        )
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> RunSpec:

@@ -9,7 +9,7 @@ Layout::
     OUT/shard-I-of-N/part-00001.parquet     per (pair, task, order) item
     OUT/shard-I-of-N/.lock                  one writer per shard folder (an advisory lock)
 
-A part is written to a temporary file and renamed (:func:`racer_lib.records._atomic_write`),
+A part is written to a temporary file and renamed (:func:`racer_lib.records.io.atomic_write`),
 so a killed run leaves whole parts only. Duplicated items (two runs writing one shard) are an
 error naming the part files (:func:`duplicates_error`). :func:`read_shards` reads every shard of
 a run and checks that they were made with the same settings.
@@ -29,12 +29,13 @@ from typing import Any
 
 import pandas as pd
 
-from racer_lib.judging.backends import Backend, Sampling
-from racer_lib.judging.spec import JudgeSpec, JudgingError
-from racer_lib.records import _atomic_write
+from racer_lib.judging.backends import Backend, judging_sampling
+from racer_lib.judging.spec import SELF_ROUTE_MAX_TOKENS, JudgingError, RunSpec
+from racer_lib.records.io import atomic_write
+from racer_lib.records.pairs import dataset_ref
 
 CONFIG_NAME = "config.json"
-ROUTES_NAME = "routes.csv"  # a route-then-judge shard's decisions (racer_lib.judging.routed)
+ROUTES_NAME = "routes.csv"  # a route-then-judge shard's decisions (racer_lib.routing.routed)
 PART_RE = re.compile(r"^part-(\d{5,})\.parquet$")
 SHARD_RE = re.compile(r"^shard-(\d+)-of-(\d+)$")
 PART_COLUMNS = [
@@ -174,7 +175,7 @@ def write_part(folder: Path, rows: list[dict]) -> Path:
     frame["enable_thinking"] = frame["enable_thinking"].astype("boolean")
     frame["seed"] = frame["seed"].astype("int64")
     frame["n_tokens"] = frame["n_tokens"].astype("int64")
-    _atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
+    atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
     return path
 
 
@@ -184,7 +185,7 @@ def pin_routes(folder: Path, routes: pd.DataFrame) -> pd.DataFrame:
     pins the router and rule), so a pair's mode never changes mid-run."""
     path = folder / ROUTES_NAME
     if not path.exists():
-        _atomic_write(path, lambda tmp: routes.to_csv(tmp, index=False))
+        atomic_write(path, lambda tmp: routes.to_csv(tmp, index=False))
         return routes
     pinned = pd.read_csv(path, dtype={"id": str})
     if sorted(pinned["id"]) != sorted(routes["id"]):
@@ -212,34 +213,31 @@ def lock(folder: Path):
 
 
 def run_config(
-    spec: JudgeSpec,
-    backends: Mapping[str, Backend],
-    sampling: Sampling,
-    seed: int,
-    self_route_max_tokens: int,
-    shard: tuple[int, int],
-    pairs: pd.DataFrame,
-    dataset: str | None,
-    limit: int | None,
+    run: RunSpec, backends: Mapping[str, Backend], pairs: pd.DataFrame
 ) -> dict[str, Any]:
-    """A shard's ``config.json``: everything its outputs depend on, and where its pairs came
-    from (``dataset``, not compared on restart: a path may differ by machine). ``pairs``: the
-    shard's pairs, recorded by a digest of each one's texts and label (:func:`pair_digests`),
-    so a restart or merge over pairs changed under the same ids is refused."""
+    """A shard's ``config.json``: everything its outputs depend on (the judge, the models, the
+    sampling, the seed, the shard of ``run``), and where its pairs came from (``run.dataset``
+    and ``run.limit``, not compared on restart: a path may differ by machine; none for pairs
+    given in memory). ``pairs``: the shard's pairs, recorded by a digest of each one's texts and
+    label (:func:`pair_digests`), so a restart or merge over pairs changed under the same ids is
+    refused."""
+    spec = run.judge
     return {
         "judge": spec.identity(),
         "backend": sorted({b.name for b in backends.values()})[0],
         "models": {t: backends[t].model_id for t in spec.tasks},
-        "sampling": dataclasses.asdict(sampling),
-        "seed": int(seed),
-        "self_route_max_tokens": int(self_route_max_tokens),
-        "shard": list(shard),
+        "sampling": dataclasses.asdict(judging_sampling(run)),
+        "seed": int(run.seed),
+        "self_route_max_tokens": SELF_ROUTE_MAX_TOKENS,
+        "shard": list(run.shard),
         "pairs": {
             "n": len(pairs),
             "fingerprint": pairs_fingerprint(pairs),
             "digests": pair_digests(pairs),
         },
-        "dataset": None if dataset is None else {"name": str(dataset), "limit": limit},
+        "dataset": (
+            {"name": dataset_ref(run.dataset), "limit": run.limit} if run.dataset else None
+        ),
     }
 
 

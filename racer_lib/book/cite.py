@@ -1,0 +1,138 @@
+"""How to cite: BibTeX for the paper and for this companion, from ``CITATION.cff``.
+
+The book's "How to cite" page includes what :func:`citation_page` writes at each build: the
+paper's entry (``preferred-citation``), the companion's entry (the software: title, version,
+release date, licence, the repository's address when ``repository-code`` gives one, and the
+commit this build was made from), and the links the file gives.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from racer_lib.errors import InputError
+
+
+def read_cff(path: str | os.PathLike) -> dict[str, Any]:
+    """``CITATION.cff`` as a mapping (an :class:`InputError` naming the file if it is not one)."""
+    path = Path(path)
+    try:
+        cff = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"{path}: cannot read the citation file: {exc}") from exc
+    if not isinstance(cff, dict) or "title" not in cff:
+        raise InputError(f"{path}: not a citation file (no mapping with a `title`)")
+    return cff
+
+
+def _author(person: dict[str, Any]) -> str:
+    if "family-names" in person:
+        given = person.get("given-names", "")
+        return f"{person['family-names']}, {given}".rstrip(", ")
+    return "{" + str(person.get("name", "")) + "}"  # an organisation: kept as one name
+
+
+def _key(authors: list[dict[str, Any]], year: Any, title: str) -> str:
+    first = authors[0] if authors else {}
+    name = first.get("family-names") or first.get("name") or "anon"
+    word = next((w for w in re.findall(r"[A-Za-z]+", title) if len(w) > 3), "work")
+    return re.sub(r"[^a-z0-9]", "", f"{name}{year}{word}".lower())
+
+
+def _entry(kind: str, key: str, fields: dict[str, Any]) -> str:
+    lines = [f"@{kind}{{{key},"]
+    for name, value in fields.items():
+        if value not in (None, ""):
+            lines.append(f"  {name} = {{{value}}},")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def paper_bibtex(cff: dict[str, Any]) -> str:
+    """The paper's BibTeX entry (``preferred-citation``)."""
+    ref = cff.get("preferred-citation")
+    if not isinstance(ref, dict):
+        raise InputError("CITATION.cff has no preferred-citation (the paper)")
+    authors = ref.get("authors", [])
+    kind = "inproceedings" if ref.get("type") == "conference-paper" else "article"
+    fields = {
+        "title": ref.get("title"),
+        "author": " and ".join(_author(a) for a in authors),
+        "booktitle" if kind == "inproceedings" else "journal": ref.get("collection-title")
+        or ref.get("journal"),
+        "year": ref.get("year"),
+        "url": ref.get("url"),
+        "doi": ref.get("doi"),
+    }
+    return _entry(kind, _key(authors, ref.get("year"), str(ref.get("title", ""))), fields)
+
+
+def software_bibtex(cff: dict[str, Any], commit: str = "") -> str:
+    """This companion's BibTeX entry (``@software``), with the build's commit when known."""
+    authors = cff.get("authors", [])
+    year = str(cff.get("date-released", ""))[:4]
+    note = f"version {cff.get('version', '')}".strip()
+    if commit:
+        note += f", commit {commit}"
+    fields = {
+        "title": cff.get("title"),
+        "author": " and ".join(_author(a) for a in authors),
+        "year": year,
+        "version": cff.get("version"),
+        "url": cff.get("repository-code") or cff.get("url"),
+        "license": cff.get("license"),
+        "note": note,
+    }
+    return _entry("software", _key(authors, year, str(cff.get("title", ""))), fields)
+
+
+def build_commit(root: str | os.PathLike) -> str:
+    """The commit the checkout at ``root`` is at (``+`` when it has uncommitted changes), or
+    ``""`` outside a git checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True
+        )
+        if head.returncode != 0:
+            return ""
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+        return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+    except OSError:
+        return ""
+
+
+def citation_page(cff_path: str | os.PathLike, commit: str = "") -> str:
+    """The MyST text of the citation part of the "How to cite" page."""
+    cff = read_cff(cff_path)
+    ref = cff.get("preferred-citation", {})
+    links = []
+    if ref.get("url") or ref.get("doi"):
+        links.append(f"the paper: <{ref.get('url') or 'https://doi.org/' + ref['doi']}>")
+    if cff.get("repository-code") or cff.get("url"):
+        links.append(f"this companion's repository: <{cff.get('repository-code') or cff['url']}>")
+    where = (
+        "Links: " + "; ".join(links) + "."
+        if links
+        else "`CITATION.cff` gives no web address for the paper or the repository yet; cite "
+        "them by the entries below."
+    )
+    built = f" This book was built from commit `{commit}`." if commit else ""
+    message = " ".join(str(cff.get("message", "")).split())
+    return (
+        f"{message}{built}\n\n{where}\n\n"
+        "**The paper**\n\n```bibtex\n" + paper_bibtex(cff) + "\n```\n\n"
+        "**This companion** (code and rebuilt results)\n\n```bibtex\n"
+        + software_bibtex(cff, commit)
+        + "\n```\n"
+    )

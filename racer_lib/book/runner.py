@@ -1,0 +1,267 @@
+"""The papermill runner: execute a profile's notebooks, then build the book.
+
+It ties together :mod:`~racer_lib.book.profiles` (the profile and its checks),
+:mod:`~racer_lib.book.cache` (what can be reused), :mod:`~racer_lib.book.scheduling` (the
+parallel plan) and :mod:`~racer_lib.book.build` (the book). Repository layout it works on
+(``root`` holds ``notebooks/`` and ``profiles/``)::
+
+    notebooks/NN_name.md      jupytext MyST notebooks, one cell tagged ``parameters``
+    profiles/NAME.yaml        description, optional ``extends``, ordered ``notebooks`` mapping
+    book/                     Jupyter Book 1.x sources (_config.yml, _toc.yml template, pages)
+
+Outputs, with their defaults (each overridable, see :func:`run_profile`)::
+
+    results/<profile>/<stem>/                     what each notebook writes (``results_dir``)
+    build/<profile>/executed/<stem>.ipynb         the executed notebooks
+    build/<profile>/executed/<stem>.failed.ipynb  the executed part of a notebook that failed
+    build/<profile>/cache/<stem>.json             the key of a chapter's last successful run
+    build/<profile>/book/                         the staged book sources
+    book/_build/html/index.html                   the built book (<book_out>/_build/html)
+
+Notebooks run with the repository root as working directory, so relative paths such as
+``data/...`` resolve against the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from racer_lib.book.build import check_book_inputs, make_book, stage_missing_page
+from racer_lib.book.cache import (
+    CacheEntry,
+    cache_entry,
+    cache_path,
+    library_hash,
+    rerun_reasons,
+    stored_key,
+    write_key,
+)
+from racer_lib.book.profiles import (
+    Folders,
+    Layout,
+    PipelineError,
+    Prepared,
+    Profile,
+    find_root,
+    load_profile,
+    missing_requirements,
+    missing_sentence,
+    prepare,
+    resolve_only,
+)
+from racer_lib.book.scheduling import (
+    POLICY_STORE,
+    chapter_after,
+    cpu_count,
+    execute_plan,
+    kernel_environment,
+)
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_profile` produced."""
+
+    profile: str
+    executed: list[Path] = field(default_factory=list)
+    results_dirs: dict[str, Path] = field(default_factory=dict)
+    html_index: Path | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # execution time per notebook
+    unavailable: dict[str, list[str]] = field(default_factory=dict)  # stem -> what is missing
+    reused: list[str] = field(default_factory=list)  # unchanged since their last run: not run
+    jobs: int = 1  # notebooks run at a time
+    wall_seconds: float = 0.0  # from the first notebook's start to the last one's end
+
+    def summary(self) -> str:
+        """Human-readable list of where everything went."""
+        lines = [f"profile {self.profile}", "executed notebooks:"]
+        lines += [f"  {path}" for path in self.executed] or ["  (none)"]
+        lines.append("results:")
+        lines += [f"  {stem}: {path}" for stem, path in self.results_dirs.items()] or ["  (none)"]
+        if self.unavailable:
+            lines.append("not run (their pages say what is missing and how to get it):")
+            lines += [f"  {stem}: {'; '.join(m)}" for stem, m in self.unavailable.items()]
+        if self.reused:
+            lines.append(f"reused (unchanged since their last run): {', '.join(self.reused)}")
+        if self.seconds:
+            lines.append(
+                f"executed in {self.wall_seconds:.0f} s with {self.jobs} at a time "
+                f"({sum(self.seconds.values()):.0f} s of notebook time): "
+                + ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
+            )
+        if self.html_index is not None:
+            lines.append(f"book: {self.html_index}")
+        return "\n".join(lines)
+
+
+def _record_timings(layout: Layout, seconds: dict[str, float]) -> None:
+    """Merge this run's execution times into ``<build>/<profile>/timings.json``."""
+    path = layout.build / "timings.json"
+    timings = json.loads(path.read_text()) if path.is_file() else {}
+    timings.update({stem: round(s, 3) for stem, s in seconds.items()})
+    path.write_text(json.dumps(timings, indent=2) + "\n")
+
+
+def run_profile(
+    profile: str,
+    only: Iterable[str] | None = None,
+    build_book: bool = True,
+    root: Path | str | None = None,
+    folders: Folders | None = None,
+    verbose: bool = False,
+    force: bool = False,
+    jobs: int | None = None,
+) -> RunResult:
+    """Execute the notebooks of ``profile`` in order, then (optionally) build the book.
+
+    Args:
+        profile: name of ``profiles/<profile>.yaml``.
+        only: run only these notebooks (stems or unique prefixes); the book then uses the
+            other notebooks' earlier executions from ``<build_dir>/<profile>/executed``.
+        build_book: build the HTML book after running.
+        root: repository root (default: found by walking up from the cwd).
+        folders: where the run writes (:class:`~racer_lib.book.profiles.Folders`): executed
+            notebooks go to ``<build_dir>/<profile>/executed``, the staged book to
+            ``<build_dir>/<profile>/book``, results to ``<results_root>/<profile>/<stem>``, the
+            HTML to ``<book_out>/_build/html`` (replaced on every build); by default under
+            ``root`` (``build``, ``results``, ``book``).
+        verbose: show papermill's per-cell progress and the Jupyter Book output.
+        force: execute every notebook, even those whose last run can be reused.
+        jobs: notebooks executed at a time (default: the cores this process may use), each
+            kernel with its share of the cores' threads
+            (:func:`~racer_lib.book.scheduling.kernel_environment`); a chapter starts once the
+            chapters it reads or follows (:func:`~racer_lib.book.scheduling.chapter_after`)
+            are done. The results do not depend on it: chapters pin torch's threads in their
+            parameters, and the routers they share are trained by the same chapter in any order.
+
+    Execution cache: a notebook runs again only when its key changed: its source, its
+    parameters (as injected), the library's code (``racer_lib/**/*.py``), the files its
+    parameters name (paths, sizes and modification times), what its requirements resolve to
+    (the manifest's sha256 of the data files, the model packages' versions), or the keys of the
+    chapters it reads (:data:`racer_lib.paper.registry.READS`); or when one of those re-ran.
+    Otherwise its executed notebook and results are reused. The key is written to
+    ``<build>/<profile>/cache/<stem>.json`` only after a successful execution, and removed before
+    one starts and for a chapter whose page says its data is missing, so a failed, killed or
+    unavailable chapter is never reused.
+    """
+    root_path = Path(root).resolve() if root is not None else find_root()
+    resolved = load_profile(profile, root_path)
+    layout = (folders or Folders()).layout(root_path, profile)
+    to_run = resolve_only(only, resolved) if only else list(resolved.notebooks)
+    result = RunResult(profile=profile)
+    with tempfile.TemporaryDirectory(prefix="racer-") as tmp:
+        prepared = [prepare(stem, resolved, layout, Path(tmp)) for stem in to_run]
+        if build_book:
+            check_book_inputs(resolved, to_run, layout)
+        unmet = missing_requirements(resolved, to_run, root_path)
+        if unmet and resolved.on_missing == "error":
+            raise PipelineError(
+                f"profile {profile!r} cannot run:\n"
+                + "\n".join(
+                    f"  {stem}: {missing_sentence(profile, stem, m)}" for stem, m in unmet.items()
+                )
+            )
+        layout.executed.mkdir(parents=True, exist_ok=True)
+        description = resolved.description or "(no description)"
+        _say(f"profile {profile}: {description}")
+        plan = _plan(prepared, resolved, layout, unmet, force, result)
+        _execute_plan(plan, resolved, layout, max(1, int(jobs or cpu_count())), verbose, result)
+        result.executed = [plan.paths[stem] for stem in to_run]
+        _record_timings(layout, result.seconds)
+    if build_book:
+        result.html_index = make_book(resolved, layout, verbose)
+    return result
+
+
+def _say(line: str) -> None:
+    """A line on stderr that does not break the progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stderr)
+
+
+@dataclass
+class _Plan:
+    """What a run executes (in run order), the cache entries to store after each succeeds, and
+    the executed notebook of every chapter (reused, stood in for, or run)."""
+
+    items: list[Prepared] = field(default_factory=list)
+    entries: dict[str, CacheEntry] = field(default_factory=dict)
+    paths: dict[str, Path] = field(default_factory=dict)
+
+
+def _plan(
+    prepared: list[Prepared],
+    profile: Profile,
+    layout: Layout,
+    unmet: dict[str, list],
+    force: bool,
+    result: RunResult,
+) -> _Plan:
+    """Decide, chapter by chapter in run order, what to run: a chapter whose requirements are
+    not met gets its stand-in page, an unchanged one is reused, the others are planned (each
+    with its cache entry and the reasons it runs again, which are printed)."""
+    plan = _Plan()
+    library = library_hash()
+    keys = {  # chapters not run now keep the key of their last successful run
+        stem: (stored_key(layout, stem) or {}).get("key")
+        for stem in profile.notebooks
+        if stem not in {item.stem for item in prepared}
+    }
+    reran: set[str] = set()
+    for item in prepared:
+        if item.stem in unmet:
+            cache_path(layout, item.stem).unlink(missing_ok=True)
+            plan.paths[item.stem] = stage_missing_page(item, profile.name, unmet[item.stem], layout)
+            result.unavailable[item.stem] = [what for _, what in unmet[item.stem]]
+            keys[item.stem] = None  # no valid run: its readers see it as changed once
+            continue
+        entry = cache_entry(item, profile, layout, library, keys)
+        keys[item.stem] = entry.key
+        stored = stored_key(layout, item.stem)
+        reasons = ["--force"] if force else rerun_reasons(entry, stored, layout, item.stem, reran)
+        result.results_dirs[item.stem] = layout.results_dir(item.stem)
+        if not reasons:
+            _say(f"reused {item.stem}: unchanged")
+            plan.paths[item.stem] = layout.executed_notebook(item.stem)
+            result.reused.append(item.stem)
+            continue
+        _say(f"re-running {item.stem}: {', '.join(reasons)}")
+        cache_path(layout, item.stem).unlink(missing_ok=True)
+        reran.add(item.stem)
+        plan.entries[item.stem] = entry
+        plan.items.append(item)
+    return plan
+
+
+def _execute_plan(
+    plan: _Plan, profile: Profile, layout: Layout, jobs: int, verbose: bool, result: RunResult
+) -> None:
+    """Execute the planned chapters ``jobs`` at a time, each after the planned chapters it
+    follows; store each one's cache key as it succeeds."""
+    from tqdm import tqdm
+
+    env = kernel_environment(jobs, layout.build.parent / POLICY_STORE)
+    after = {
+        item.stem: [o for o in chapter_after(item.stem, profile) if o in plan.entries]
+        for item in plan.items
+    }
+    start = time.perf_counter()
+    with tqdm(total=len(plan.items), desc=profile.name, unit="notebook", file=sys.stderr) as bar:
+
+        def on_done(item: Prepared, path: Path, seconds: float) -> None:
+            plan.paths[item.stem] = path
+            result.seconds[item.stem] = seconds
+            write_key(layout, item.stem, plan.entries[item.stem])
+            bar.set_postfix_str(f"{item.stem} {seconds:.0f} s")
+            bar.update()
+
+        execute_plan(plan.items, after, layout, jobs, env, on_done, verbose)
+    result.wall_seconds = time.perf_counter() - start
+    result.jobs = jobs

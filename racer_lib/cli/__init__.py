@@ -1,0 +1,185 @@
+"""The ``racer`` command (also ``python -m racer_lib``).
+
+Grammar: every command is ``racer NOUN VERB``, the noun the thing acted on, the verb the
+action; ``racer --help`` lists every command with one example.
+
+* ``racer book build|check`` (:mod:`~racer_lib.cli.book`): execute a profile's notebooks and
+  build the book; open every page of the built book in headless Chromium;
+* ``racer data list|verify|fetch`` (:mod:`~racer_lib.cli.data`): the real data files;
+* ``racer judge run|merge`` (:mod:`~racer_lib.cli.judge`): judge pairs in both modes, then
+  turn the run into judge records;
+* ``racer pairs embed`` (:mod:`~racer_lib.cli.pairs`): embed preference pairs for routing;
+* ``racer records validate|import|route`` (:mod:`~racer_lib.cli.records`): check record files,
+  import other tools' judge outputs, route a record file's pairs with a saved router;
+* ``racer simulator check|generate`` (:mod:`~racer_lib.cli.simulator`): the calibrated
+  simulator of judge records.
+
+To add a command, write ``_add_<verb>(parser)`` (its arguments and ``handler``) and
+``cmd_<noun>_<verb>(args) -> int`` in the noun's module and add a
+:class:`~racer_lib.cli.common.Verb`, with its one example, to the module's
+:class:`~racer_lib.cli.common.Noun`; a new noun goes into :data:`NOUNS`.
+
+Old spellings (``racer run``, ``racer book-check``, ``racer route``, ``racer embed``, ``racer
+simulate check|generate``, ``racer judge --dataset ...``, ``racer judge-merge``) still work for
+one release, with a one-line note on stderr naming the new one (:data:`DEPRECATED`).
+
+Errors: :func:`main` prints a :class:`racer_lib.errors.RacerError` (bad input, files or
+settings) as one line, ``error: ...``, and exits 2; any other exception is a bug and keeps its
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Sequence
+
+from racer_lib import __version__
+from racer_lib.cli.book import BOOK, cmd_book_build, cmd_book_check
+from racer_lib.cli.common import Noun, add_noun
+from racer_lib.cli.data import DATA, cmd_data_fetch, cmd_data_list, cmd_data_verify
+from racer_lib.cli.judge import JUDGE, cmd_judge_merge, cmd_judge_run
+from racer_lib.cli.pairs import PAIRS, cmd_pairs_embed
+from racer_lib.cli.records import (
+    RECORDS,
+    cmd_records_import,
+    cmd_records_route,
+    cmd_records_validate,
+    routes_path,
+)
+from racer_lib.cli.simulator import SIMULATOR, cmd_simulator_check, cmd_simulator_generate
+from racer_lib.errors import RacerError
+
+__all__ = [
+    "DEPRECATED",
+    "NOUNS",
+    "build_parser",
+    "cmd_book_build",
+    "cmd_book_check",
+    "cmd_data_fetch",
+    "cmd_data_list",
+    "cmd_data_verify",
+    "cmd_judge_merge",
+    "cmd_judge_run",
+    "cmd_pairs_embed",
+    "cmd_records_import",
+    "cmd_records_route",
+    "cmd_records_validate",
+    "cmd_simulator_check",
+    "cmd_simulator_generate",
+    "commands_help",
+    "main",
+    "routes_path",
+]
+
+#: The nouns of ``racer``, in the order of the data flow and of ``racer --help``.
+NOUNS: tuple[Noun, ...] = (DATA, SIMULATOR, JUDGE, RECORDS, PAIRS, BOOK)
+
+#: Old spellings accepted for one release: the old first word -> the words that replace it.
+#: ``judge``, still a noun, is old only when an option follows it (``racer judge --dataset ...``
+#: is ``racer judge run --dataset ...``); ``simulate`` became the noun ``simulator`` and keeps
+#: the verb that follows it.
+DEPRECATED: dict[str, tuple[str, ...]] = {
+    "run": ("book", "build"),
+    "book-check": ("book", "check"),
+    "route": ("records", "route"),
+    "embed": ("pairs", "embed"),
+    "simulate": ("simulator",),
+    "judge": ("judge", "run"),
+    "judge-merge": ("judge", "merge"),
+}
+
+_HELP = ("-h", "--help")
+
+
+def _rename(argv: list[str]) -> tuple[list[str], list[str]] | None:
+    """The old and the new spelling's leading words if ``argv`` starts with a deprecated one."""
+    if not argv or argv[0] not in DEPRECATED:
+        return None
+    first, rest = argv[0], argv[1:]
+    new = list(DEPRECATED[first])
+    if any(noun.name == first for noun in NOUNS):  # `racer judge --dataset ...`
+        if not rest or not rest[0].startswith("-") or rest[0] in _HELP:
+            return None  # `racer judge run|merge ...` or the noun's help
+        return [first, rest[0]], new
+    if len(new) == 1 and rest and not rest[0].startswith("-"):  # a renamed noun, then its verb
+        return [first, rest[0]], [*new, rest[0]]
+    return [first], new
+
+
+def _resolve_deprecated(argv: list[str]) -> list[str]:
+    """``argv`` with a deprecated spelling replaced by the new one (a one-line note on stderr)."""
+    renamed = _rename(argv)
+    if renamed is None:
+        return argv
+    old, new = renamed
+    print(
+        f"racer: `racer {' '.join(old)} ...` is deprecated and goes in the next release; use "
+        f"`racer {' '.join(new)} ...`",
+        file=sys.stderr,
+    )
+    return [*DEPRECATED[argv[0]], *argv[1:]]
+
+
+def commands_help(width: int = 88) -> str:
+    """``racer --help``'s list of commands, each with its summary and its one example, then
+    the old spellings that still work."""
+    lines = ["commands (`racer NOUN VERB --help` shows a command's options):"]
+    for noun in NOUNS:
+        for verb in noun.verbs:
+            name = f"  {noun.name} {verb.name}"
+            lines += textwrap.wrap(
+                verb.summary, width, initial_indent=f"{name:<22}", subsequent_indent=" " * 22
+            )
+            lines.append(" " * 22 + verb.example)
+    lines += ["", "old spellings, accepted until the next release with a note on stderr:"]
+    for old, new in DEPRECATED.items():
+        if any(noun.name == old for noun in NOUNS):
+            before, after = f"racer {old} --OPTION ...", f"racer {' '.join(new)} --OPTION ..."
+        elif len(new) == 1:
+            before, after = f"racer {old} VERB ...", f"racer {new[0]} VERB ..."
+        else:
+            before, after = f"racer {old} ...", f"racer {' '.join(new)} ..."
+        lines.append(f"  {before:<26} -> {after}")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``racer`` argument parser: every verb of every noun of :data:`NOUNS`."""
+    parser = argparse.ArgumentParser(
+        prog="racer",
+        description=textwrap.fill(
+            "RACER companion: fetch the data, simulate or judge records, route pairs with a "
+            "saved router, run the notebooks and build the book. Every command is `racer NOUN "
+            "VERB`.",
+            88,
+        ),
+        epilog=commands_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="NOUN VERB",
+        help="a noun, then one of its verbs (every command is listed below)",
+    )
+    for noun in NOUNS:
+        add_noun(subparsers, noun)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``racer``; return the exit status: 2 on a :class:`racer_lib.errors.RacerError` (its
+    message printed as one line); any other exception propagates with its traceback."""
+    argv = _resolve_deprecated(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except RacerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

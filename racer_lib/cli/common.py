@@ -1,0 +1,63 @@
+"""What every noun of the ``racer`` command shares: the :class:`Verb` and :class:`Noun` records
+that declare a command and its one example, and the argparse types used by several nouns.
+
+A command is ``racer NOUN VERB``. A noun module (:mod:`racer_lib.cli.book`, ...) defines one
+:class:`Noun` whose verbs each name a function ``_add_<verb>(parser)`` that declares the verb's
+arguments and sets ``handler`` to ``cmd_<noun>_<verb>(args) -> int``; :func:`add_noun` puts
+them into the ``racer`` parser, and ``racer --help`` lists every verb with its example.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One command, ``racer NOUN VERB``.
+
+    ``summary`` is its line in ``racer --help`` and ``racer NOUN --help``; ``example`` one full
+    command line (``racer NOUN VERB ...``), shown under the summary and, unless ``declare``
+    sets an epilog of its own, at the end of ``racer NOUN VERB --help``. ``declare(parser)``
+    adds the arguments and the handler (and may replace the description, set to ``summary``).
+    """
+
+    name: str
+    summary: str
+    example: str
+    declare: Callable[[argparse.ArgumentParser], None]
+
+
+@dataclass(frozen=True)
+class Noun:
+    """A group of commands acting on one thing (``book``, ``records``, ...)."""
+
+    name: str
+    summary: str
+    description: str
+    verbs: tuple[Verb, ...]
+
+
+def add_noun(subparsers: argparse._SubParsersAction, noun: Noun) -> argparse.ArgumentParser:
+    """Declare ``racer NOUN`` and each of its verbs under ``subparsers``."""
+    parser = subparsers.add_parser(noun.name, help=noun.summary, description=noun.description)
+    actions = parser.add_subparsers(dest="action", required=True, metavar="VERB")
+    for verb in noun.verbs:
+        sub = actions.add_parser(verb.name, help=verb.summary, description=verb.summary)
+        verb.declare(sub)
+        if sub.epilog is None:
+            sub.epilog = f"example: {verb.example}"
+    return parser
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value

@@ -1,0 +1,239 @@
+"""``racer records validate|import|route``: judge record files (:mod:`racer_lib.records`):
+check them, make them from other tools' judge outputs, route their pairs with a saved router."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from racer_lib.cli.common import Noun, Verb
+from racer_lib.errors import InputError, MissingFileError
+
+
+def cmd_records_validate(args: argparse.Namespace) -> int:
+    """``racer records validate``: check record files (and embeddings beside them)."""
+    from racer_lib.records import io as rio
+    from racer_lib.records import schema as rec
+    from racer_lib.records.summary import mode_summary
+
+    for path in args.files:
+        records = rio.read_records(path)
+        s = mode_summary(records).iloc[0]
+        kind = rec.provenance(records, path)
+        line = (
+            f"{path}: {len(records):,} valid records ({kind}); "
+            f"accuracy instruct {s['acc_instruct']:.2f} %, reasoning "
+            f"{s['acc_reasoning']:.2f} %, cost ratio {s['cost_ratio']:.2f}"
+        )
+        epath = rio.embeddings_path(path)
+        if epath.exists():
+            emb = rio.read_embeddings(epath)
+            rio.align_embeddings(records, emb, epath, path)
+            line += f"; embeddings {emb.dim}-d ({emb.embedder or 'unnamed embedder'})"
+        print(line)
+    return 0
+
+
+def _add_validate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.set_defaults(handler=cmd_records_validate)
+
+
+def cmd_records_import(args: argparse.Namespace) -> int:
+    """``racer records import``: other tools' judge outputs -> judge records."""
+    from racer_lib.judging import outputs
+    from racer_lib.records.summary import mode_summary
+
+    if args.format == "judgebench" and args.order is not None:
+        raise InputError("--order is for --format llmbar (JudgeBench outputs hold both orders)")
+    spec = outputs.ImportSpec(
+        args.format,
+        args.out,
+        instruct=args.instruct,
+        reasoning=args.reasoning,
+        llmbar_dir=args.llmbar_dir,
+        judge=args.judge,
+        subsets=args.subset,
+        order=args.order or "original",
+    )
+    records = outputs.import_records(spec)
+    s = mode_summary(records).iloc[0]
+    print(
+        f"wrote {args.out}: {len(records):,} judge records of {records['judge'].iloc[0]} "
+        f"({records['source'].iloc[0]}); accuracy instruct {s['acc_instruct']:.2f} %, "
+        f"reasoning {s['acc_reasoning']:.2f} %, cost ratio {s['cost_ratio']:.2f}"
+    )
+    if args.format == "judgebench":
+        for mode in ("instruct", "reasoning"):
+            agree, games = outputs.decision_agreement(records, mode)
+            print(
+                f"{mode}: verdicts agree with JudgeBench's recorded decisions on {agree} of "
+                f"{games} games ({100 * agree / games:.2f} %); JudgeBench's score "
+                f"{outputs.judgebench_accuracy(records, mode, 'recorded'):.2f} % from its "
+                f"decisions, {outputs.judgebench_accuracy(records, mode, 'parsed'):.2f} % "
+                "from the parsed verdicts"
+            )
+    return 0
+
+
+def _add_import(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Judge outputs made by other tools as judge records (racer_lib.judging.outputs), one "
+        "source per mode (the instruct and the reasoning mode), tokens counted with a named "
+        "tokenizer."
+    )
+    parser.epilog = (
+        "examples: racer records import --format judgebench --instruct haiku.jsonl "
+        "--reasoning o1-mini.jsonl --out records/jb.parquet; racer records import --format "
+        "llmbar --llmbar-dir LLMBar --judge GPT-4 --out records/llmbar-gpt4.parquet"
+    )
+    parser.add_argument("--format", required=True, choices=("judgebench", "llmbar"))
+    for mode, default in (("instruct", "Vanilla"), ("reasoning", "CoT")):
+        parser.add_argument(
+            f"--{mode}",
+            help=f"judgebench: the {mode} mode's JudgeBench outputs file (.jsonl); llmbar: "
+            f"its evaluator JUDGE/METHOD (default: <--judge>/{default})",
+        )
+    parser.add_argument(
+        "--llmbar-dir",
+        type=Path,
+        help="llmbar: any folder in LLMBar's layout (subsets: folders holding a dataset.json, "
+        "at any depth)",
+    )
+    parser.add_argument(
+        "--judge", help="the records' judge name (llmbar: also the evaluator of both modes)"
+    )
+    parser.add_argument(
+        "--subset",
+        action="append",
+        help="llmbar: a subset (repeat; default all the folder's): natural, neighbor, gptinst, "
+        "gptout, manual, or another's path below Dataset/LLMBar (e.g. Adversarial/Fresh)",
+    )
+    parser.add_argument("--order", choices=("original", "swapped"), help="llmbar: the game order")
+    parser.add_argument("--out", required=True, type=Path, help="records file (.parquet or .csv)")
+    parser.set_defaults(handler=cmd_records_import)
+
+
+def routes_path(records_path: Path) -> Path:
+    """``train.parquet`` -> ``train.routes.csv`` (``racer records route``'s default output)."""
+    return records_path.with_name(
+        records_path.name.removesuffix(records_path.suffix) + ".routes.csv"
+    )
+
+
+def _check_route_out(args: argparse.Namespace, out: Path, epath: Path) -> None:
+    """Refuse an ``--out`` that is one of the inputs (it would be overwritten) or a folder."""
+    for name, path in [("records", args.records), ("embeddings", epath), ("router", args.router)]:
+        if out.resolve() == Path(path).resolve():
+            raise InputError(
+                f"{out}: --out is the {name} file {path}; it would be overwritten. Give "
+                f"another file (default: {routes_path(args.records)})"
+            )
+    if out.is_dir():
+        raise InputError(f"{out}: --out is a folder; give the path of a CSV file to write")
+
+
+def cmd_records_route(args: argparse.Namespace) -> int:
+    """``racer records route``: a saved router's decisions for every pair of a record file."""
+    import numpy as np
+    import pandas as pd
+
+    from racer_lib.evaluation.metrics import policy_point
+    from racer_lib.records import io as rio
+    from racer_lib.records import schema as rec
+    from racer_lib.routing.policy import Router
+
+    epath = rio.embeddings_path(args.records)
+    out = args.out or routes_path(args.records)
+    _check_route_out(args, out, epath)
+    records = rio.read_records(args.records)
+    rec.provenance(records, args.records)  # an unknown source kind is refused
+    if not epath.exists():
+        raise MissingFileError(
+            f"{epath}: no embeddings beside {args.records}; the router needs each pair's embedding"
+        )
+    emb = rio.read_embeddings(epath)
+    router = Router.load(args.router)  # refuses what is not a router, naming the file
+    router.check(emb.dim, emb.embedder or None, file=str(epath))
+    if not emb.embedder:
+        print(
+            f"warning: {epath} does not name its embedder; cannot check it against the "
+            f"router's ({router.embedder!r})",
+            file=sys.stderr,
+        )
+    x = rio.align_embeddings(records, emb, epath, args.records)
+    p = router.p_reasoning(x).astype(np.float64)
+    decision = (np.random.default_rng(args.seed).random(len(p)) < p).astype(np.int8)
+    routes = pd.DataFrame({"id": records["id"], "p_reasoning": p, "decision": decision})
+    rio.atomic_write(out, lambda tmp: routes.to_csv(tmp, index=False))
+    point = policy_point(records, p, rec.CostUnit(router.tokens_per_unit))
+    print(
+        f"wrote {out}: {len(records):,} pairs routed, reasoning on {decision.mean():.1%} "
+        f"(seed {args.seed}; expected rate {point['reasoning_rate']:.1%})"
+    )
+    print(
+        f"expected accuracy {point['accuracy']:.2f} %, realized cost ratio "
+        f"{point['cost']:.3f} (All-Instruct = 1); router budget C = {router.budget:g} cost "
+        f"units of its training set (1 unit = {router.tokens_per_unit:.1f} instruct tokens), "
+        f"expected cost here {point['train_cost']:.3f} of those units"
+    )
+    return 0
+
+
+def _add_route(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Apply a saved router (routing.policy.Router) to every pair of a record file, using "
+        "the embeddings beside it (which must come from the router's embedder, at its "
+        "dimension). Writes a CSV with columns id, p_reasoning, decision (1 = reasoning, a "
+        "Bernoulli draw from p_reasoning) and prints the expected accuracy and realized cost "
+        "ratio on these records."
+    )
+    parser.add_argument(
+        "records",
+        type=Path,
+        help="records file (.parquet or .csv); the "
+        "embeddings are read from the .embeddings.parquet file beside it",
+    )
+    parser.add_argument("--router", required=True, type=Path, help="router file (Router.save)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="CSV to write (default: beside RECORDS, named RECORDS_STEM.routes.csv)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the decisions' draws (numpy default_rng; default 0)",
+    )
+    parser.set_defaults(handler=cmd_records_route)
+
+
+RECORDS = Noun(
+    "records",
+    "judge record files: validate them, import other tools' judge outputs, route their pairs",
+    "Judge records (racer_lib.records.schema): one row per pair, both modes' verdicts, "
+    "correctness and tokens.",
+    (
+        Verb(
+            "validate",
+            "validate record files; errors name the file, row and field",
+            "racer records validate records/qwen3-4b.parquet",
+            _add_validate,
+        ),
+        Verb(
+            "import",
+            "JudgeBench or LLMBar judge outputs -> judge records (racer_lib.judging.outputs)",
+            "racer records import --format judgebench --instruct haiku.jsonl --reasoning "
+            "o1-mini.jsonl --out records/jb.parquet",
+            _add_import,
+        ),
+        Verb(
+            "route",
+            "route the pairs of a record file with a saved router",
+            "racer records route records/qwen3-4b.parquet --router router.pt --seed 0",
+            _add_route,
+        ),
+    ),
+)

@@ -1,0 +1,11 @@
+"""Layer 5, what the paper claims and what this build finds.
+
+- ``numbers``: the paper's own numbers, for the labelled comparison columns;
+- ``registry``: every chapter stated once (stem, title, artifact, what it reads and requires);
+- ``chapters``: one module per chapter, with the recipes, findings, tables and figures only
+  that chapter uses;
+- ``experiments``, ``shift``, ``plots``: what several chapters share (router sweeps as tidy
+  rows, the matched-spend control under a shift, the figure style);
+- ``claims``, ``claim_rules``, ``claims_table``, ``report``: the statuses of findings, the rules
+  that decide a claim, every claim of the paper as data, and the reproduction report.
+"""

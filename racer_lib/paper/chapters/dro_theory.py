@@ -1,0 +1,140 @@
+"""Chapter 05, the theory checked numerically (the paper's Theorems 3.1, 4.1 and 4.2): the
+chapter's figures. The checks themselves are the method's own code, in
+:mod:`racer_lib.routing.dro` (Theorem 3.1's exponential tilt) and :mod:`racer_lib.routing.theory`
+(the tabular primal-dual of appendix A.3).
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from racer_lib.paper import plots
+
+
+def batch_gap_figure(gaps) -> plt.Figure:
+    """Algorithm 1 against the exact worst case (:func:`racer_lib.routing.dro.batch_gap`): the gap
+    against the temperature per batch size, for rewards and for costs, and the KL radius each
+    temperature implies on cost batches and on all values."""
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.5))
+    fig.subplots_adjust(wspace=0.4)
+    for ax, kind in zip(axes[:2], ["reward", "cost"], strict=True):
+        for b, sub in gaps[gaps["kind"] == kind].groupby("batch_size"):
+            ax.plot(sub["tau"], sub["gap"], marker="o", label=f"batch {b}")
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set(
+            xscale="log",
+            xlabel="temperature τ",
+            title=f"{kind}: algorithm − exact",
+            ylabel="gap (reward)" if kind == "reward" else "gap (cost units)",
+        )
+    axes[0].legend()
+    for b, sub in gaps[gaps["kind"] == "cost"].groupby("batch_size"):
+        axes[2].plot(sub["tau"], sub["batch_delta_mean"], marker="o", label=f"batch {b}")
+    full = gaps[(gaps["kind"] == "cost")].drop_duplicates("tau")
+    axes[2].plot(full["tau"], full["exact_delta"], color="black", ls="--", label="all pairs")
+    axes[2].set(
+        xscale="log",
+        yscale="log",
+        xlabel="temperature τ",
+        ylabel="implied KL radius δ",
+        title="cost: radius implied by τ",
+    )
+    axes[2].legend()
+    return fig
+
+
+def convergence_figure(convergence, instance: int = 0) -> plt.Figure:
+    """Theorem 4.2 on one instance per ``beta`` (:func:`racer_lib.routing.theory.theorem42_checks`):
+    the dual error and the policy KL against the iteration, each with its bound (dashed)."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharex=True)
+    betas = list(dict.fromkeys(convergence["beta"]))
+    colors = dict(zip(betas, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
+    first = convergence[convergence["instance"] == instance]
+    for beta, sub in first.groupby("beta"):
+        axes[0].plot(sub["t"], sub["lambda_error"], color=colors[beta], label=f"β = {beta}")
+        axes[0].plot(sub["t"], sub["bound_lambda"], color=colors[beta], ls="--", lw=1)
+        floor = sub["policy_kl"].where(sub["policy_kl"] > 1e-15)  # below: rounding noise
+        axes[1].plot(sub["t"], floor, color=colors[beta], label=f"β = {beta}")
+        axes[1].plot(sub["t"], sub["bound_kl"], color=colors[beta], ls="--", lw=1)
+    axes[0].set(
+        yscale="log",
+        xlabel="iteration t",
+        ylabel="|λ_t − λ*|",
+        ylim=(1e-16, None),
+        title="dual error (solid) and bound (dashed)",
+    )
+    axes[1].set(
+        yscale="log",
+        xlabel="iteration t",
+        ylabel="KL(π_t ‖ π*)",
+        ylim=(1e-16, None),
+        title="policy error and Theorem 4.2 (dashed)",
+    )
+    axes[0].legend()
+    return fig
+
+
+#: The gaps of Theorem 3.1's table shown in scientific notation (1.0e-08).
+THM31_SCI = ("objective_rel_gap", "weights_max_gap", "tilted_form_max_gap")
+
+
+def thm31_view(thm31: pd.DataFrame) -> pd.DataFrame:
+    """Theorem 3.1's table (:func:`racer_lib.routing.dro.cvxpy_comparison`) for the page: the
+    exact worst case :math:`\\inf_{KL(\\tilde\\rho\\|\\rho_n)\\le\\delta} E_{\\tilde\\rho}[f]` next
+    to cvxpy's, its gaps in scientific notation, without the solver's τ, s and mean."""
+    sci = thm31[list(THM31_SCI)].map("{:.1e}".format)
+    return thm31.drop(columns=["tau", "s", "mean"]).assign(**sci).rename(columns=plots.LABELS)
+
+
+def thm41_view(thm41: pd.DataFrame) -> pd.DataFrame:
+    """Theorem 4.1's checks (:func:`racer_lib.routing.theory.theorem41_checks`) per β: the worst
+    concavity margin of L_β in π, the widest spread of the saddle points reached from different
+    λ_0, and the largest gap between the closed-form policy step and a generic optimiser."""
+    worst = {
+        "min_concavity_margin": "min",
+        "limit_spread": "max",
+        "closed_form_vs_optimiser": "max",
+    }
+    return thm41.groupby("beta").agg(worst).map("{:.1e}".format).rename(columns=plots.LABELS)
+
+
+def thm42_view(rates: pd.DataFrame) -> pd.DataFrame:
+    """Theorem 4.2's rates (:func:`racer_lib.routing.theory.theorem42_checks`) per β: the bound's
+    contraction q = M²K²/(M²K² + 2β²) and the one seen (means), the most iterations a run
+    needed, the fewest the bound allows, and whether every run meets them."""
+    summary = {
+        "bound_rate_q": "mean",
+        "observed_rate": "mean",
+        "steps_observed": "max",
+        "steps_bound": "min",
+        "steps_within_bound": "all",
+        "under_bound_lambda": "all",
+        "under_bound_kl": "all",
+    }
+    return rates.groupby("beta").agg(summary).rename(columns=plots.LABELS)
+
+
+def decay_view(decay: pd.DataFrame, instance: int = 0) -> pd.DataFrame:
+    """One instance of :func:`racer_lib.routing.theory.decay_table` per β and iteration t: both
+    errors of Theorem 4.2 and their bounds, in scientific notation."""
+    shown = decay[decay["instance"] == instance].set_index(["beta", "t"]).drop(columns="instance")
+    sci = shown.drop(columns="under_bound").map("{:.1e}".format)
+    return shown.assign(**sci).rename(columns=plots.LABELS)
+
+
+def paper_beta_table(rates: pd.DataFrame, beta: float) -> dict:
+    """Theorem 4.2's contraction for the paper's entropy weight ``beta`` on the instances of
+    ``rates`` (their M and K): q = M²K²/(M²K² + 2β²), 1 - q, and the iterations per factor e by
+    which the bound shrinks, -1/log(q)."""
+    mk = (rates["M"] * rates["K"]) ** 2
+    one_minus_q = 2 * beta**2 / (mk + 2 * beta**2)
+    return {
+        "M": rates["M"],
+        "K": rates["K"],
+        "beta": beta,
+        "q": 1 - one_minus_q,
+        "one_minus_q": one_minus_q,
+        "iterations_per_factor_e": -1 / np.log1p(-one_minus_q),
+    }

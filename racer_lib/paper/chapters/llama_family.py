@@ -1,0 +1,305 @@
+"""Chapter 12_llama_family, the paper's Table 7: RACER on the Llama family against Random at
+matched cost.
+
+Random whose expected realized cost equals the router's (:func:`random_at_cost`), one row per
+run (:func:`matched_random_rows`), the table per budget between the two modes
+(:func:`matched_random_table`), the paper's reading of it (:func:`matched_random_findings`) and
+its page view and figure (:func:`matched_random_view`, :func:`matched_random_figure`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.paper import numbers, plots
+from racer_lib.paper.claims import add_status
+from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.records import schema as rec
+from racer_lib.routing import train
+
+
+def random_at_cost(records: pd.DataFrame, cost: float) -> dict[str, float]:
+    """Random routing whose expected realized cost equals ``cost`` (clipped to the endpoints).
+
+    Random's cost is linear in its rate ``q``: ``cost(q) = 1 + q (ratio - 1)`` on the set's own
+    unit, so ``q = (cost - 1) / (ratio - 1)``.
+    """
+    ratio = rec.realized_cost_ratio(records, 1.0)
+    rate = 0.0 if ratio == 1.0 else float(np.clip((cost - 1.0) / (ratio - 1.0), 0.0, 1.0))
+    return evaluate.policy_point(records, rate)
+
+
+def matched_random_rows(
+    result: train.TrainResult, records: pd.DataFrame, embeddings: np.ndarray
+) -> list[dict[str, Any]]:
+    """Every router of ``result`` on ``records`` with its two Random twins: one row per policy
+    with its budget, seed and ``best_epoch``, RACER's accuracy, cost and reasoning rate
+    (``racer_*``), Random at matched cost (:func:`random_at_cost`:
+    ``random_at_cost_*``) and Random at the router's reasoning rate (``random_at_rate_*``)."""
+    rows = []
+    p_eval = result.p_reasoning(embeddings)
+    for cfg, p, best in zip(result.configs, p_eval, result.best_epoch, strict=True):
+        own = evaluate.policy_point(records, p)
+        at_cost = random_at_cost(records, own["cost"])
+        at_rate = evaluate.random_point(records, own["reasoning_rate"])
+        rows.append(
+            {
+                "budget": cfg.budget,
+                "seed": cfg.seed,
+                "best_epoch": best,
+                "racer_accuracy": own["accuracy"],
+                "racer_cost": own["cost"],
+                "racer_reasoning_rate": own["reasoning_rate"],
+                "random_at_cost_accuracy": at_cost["accuracy"],
+                "random_at_cost_cost": at_cost["cost"],
+                "random_at_cost_rate": at_cost["reasoning_rate"],
+                "random_at_rate_accuracy": at_rate["accuracy"],
+                "random_at_rate_cost": at_rate["cost"],
+            }
+        )
+    return rows
+
+
+def matched_random_table(
+    runs: pd.DataFrame,
+    ends: Mapping[str, Mapping[str, float]],
+    paper: Mapping[float, Sequence[float]],
+    paper_ends: Mapping[str, tuple[float, float]],
+    paper_columns: Sequence[str] = (
+        "paper_accuracy",
+        "paper_cost",
+        "paper_random_accuracy",
+        "paper_random_cost",
+    ),
+) -> pd.DataFrame:
+    """:func:`matched_random_rows` per budget, between All-Instruct and All-Reasoning
+    (``ends``, :func:`racer_lib.evaluation.metrics.endpoints`): RACER's mean and sd over seeds of
+    accuracy and cost, its reasoning rate, violation rate, both Random twins' means, RACER
+    minus Random at matched cost, and the paper's ``paper_columns`` per budget (``paper``) and
+    for the fixed modes (``paper_ends``; NaN where it has none)."""
+    g = runs.assign(violated=runs["racer_cost"] > runs["budget"]).groupby("budget", sort=True)
+    racer = g.agg(
+        seeds=("seed", "size"),
+        accuracy_mean=("racer_accuracy", "mean"),
+        accuracy_sd=("racer_accuracy", "std"),
+        cost_mean=("racer_cost", "mean"),
+        cost_sd=("racer_cost", "std"),
+        reasoning_rate=("racer_reasoning_rate", "mean"),
+        violation_rate=("violated", "mean"),
+        random_at_cost_accuracy_mean=("random_at_cost_accuracy", "mean"),
+        random_at_cost_accuracy_sd=("random_at_cost_accuracy", "std"),
+        random_at_cost_cost_mean=("random_at_cost_cost", "mean"),
+        random_at_rate_accuracy_mean=("random_at_rate_accuracy", "mean"),
+        random_at_rate_cost_mean=("random_at_rate_cost", "mean"),
+    ).reset_index()
+    racer.insert(0, "method", "RACER")
+    racer["racer_minus_random_at_cost"] = (
+        racer["accuracy_mean"] - racer["random_at_cost_accuracy_mean"]
+    )
+    for k, col in enumerate(paper_columns):
+        racer[col] = [paper.get(b, (np.nan,) * len(paper_columns))[k] for b in racer["budget"]]
+    fixed = pd.DataFrame(
+        [
+            {
+                "method": m,
+                "accuracy_mean": ends[m]["accuracy"],
+                "cost_mean": ends[m]["cost"],
+                "reasoning_rate": ends[m]["reasoning_rate"],
+                "paper_accuracy": paper_ends.get(m, (np.nan, np.nan))[0],
+                "paper_cost": paper_ends.get(m, (np.nan, np.nan))[1],
+            }
+            for m in ("All-Instruct", "All-Reasoning")
+        ]
+    )
+    return pd.concat([fixed.iloc[[0]], racer, fixed.iloc[[1]]], ignore_index=True)[
+        ["method", *racer.columns.drop("method")]
+    ]
+
+
+def matched_random_findings(table: pd.DataFrame, provenance: str) -> pd.DataFrame:
+    """The paper's reading of a :func:`matched_random_table` in three checks on the means over
+    seeds (``finding``, ``holds``, ``status``, ``detail``, ``basis``): RACER is above Random at
+    matched cost at every budget; at some budget it reaches All-Reasoning's accuracy at a lower
+    cost; its mean cost on the evaluation set is within every budget (the budget binds in
+    training, not here). None is given to the simulator
+    (:func:`racer_lib.paper.claims.add_status`)."""
+    racer = table[table["method"] == "RACER"]
+    hi = table[table["method"] == "All-Reasoning"].iloc[0]
+    gap = racer["racer_minus_random_at_cost"]
+    beats = racer[
+        (racer["accuracy_mean"] >= hi["accuracy_mean"]) & (racer["cost_mean"] < hi["cost_mean"])
+    ]
+    over = racer["cost_mean"] - racer["budget"]
+    rows = pd.DataFrame(
+        [
+            {
+                "finding": "RACER is above Random at matched cost at every budget",
+                "holds": bool((gap > 0).all()),
+                "detail": "; ".join(
+                    f"C={b:g}: {d:+.2f} pts" for b, d in zip(racer["budget"], gap, strict=True)
+                ),
+                "calibrated": False,
+                "basis": BASIS_LEARNED,
+            },
+            {
+                "finding": "at some budget RACER reaches All-Reasoning accuracy at lower cost",
+                "holds": bool(len(beats)),
+                "detail": (
+                    f"All-Reasoning {hi['accuracy_mean']:.2f} % at cost {hi['cost_mean']:.2f}; "
+                    + "; ".join(
+                        f"C={b:g}: {a:.2f} % at {c:.2f}"
+                        for b, a, c in zip(
+                            racer["budget"], racer["accuracy_mean"], racer["cost_mean"], strict=True
+                        )
+                    )
+                ),
+                "calibrated": False,
+                "basis": BASIS_LEARNED,
+            },
+            {
+                "finding": "RACER mean cost is within budget at every budget",
+                "holds": bool((over <= 0).all()),
+                "detail": "; ".join(
+                    f"C={b:g}: cost {c:.2f}"
+                    for b, c in zip(racer["budget"], racer["cost_mean"], strict=True)
+                ),
+                "calibrated": False,
+                "basis": BASIS_LEARNED,
+            },
+        ]
+    )
+    return add_status(rows, provenance)
+
+
+def matched_random_view(table, digits: int = 1, cost_digits: int = 2):
+    """A :func:`matched_random_table` to read (the paper's Table 7):
+    one row
+    per fixed mode and per RACER budget; under each group of two header rows, this build's
+    ``mean ± sd`` cells next to the paper's values, then both Random twins (blank where a row
+    has none). Accuracies get ``digits`` decimals, cost ratios ``cost_digits``."""
+    import pandas as pd
+
+    def cells(mean, sd, places):
+        return [plots.mean_sd(m, s, places) for m, s in zip(table[mean], table[sd], strict=True)]
+
+    def plain(column, places):  # blank where the row has none (a fixed mode's Random twin)
+        return [f"{v:.{places}f}" if np.isfinite(v) else "" for v in table[column]]
+
+    paper_places = 2  # the paper's Table 7 prints two decimals
+    return pd.DataFrame(
+        {
+            ("RACER or mode", "acc."): cells("accuracy_mean", "accuracy_sd", digits),
+            ("RACER or mode", "paper"): plain("paper_accuracy", paper_places),
+            ("RACER or mode", "cost"): cells("cost_mean", "cost_sd", cost_digits),
+            ("RACER or mode", "paper cost"): plain("paper_cost", paper_places),
+            ("Random, matched cost", "acc."): plain("random_at_cost_accuracy_mean", digits),
+            ("Random, matched cost", "paper"): plain("paper_random_accuracy", paper_places),
+            ("Random, matched cost", "paper cost"): plain("paper_random_cost", paper_places),
+            ("Random, RACER's rate", "acc."): plain("random_at_rate_accuracy_mean", digits),
+            ("Random, RACER's rate", "cost"): plain("random_at_rate_cost_mean", cost_digits),
+        },
+        index=[
+            m if m != "RACER" else f"RACER, C = {b:g}"
+            for m, b in zip(table["method"], table["budget"], strict=True)
+        ],
+    )
+
+
+#: Short labels of :func:`matched_random_rows`' columns for a page table
+#: (Random at matched cost spends RACER's cost by construction, so its cost is left out).
+MATCHED_RANDOM_RUNS = {
+    "best_epoch": "epoch",
+    "racer_accuracy": ("RACER", "acc."),
+    "racer_cost": ("RACER", "cost"),
+    "racer_reasoning_rate": ("RACER", "rate"),
+    "random_at_cost_accuracy": ("Random, matched cost", "acc."),
+    "random_at_cost_rate": ("Random, matched cost", "rate"),
+    "random_at_rate_accuracy": ("Random, RACER's rate", "acc."),
+    "random_at_rate_cost": ("Random, RACER's rate", "cost"),
+}
+
+
+def matched_random_figure(table, xlabel: str, title: str) -> plt.Figure:
+    """RACER against the fixed modes and Random (a
+    :func:`matched_random_table`): the two modes and their chord,
+    RACER's
+    means over seeds with one sd in both directions, labelled by budget, Random at matched cost
+    right below each of them and Random at RACER's rate further along the chord."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    ends = table[table["method"] != "RACER"].set_index("method")
+    plots.endpoints(ax, ends["cost_mean"].to_dict(), ends["accuracy_mean"].to_dict())
+    racer = table[table["method"] == "RACER"].reset_index(drop=True)
+    ax.errorbar(
+        racer["cost_mean"],
+        racer["accuracy_mean"],
+        xerr=racer["cost_sd"].fillna(0),
+        yerr=racer["accuracy_sd"].fillna(0),
+        color=plots.METHOD_COLORS["RACER"],
+        marker="o",
+        ms=5,
+        lw=1.2,
+        capsize=3,
+        zorder=4,
+        label="RACER",
+    )
+    ax.scatter(
+        racer["random_at_cost_cost_mean"],
+        racer["random_at_cost_accuracy_mean"],
+        marker="D",
+        s=30,
+        color=plots.METHOD_COLORS["Random"],
+        zorder=3,
+        label="Random at matched cost",
+    )
+    ax.scatter(
+        racer["random_at_rate_cost_mean"],
+        racer["random_at_rate_accuracy_mean"],
+        marker="o",
+        s=30,
+        facecolors="none",
+        edgecolors=plots.METHOD_COLORS["Random"],
+        zorder=3,
+        label="Random at RACER's rate",
+    )
+    for k, row in racer.iterrows():  # labels alternate above and below
+        ax.annotate(
+            f"C={row['budget']:g}",
+            (row["cost_mean"], row["accuracy_mean"]),
+            textcoords="offset points",
+            xytext=(-6, 8) if k % 2 == 0 else (6, -14),
+            fontsize=9,
+            ha="right" if k % 2 == 0 else "left",
+        )
+    ax.set(xlabel=xlabel, ylabel="accuracy (%)", title=title)
+    ax.legend(fontsize=9, loc="lower right")
+    return fig
+
+
+def paper_pairs() -> pd.DataFrame:
+    """The paper's two fixed modes of the Llama pair (its Table 7) beside Qwen3-4B's (its
+    self-routing table), for a reader to compare the pairs: accuracy (%) of each mode and the
+    cost ratio of All-Reasoning."""
+    qwen = dict(zip(numbers.SELF_ROUTING_COLUMNS, numbers.SELF_ROUTING["qwen3-4b"], strict=True))
+    llama = numbers.LLAMA_FAMILY_ENDPOINTS
+    return pd.DataFrame(
+        {
+            "All-Instruct accuracy": [llama["All-Instruct"][0], qwen["paper_acc_all_instruct"]],
+            "All-Reasoning accuracy": [llama["All-Reasoning"][0], qwen["paper_acc_all_reasoning"]],
+            "cost ratio": [llama["All-Reasoning"][1], qwen["paper_cost_ratio"]],
+        },
+        index=pd.Index(["Llama pair", "Qwen3-4B"], name="the paper"),
+    )
+
+
+def check_split(records: pd.DataFrame, eval_split: str) -> None:
+    """Stop the chapter when ``eval_split`` is not a split of ``records``."""
+    if eval_split not in set(records["split"]):
+        raise ValueError(
+            f"eval_split {eval_split!r} is not a split of the records; "
+            f"splits are {', '.join(sorted(set(records['split'])))}"
+        )

@@ -1,0 +1,296 @@
+"""Chapter 15, robustness under a real shift (the paper's §5.2 and Fig. 3 on LLMBar's judges):
+the shifts made from LLMBar's subsets, the routers trained on one side and deployed on the
+other, and the runs read as violations and reasoning rates.
+
+The paper's robust variants (§3, Eq. (2): the KL ball ``U(rho_n, delta)``; Thm. 3.1: its
+tilted worst case; Algorithm 1) should keep the cost of Eq. (1) within the budget ``C`` (in
+the training unit) after a shift of the inputs. This module runs that claim on real subsets:
+
+* :func:`shift_plan` — the shifts made from the subsets present (read from the records'
+  ``subset`` column, never a fixed list): ``natural->adversarial`` (train on the natural
+  subsets, test on every other), ``adversarial->natural`` (the reverse) and a
+  ``leave-one-out`` rotation (train on all subsets but one, test on that one);
+* :func:`run_shift` — for one judge and shift, per seed: a fresh validation share of the
+  training subsets (:func:`racer_lib.records.sets.stratified_split`), ACER / RACER-R /
+  RACER-C / RACER at every budget trained in one batched pass
+  (:func:`racer_lib.paper.experiments.fit`), evaluated on the shifted subsets with the cost
+  **in the training unit** (``train_cost``), then the matched-spend controls of the robust
+  runs (:func:`racer_lib.paper.shift.matched_controls`, shared with the robustness ablation);
+* :func:`violation_table`, :func:`reasoning_rates` — the runs read: runs over budget with
+  Wilson intervals, and the reasoning rate before and after the shift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from racer_lib.evaluation import metrics as evaluate
+from racer_lib.evaluation.intervals import wilson_interval
+from racer_lib.paper import experiments
+from racer_lib.paper.shift import matched_controls, rate_cell, valid_points
+from racer_lib.records import sets
+from racer_lib.records.summary import mode_summary
+from racer_lib.routing import train
+
+#: The share of each training subset held out for validation, per seed (:func:`split_labels`).
+VALID_SHARE = 0.25
+#: The shift kinds :func:`shift_plan` knows.
+SHIFT_KINDS = ("natural->adversarial", "adversarial->natural", "leave-one-out")
+
+
+@dataclass(frozen=True)
+class Shift:
+    """One shift: train (and validate) on ``train`` subsets, test on ``test`` subsets."""
+
+    name: str
+    train: tuple[str, ...]
+    test: tuple[str, ...]
+
+
+def subsets_of(subsets: Sequence[str] | pd.Series) -> list[str]:
+    """The subsets present, in order of first appearance."""
+    return list(dict.fromkeys(np.asarray(subsets, dtype=object).tolist()))
+
+
+def shift_plan(
+    subsets: Sequence[str] | pd.Series,
+    kinds: Sequence[str] = SHIFT_KINDS,
+    natural: Sequence[str] = ("natural",),
+) -> list[Shift]:
+    """The shifts of ``kinds`` over the subsets present in ``subsets`` (a subset column):
+    ``natural->adversarial`` trains on the present subsets named in ``natural`` and tests on
+    every other, ``adversarial->natural`` the reverse, ``leave-one-out`` adds one shift per
+    subset (``without <s>``: train on the others, test on ``s``)."""
+    present = subsets_of(subsets)
+    nat = tuple(s for s in present if s in natural)
+    adv = tuple(s for s in present if s not in natural)
+    if unknown := sorted(set(kinds) - set(SHIFT_KINDS)):
+        raise ValueError(f"unknown shift kinds {unknown}; kinds are {', '.join(SHIFT_KINDS)}")
+    plan = []
+    if {"natural->adversarial", "adversarial->natural"} & set(kinds) and not (nat and adv):
+        raise ValueError(f"need natural ({list(natural)}) and other subsets among {present}")
+    if "natural->adversarial" in kinds:
+        plan.append(Shift("natural->adversarial", nat, adv))
+    if "adversarial->natural" in kinds:
+        plan.append(Shift("adversarial->natural", adv, nat))
+    if "leave-one-out" in kinds:
+        if len(present) < 2:
+            raise ValueError(f"a leave-one-out rotation needs two subsets or more: {present}")
+        plan += [Shift(f"without {s}", tuple(o for o in present if o != s), (s,)) for s in present]
+    return plan
+
+
+def plan_table(plan: Sequence[Shift], subsets: Sequence[str] | pd.Series) -> pd.DataFrame:
+    """One row per shift: its training and test subsets and their numbers of pairs."""
+    counts = pd.Series(np.asarray(subsets, dtype=object)).value_counts()
+    return pd.DataFrame(
+        [
+            {
+                "shift": sh.name,
+                "train_subsets": " + ".join(sh.train),
+                "test_subsets": " + ".join(sh.test),
+                "train_valid_pairs": int(sum(counts[s] for s in sh.train)),
+                "test_pairs": int(sum(counts[s] for s in sh.test)),
+            }
+            for sh in plan
+        ]
+    )
+
+
+def split_labels(
+    subsets: Sequence[str] | pd.Series, shift: Shift, seed: int, valid_share: float = VALID_SHARE
+) -> np.ndarray:
+    """Per row: ``train`` / ``valid`` (a random ``valid_share`` of each training subset, drawn
+    with ``seed``), ``test`` (the shift's test subsets) or ``unused``."""
+    subsets = np.asarray(subsets, dtype=object)
+    used = np.isin(subsets, shift.train + shift.test)
+    labels = np.full(len(subsets), "unused", dtype=object)
+    labels[used] = sets.stratified_split(
+        subsets[used],
+        seed,
+        [1 - valid_share, valid_share],
+        order=[*shift.train, *shift.test],
+        test_groups=shift.test,
+    )
+    return labels
+
+
+def shift_sides(records: dict[str, pd.DataFrame], plan: Sequence[Shift]) -> pd.DataFrame:
+    """The shift itself, per judge, shift and side (``train``: the training subsets, ``test``:
+    the shifted ones): pairs, both modes' accuracy, mean tokens, and All-Reasoning's cost
+    ratio (:func:`racer_lib.records.summary.mode_summary`,
+    :func:`racer_lib.evaluation.metrics.with_mean_tokens`)."""
+    parts = []
+    for judge, recs in records.items():
+        for sh in plan:
+            for side, names in (("train", sh.train), ("test", sh.test)):
+                part = recs[recs["subset"].isin(names)].assign(
+                    judge=judge, shift=sh.name, side=side
+                )
+                summary = mode_summary(part, ["judge", "shift", "side"])
+                parts.append(evaluate.with_mean_tokens(summary, part, ["judge", "shift", "side"]))
+    cols = ["judge", "shift", "side", "n", "acc_instruct", "acc_reasoning", "delta_accuracy"]
+    cols += ["mean_tokens_instruct", "mean_tokens_reasoning", "cost_ratio"]
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+def variant_plan(
+    budgets: Sequence[float], seed: int, tau_r: float, taus_c: Sequence[float]
+) -> tuple[list[str], list[train.PolicyConfig]]:
+    """Method labels and configurations, in batch order: ACER and RACER-R (``tau_r``) at every
+    budget, then RACER-C and RACER at every ``tau_c`` of ``taus_c`` (``"RACER-C τ_C=1"``)."""
+    plan = [("ACER", "ACER", 1.0), ("RACER-R", "RACER-R", 1.0)]
+    plan += [(f"{v} τ_C={t:g}", v, t) for v in ("RACER-C", "RACER") for t in taus_c]
+    labels, configs = [], []
+    for name, variant, tau_c in plan:
+        for b in budgets:
+            labels.append(name)
+            configs.append(
+                train.PolicyConfig(b, seed=seed, variant=variant, tau_r=tau_r, tau_c=tau_c)
+            )
+    return labels, configs
+
+
+def policy_rows(
+    fit: experiments.Fit,
+    names: Sequence[str],
+    test: tuple[pd.DataFrame, np.ndarray],
+    **fixed: Any,
+) -> list[dict[str, Any]]:
+    """One row per policy of ``fit`` (labelled by ``names``): ``fixed`` columns, method,
+    variant, ``tau_c`` (NaN where the variant does not reweight costs), seed, budget, its
+    validation accuracy, cost (training unit) and reasoning rate, its accuracy, cost (the test
+    set's own unit), ``train_cost`` and reasoning rate on the shifted ``test`` set, and
+    ``violated`` (``train_cost`` above the budget)."""
+    recs, emb = test
+    p_test = fit.result.p_reasoning(emb)
+    rows = []
+    for name, cfg, pv, pt in zip(names, fit.result.configs, valid_points(fit), p_test, strict=True):
+        point = evaluate.policy_point(recs, pt, fit.unit)
+        rows.append(
+            {
+                **fixed,
+                "method": name,
+                "variant": cfg.variant,
+                "tau_c": cfg.tau_c if cfg.variant in ("RACER-C", "RACER") else np.nan,
+                "seed": cfg.seed,
+                "budget": cfg.budget,
+                "unit_tokens": fit.unit.tokens_per_unit,
+                "valid_accuracy": pv["accuracy"],
+                "valid_cost": pv["cost"],
+                "valid_rate": pv["reasoning_rate"],
+                **point,
+                "violated": bool(point["train_cost"] > cfg.budget),
+            }
+        )
+    return rows
+
+
+def run_shift(
+    records: pd.DataFrame,
+    embeddings: np.ndarray,
+    shift: Shift,
+    seeds: Sequence[int],
+    budgets: Sequence[float],
+    settings: train.TrainSettings,
+    *,
+    tau_r: float = 1.0,
+    taus_c: Sequence[float] = (1.0,),
+    **fixed: Any,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One judge on one shift: per seed, :func:`split_labels`, the :func:`variant_plan`
+    trained in one batched pass (:func:`racer_lib.paper.experiments.fit`), :func:`policy_rows` on
+    the shifted subsets, and the :func:`racer_lib.paper.shift.matched_controls` of the robust
+    runs. Returns the runs and the controls, each row with ``fixed`` and ``shift``."""
+    runs, controls = [], []
+    for s in seeds:
+        labels = split_labels(records["subset"], shift, s, VALID_SHARE)
+        names, configs = variant_plan(budgets, s, tau_r, taus_c)
+        fit = experiments.fit(records, embeddings, configs, settings, split=labels)
+        test = labels == "test"
+        pair = (records[test], embeddings[test])
+        runs += policy_rows(fit, names, pair, **fixed, shift=shift.name)
+        controls += matched_controls(
+            fit, names, records, embeddings, settings, pair, split=labels, **fixed, shift=shift.name
+        )
+    return runs, controls
+
+
+def run_plan(
+    records: dict[str, pd.DataFrame],
+    embeddings: np.ndarray,
+    plan: Sequence[Shift],
+    seeds: Sequence[int],
+    budgets: Sequence[float],
+    settings: train.TrainSettings,
+    **options: Any,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`run_shift` for every judge of ``records`` (judge: records, rows aligned with
+    ``embeddings``) and every shift of ``plan``; ``options`` go to :func:`run_shift`. Returns
+    the runs and the controls, each with a ``judge`` column."""
+    runs, controls = [], []
+    for judge, recs in records.items():
+        for sh in plan:
+            r, c = run_shift(recs, embeddings, sh, seeds, budgets, settings, **options, judge=judge)
+            runs, controls = runs + r, controls + c
+    return pd.DataFrame(runs), pd.DataFrame(controls)
+
+
+def violation_table(
+    runs: pd.DataFrame, by: Sequence[str], violated: str = "violated", level: float = 0.95
+) -> pd.DataFrame:
+    """Per group ``by``: runs, violations (``violated`` true), their rate and its Wilson
+    interval (:func:`wilson_interval`, ``rate_lo`` / ``rate_hi``)."""
+    rows = []
+    for key, g in runs.groupby(list(by), sort=False, dropna=False):
+        k, n = int(g[violated].astype(bool).sum()), len(g)
+        lo, hi = wilson_interval(k, n, level)
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append(
+            {
+                **dict(zip(by, key)),
+                "runs": n,
+                "violations": k,
+                "rate": k / n,
+                "rate_lo": lo,
+                "rate_hi": hi,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def reasoning_rates(runs: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Before and after the shift, per group ``by`` (means over runs): the reasoning rate on
+    the validation split (in distribution) and on the shifted set, and both costs in the
+    training unit."""
+    return (
+        runs.groupby(list(by), sort=False)
+        .agg(
+            runs=("seed", "size"),
+            rate_before=("valid_rate", "mean"),
+            rate_after=("reasoning_rate", "mean"),
+            cost_before=("valid_cost", "mean"),
+            cost_after=("train_cost", "mean"),
+        )
+        .reset_index()
+    )
+
+
+def violation_view(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """The page's view of :func:`violation_table`: ``k/n [95 % Wilson interval]`` per group."""
+    return pd.DataFrame(
+        [
+            {
+                **{c: r[c] for c in by},
+                "over budget [95 %]": rate_cell(
+                    r["violations"], r["runs"], r["rate_lo"], r["rate_hi"]
+                ),
+            }
+            for r in table.to_dict("records")
+        ]
+    )

@@ -1,0 +1,135 @@
+"""Chapter 04, reasoning or instruct (the paper's Fig. 2): the two figure panels and the paper's
+reading of them checked on paired records.
+
+The chapter's per-domain and agreement tables are
+:func:`racer_lib.records.summary.mode_summary` tables (ΔAccuracy = Acc(M_R) - Acc(M_noR) and
+the cost ratio of §2); this module draws them (upper panel: ΔAccuracy against the cost ratio;
+lower panel: the four agreement cells) and checks the paper's two statements about them
+(:func:`fig2_findings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from racer_lib.evaluation.metrics import BASIS_DOMAIN_GAINS, headroom
+from racer_lib.paper.claims import add_status
+from racer_lib.paper.plots import DOMAIN_COLORS, JUDGE_MARKERS, agreement_bars, legend_above
+from racer_lib.records.summary import mode_summary
+
+BASIS_RHO = (
+    "simulator input: each judge's rho (simulate.JUDGES: larger models' modes agree more) with "
+    "the paper's accuracies"
+)
+
+#: The Qwen3 judges of the paper, smallest first.
+QWEN3_BY_SIZE = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
+
+
+def fig2_findings(
+    records: pd.DataFrame, provenance: str, by_size: Sequence[str] = QWEN3_BY_SIZE
+) -> pd.DataFrame:
+    """The paper's reading of Fig. 2, checked on paired records (columns ``finding``, ``judge``,
+    ``observed``, ``holds``, ``status``, ``basis``; :func:`racer_lib.paper.claims.add_status` on the
+    records' ``provenance``):
+
+    * per judge, reasoning gains more on math and coding than on safety and knowledge (the
+      smallest ΔAccuracy of the first above the largest of the second, domains pooled over
+      benchmarks); a judge without a domain of each kind is not checked;
+    * the headroom (:func:`racer_lib.evaluation.metrics.headroom`) shrinks with model size,
+      over the judges of ``by_size`` present in ``records`` (checked when there are two or more).
+
+    Both are inputs of :mod:`racer_lib.records.simulate` (the per-cell gains ``g_c`` and the judges'
+    ``rho``), so on simulated records they hold by construction.
+    """
+    overall = mode_summary(records, ["judge"])
+    overall["headroom"] = headroom(overall)
+    pooled = mode_summary(records, ["judge", "domain"]).set_index(["judge", "domain"])
+    checks = []
+    for judge in records["judge"].unique():
+        gains = pooled.loc[judge, "delta_accuracy"]
+        verify = [d for d in ("math", "coding") if d in gains.index]
+        surface = [d for d in ("safety", "knowledge") if d in gains.index]
+        if verify and surface:
+            checks.append(
+                {
+                    "finding": (
+                        "reasoning gains more on math and coding than on safety and knowledge"
+                    ),
+                    "judge": judge,
+                    "observed": f"min gain math/coding {gains[verify].min():.1f} pts; "
+                    f"max gain safety/knowledge {gains[surface].max():.1f} pts",
+                    "holds": bool(gains[verify].min() > gains[surface].max()),
+                    "calibrated": True,
+                    "basis": BASIS_DOMAIN_GAINS,
+                }
+            )
+    order = [j for j in by_size if j in set(overall["judge"])]
+    if len(order) > 1:
+        room = overall.set_index("judge").loc[order, "headroom"]
+        checks.append(
+            {
+                "finding": "the headroom when the modes disagree shrinks with model size",
+                "judge": " > ".join(order),
+                "observed": " > ".join(f"{v:.1f}" for v in room),
+                "holds": bool((room.diff().dropna() < 0).all()),
+                "calibrated": True,
+                "basis": BASIS_RHO,
+            }
+        )
+    return add_status(checks, provenance)
+
+
+def delta_accuracy_panels(by_domain, benchmarks) -> plt.Figure:
+    """The upper panel of Fig. 2, one panel per benchmark: each (judge, domain) row of a
+    :func:`racer_lib.records.summary.mode_summary` table by judge, dataset and domain at its cost
+    ratio and ΔAccuracy, coloured by domain with the judge's marker."""
+    fig, axes = plt.subplots(
+        1, len(benchmarks), figsize=(3.3 * len(benchmarks), 3.6), sharey=True, squeeze=False
+    )
+    for ax, bench in zip(axes[0], benchmarks, strict=True):
+        sub = by_domain[by_domain["dataset"] == bench]
+        for _, row in sub.iterrows():
+            ax.scatter(
+                row["cost_ratio"],
+                row["delta_accuracy"],
+                s=60,
+                color=DOMAIN_COLORS.get(row["domain"], "grey"),
+                marker=JUDGE_MARKERS.get(row["judge"], "o"),
+                edgecolor="black",
+                linewidth=0.4,
+            )
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set(title=bench, xlabel="cost ratio (reasoning / instruct)")
+    axes[0][0].set_ylabel("ΔAccuracy (points)")
+    domains = [d for d in DOMAIN_COLORS if d in set(by_domain["domain"])]
+    handles = [
+        plt.Line2D([], [], ls="", marker="o", color=DOMAIN_COLORS[d], label=d) for d in domains
+    ]
+    handles += [
+        plt.Line2D([], [], ls="", marker=JUDGE_MARKERS.get(j, "o"), color="grey", label=j)
+        for j in by_domain["judge"].unique()
+    ]
+    fig.legend(  # below the panels, so that the figure stays within the page's width
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=5, frameon=False
+    )
+    return fig
+
+
+def agreement_panels(shares, benchmarks) -> plt.Figure:
+    """The lower panel of Fig. 2: per benchmark, each judge's pairs split into the four
+    agreement cells (:func:`racer_lib.paper.plots.agreement_bars` of an
+    :func:`racer_lib.evaluation.metrics.agreement_shares` table by judge and dataset)."""
+    fig, axes = plt.subplots(
+        1, len(benchmarks), figsize=(3.3 * len(benchmarks), 3.4), sharey=True, squeeze=False
+    )
+    for ax, bench in zip(axes[0], benchmarks, strict=True):
+        agreement_bars(ax, shares[shares["dataset"] == bench].set_index("judge"))
+        ax.set(title=bench, ylim=(0, 100))
+        ax.tick_params(axis="x", rotation=20)
+    axes[0][0].set_ylabel("share of pairs (%)")
+    legend_above(fig, axes[0][0], ncol=4)
+    return fig

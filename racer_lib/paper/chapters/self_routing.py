@@ -1,0 +1,246 @@
+"""Chapter 11, self-routing (the paper's Table 9): the instruct mode asked whether it needs to
+think, measured against All-Instruct, All-Reasoning and Random at the same reasoning fraction
+(whose expected accuracy and cost lie on the chord between the two), with the paper's reading
+checked and the table and figure of the chapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from racer_lib.evaluation.metrics import endpoints, policy_point, random_point
+from racer_lib.paper.claims import add_status
+from racer_lib.paper.plots import legend_above, legend_in
+
+BASIS_SELF_ROUTE = (
+    "simulator input: the paper's share of 'yes' answers per judge (simulate.JUDGES.self_route)"
+)
+
+BASIS_FOLLOWS_SELF_ROUTE = (
+    "follows from the calibrated share: the < 1 % of pairs declined move accuracy and cost by "
+    "at most that share"
+)
+
+
+def self_routing_point(records: pd.DataFrame, reason) -> dict[str, float]:
+    """Self-routing on one set next to the fixed modes and to Random at the same fraction.
+
+    ``reason`` is the 0/1 decision per pair (:func:`racer_lib.records.schema.self_route_decisions`).
+    Accuracies (%) of All-Instruct, All-Reasoning, self-routing and Random reasoning with
+    self-routing's fraction (:func:`racer_lib.evaluation.metrics.random_point`, on the chord between
+    the endpoints); their realized cost ratios; the differences the chapter reads; and both modes'
+    accuracies on the pairs the judge declined (NaN when it declined none). ``unparseable_answers``
+    counts the records whose ``self_route`` is ``unparseable``.
+    """
+    decide = np.asarray(reason)
+    ends = endpoints(records)
+    own = policy_point(records, decide)
+    coin = random_point(records, own["reasoning_rate"])
+    declined = records[decide == 0]
+    return {
+        "pairs": len(records),
+        "unparseable_answers": int((records["self_route"] == "unparseable").sum()),
+        "reasoning_fraction": 100 * own["reasoning_rate"],
+        "acc_all_instruct": ends["All-Instruct"]["accuracy"],
+        "acc_all_reasoning": ends["All-Reasoning"]["accuracy"],
+        "acc_self_routing": own["accuracy"],
+        "acc_random_same_fraction": coin["accuracy"],
+        "cost_all_reasoning": ends["All-Reasoning"]["cost"],
+        "cost_self_routing": own["cost"],
+        "cost_random_same_fraction": coin["cost"],
+        "self_routing_minus_all_reasoning": own["accuracy"] - ends["All-Reasoning"]["accuracy"],
+        "self_routing_minus_random": own["accuracy"] - coin["accuracy"],
+        "declined_pairs": len(declined),
+        "declined_acc_instruct": (
+            100 * declined["correct_instruct"].mean() if len(declined) else np.nan
+        ),
+        "declined_acc_reasoning": (
+            100 * declined["correct_reasoning"].mean() if len(declined) else np.nan
+        ),
+    }
+
+
+def self_routing_table(
+    records: pd.DataFrame, sets: Sequence[str], judges: Sequence[str]
+) -> pd.DataFrame:
+    """:func:`self_routing_point` for every judge and set of ``records`` (columns ``judge``,
+    ``set`` and ``reason``, the decision per pair), sorted by judge in the order of ``judges``,
+    then by set in the order of ``sets``."""
+    rows = [
+        {"judge": judge, "set": name, **self_routing_point(recs, recs["reason"].to_numpy())}
+        for (judge, name), recs in records.groupby(["judge", "set"], sort=False)
+    ]
+    table = pd.DataFrame(rows)
+    table["set"] = pd.Categorical(table["set"], list(sets), ordered=True)
+    table["judge"] = pd.Categorical(table["judge"], list(judges), ordered=True)
+    table = table.sort_values(["judge", "set"]).reset_index(drop=True)
+    table["set"], table["judge"] = table["set"].astype(str), table["judge"].astype(str)
+    return table
+
+
+def beside_paper(
+    table: pd.DataFrame, values: dict, columns: Sequence[str], key: str = "judge"
+) -> pd.DataFrame:
+    """``table`` with the paper's ``columns`` appended: ``values[row[key]]`` holds one number
+    per column (e.g. :data:`racer_lib.paper.numbers.SELF_ROUTING`); NaN for a key the paper
+    lacks."""
+    out = table.copy()
+    missing = (np.nan,) * len(columns)
+    for k, column in enumerate(columns):
+        out[column] = [values.get(v, missing)[k] for v in out[key]]
+    return out
+
+
+def self_routing_findings(table: pd.DataFrame, provenance: str) -> pd.DataFrame:
+    """The paper's reading of its self-routing table, checked on a :func:`self_routing_table`
+    (one row per judge; columns ``finding``, ``holds``, ``status``, ``detail``, ``basis``):
+    self-routing reasons on more than 99 % of pairs, its accuracy is within 0.5 points of
+    All-Reasoning and its cost within 5 % of All-Reasoning's. Each holds only if it holds for
+    every judge (and there is one); ``detail`` gives each judge's value. The share is an input
+    of :mod:`racer_lib.records.simulate` and the other two follow from it, so on ``simulated``
+    records
+    all three are ``by construction`` (:func:`racer_lib.paper.claims.add_status`)."""
+
+    def each(values, fmt):
+        pairs = zip(table["judge"], values, strict=True)
+        return "; ".join(f"{j} {fmt.format(v)}" for j, v in pairs)
+
+    fraction = table["reasoning_fraction"]
+    gap = table["acc_self_routing"] - table["acc_all_reasoning"]
+    rel = table["cost_self_routing"] / table["cost_all_reasoning"] - 1
+    rows = pd.DataFrame(
+        [
+            {
+                "finding": "self-routing reasons on more than 99 % of pairs for every judge",
+                "holds": bool(len(table) and (fraction > 99).all()),
+                "detail": each(fraction, "{:.2f} %"),
+                "calibrated": True,
+                "basis": BASIS_SELF_ROUTE,
+            },
+            {
+                "finding": "self-routing accuracy is within 0.5 points of All-Reasoning",
+                "holds": bool(len(table) and (gap.abs() <= 0.5).all()),
+                "detail": each(gap, "{:+.2f} pts"),
+                "calibrated": True,
+                "basis": BASIS_FOLLOWS_SELF_ROUTE,
+            },
+            {
+                "finding": "self-routing cost is within 5 % of the All-Reasoning cost",
+                "holds": bool(len(table) and (rel.abs() <= 0.05).all()),
+                "detail": each(100 * rel, "{:+.2f} %"),
+                "calibrated": True,
+                "basis": BASIS_FOLLOWS_SELF_ROUTE,
+            },
+        ]
+    )
+    return add_status(rows, provenance)
+
+
+def self_routing_panels(table) -> plt.Figure:
+    """One panel per judge (rows of :func:`self_routing_table`): the
+    two
+    fixed modes and their chord, self-routing and Random at its reasoning fraction, and an
+    inset enlarging the corner around All-Reasoning where the last two sit."""
+    n = max(1, len(table))
+    ncols = 1 if n == 1 else 2  # two panels a row fit the page at a readable size
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.5 * ncols, 3.6 * nrows), squeeze=False)
+    fig.subplots_adjust(wspace=0.3, hspace=0.45)
+    for ax, (_, row) in zip(axes.flat, table.iterrows(), strict=False):
+        points = {
+            "All-Instruct": (1.0, row["acc_all_instruct"], "s", "#2ca02c"),
+            "All-Reasoning": (row["cost_all_reasoning"], row["acc_all_reasoning"], "^", "#d62728"),
+            "Random, same fraction": (
+                row["cost_random_same_fraction"],
+                row["acc_random_same_fraction"],
+                "x",
+                "#7f7f7f",
+            ),
+            "Self-routing": (row["cost_self_routing"], row["acc_self_routing"], "o", "#1f77b4"),
+        }
+        inset = ax.inset_axes([0.42, 0.1, 0.5, 0.45])
+        for target in (ax, inset):
+            target.plot(
+                [1.0, row["cost_all_reasoning"]],
+                [row["acc_all_instruct"], row["acc_all_reasoning"]],
+                color="#bbbbbb",
+                lw=1,
+                zorder=1,
+            )
+            for label, (x, y, marker, color) in points.items():
+                style = (
+                    {"s": 110, "facecolors": "none", "edgecolors": color, "linewidths": 1.6}
+                    if label == "Self-routing"
+                    else {"s": 45, "color": color}
+                )
+                target.scatter(x, y, marker=marker, zorder=3, label=label, **style)
+        near = [points[k][:2] for k in ("All-Reasoning", "Random, same fraction", "Self-routing")]
+        xs, ys = [p[0] for p in near], [p[1] for p in near]
+        dx = max(0.02 * row["cost_all_reasoning"], max(xs) - min(xs))
+        dy = max(0.3, max(ys) - min(ys))
+        inset.set_xlim(min(xs) - dx, max(xs) + dx)
+        inset.set_ylim(min(ys) - dy, max(ys) + dy)
+        inset.tick_params(labelsize=9)
+        inset.locator_params(nbins=3)
+        inset.set_title("near All-Reasoning", fontsize=9)
+        ax.set_xlim(0.5, row["cost_all_reasoning"] * 1.08)
+        ax.set_ylim(row["acc_all_instruct"] - 3, row["acc_all_reasoning"] + 3)
+        ax.set(
+            xlabel="realized cost ratio",
+            ylabel="accuracy (%)",
+            title=f"{row['judge']}: reasons on {row['reasoning_fraction']:.2f} %",
+        )
+    if n < axes.size:  # an odd number of judges leaves a panel for the legend
+        legend_in(axes.flat[-1], axes[0][0])
+    else:
+        legend_above(fig, axes[0][0], ncol=2 if n == 1 else 4)
+    return fig
+
+
+#: The rows of the self-routing table read against the paper's (its Table 9): a label, the
+#: column of :func:`self_routing_table` and the paper's column ("" if
+# none).
+SELF_ROUTING_ROWS = (
+    ("reasoning share (%)", "reasoning_fraction", "paper_reasoning_fraction"),
+    ("acc. All-Instruct", "acc_all_instruct", "paper_acc_all_instruct"),
+    ("acc. All-Reasoning", "acc_all_reasoning", "paper_acc_all_reasoning"),
+    ("acc. self-routing", "acc_self_routing", "paper_acc_self_routing"),
+    ("cost ratio, self-routing", "cost_self_routing", "paper_cost_ratio"),
+    ("acc. Random, same share", "acc_random_same_fraction", ""),
+    ("self-routing − Random", "self_routing_minus_random", ""),
+)
+
+#: Short labels of :func:`self_routing_table`'s columns for a page
+# table.
+SELF_ROUTING_LABELS = {
+    "pairs": "pairs",
+    "reasoning_fraction": "reasons (%)",
+    "acc_all_instruct": ("accuracy (%)", "All-Instruct"),
+    "acc_all_reasoning": ("accuracy (%)", "All-Reasoning"),
+    "acc_self_routing": ("accuracy (%)", "self-routing"),
+    "acc_random_same_fraction": ("accuracy (%)", "Random"),
+    "cost_all_reasoning": ("cost ratio", "All-Reasoning"),
+    "cost_self_routing": ("cost ratio", "self-routing"),
+}
+
+
+def self_routing_view(table):
+    """The self-routing table (:func:`beside_paper` of
+    :func:`self_routing_table`, one row per judge) read against the
+    paper's
+    Table 9, transposed to fit a page: one row per quantity of :data:`SELF_ROUTING_ROWS` and,
+    per judge, this build's value next to the paper's (NaN where the paper has none)."""
+    import pandas as pd
+
+    rows = table.set_index("judge")
+    columns = {}
+    for judge in rows.index:
+        columns[(judge, "build")] = [rows.at[judge, ours] for _, ours, _ in SELF_ROUTING_ROWS]
+        columns[(judge, "paper")] = [
+            rows.at[judge, theirs] if theirs else np.nan for _, _, theirs in SELF_ROUTING_ROWS
+        ]
+    return pd.DataFrame(columns, index=[label for label, _, _ in SELF_ROUTING_ROWS])

@@ -1,0 +1,158 @@
+"""The chapters of the book, stated once: the runner, the report, the table of contents check and
+the tests read this registry.
+
+Each :class:`Chapter` is one notebook ``notebooks/<stem>.md``, listed here in reading order (the
+order of ``book/_toc.yml``): the reproduction report first, the judging chapter, then the paper's
+artifacts in the paper's order, then the chapters on LLMBar's released judges. A chapter says
+
+* ``title``: its notebook's H1, artifact numbers included;
+* ``artifacts``: the paper's figures, tables and theorems it reproduces (empty: none of the
+  paper's, such as the LLMBar chapters);
+* ``reads``: the chapters whose result CSVs it reads (:data:`READS_ALL` for every other chapter
+  of the profile, the report); it runs after them and re-runs when they do;
+* ``after``: the chapters whose stored routers it loads (:mod:`racer_lib.routing.store`); it only
+  starts after them, so that the same chapter trains a shared router in a sequential and in a
+  parallel run;
+* ``requires``: what it needs beyond the repository, ``data:<source of data_manifest.yaml>`` or
+  ``model:<name>``; a profile decides only what happens when it is missing (``on_missing``);
+* ``run_last``: it runs after every other chapter of a profile (the report).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+READS_ALL = "*"  # ``reads`` of a chapter that reads every other chapter of the profile
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the book (one notebook): what it is and what it depends on."""
+
+    stem: str
+    title: str
+    artifacts: tuple[str, ...] = ()
+    reads: tuple[str, ...] | str = ()
+    after: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    run_last: bool = False
+
+    @property
+    def number(self) -> str:
+        """The two digits of the stem (``"07"``)."""
+        return self.stem[:2]
+
+
+# The stems, as constants for the code that names a chapter (the report's claims, the runner).
+REPORT = "01_reproduction_report"
+JUDGING = "02_judging"
+MOTIVATION = "03_motivation_and_benchmarks"
+REASONING = "04_reasoning_vs_instruct"
+THEORY = "05_dro_theory"
+DYNAMICS = "06_training_dynamics"
+FRONTIER = "07_budget_frontier"
+ROBUSTNESS = "08_robustness_ablation"
+BETA = "09_beta_sensitivity"
+BASELINES = "10_advanced_baselines"
+SELF_ROUTING = "11_self_routing"
+LLAMA = "12_llama_family"
+LLMBAR_JUDGES = "13_llmbar_judges"
+LLMBAR_ROUTING = "14_llmbar_routing"
+LLMBAR_SHIFT = "15_llmbar_shift"
+
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter(REPORT, "What this build reproduces", reads=READS_ALL, run_last=True),
+    Chapter(
+        JUDGING,
+        "Judging every pair in both modes",
+        requires=("data:judgebench", "model:smollm2"),
+    ),
+    Chapter(
+        MOTIVATION,
+        "The motivation figure and the OOD benchmarks (Fig. 1, Table 4)",
+        artifacts=("Fig. 1", "Table 4"),
+        reads=(REASONING, ROBUSTNESS),  # panel (a) from 04's tables, panel (b) from 08's
+    ),
+    Chapter(
+        REASONING,
+        "Reasoning or instruct: where thinking pays off (Fig. 2)",
+        artifacts=("Fig. 2",),
+    ),
+    Chapter(
+        THEORY,
+        "The theory, checked numerically (Theorems 3.1, 4.1 and 4.2)",
+        artifacts=("Theorem 3.1", "Theorem 4.1", "Theorem 4.2"),
+    ),
+    Chapter(
+        DYNAMICS,
+        "Training dynamics: reward, cost and the multiplier (Fig. 5)",
+        artifacts=("Fig. 5",),
+    ),
+    Chapter(
+        FRONTIER,
+        "Accuracy against cost across budgets (Fig. 4)",
+        artifacts=("Fig. 4",),
+    ),
+    Chapter(
+        ROBUSTNESS,
+        "Reward robustness and cost robustness under shift (Table 1, Fig. 3)",
+        artifacts=("Table 1", "Fig. 3"),
+    ),
+    Chapter(
+        BETA,
+        "Sensitivity to the entropy weight β (Table 3)",
+        artifacts=("Table 3",),
+    ),
+    Chapter(
+        BASELINES,
+        "Against advanced routing baselines (Table 2)",
+        artifacts=("Table 2",),
+        after=(FRONTIER,),  # its RACER-R routers are 07's (the router store)
+    ),
+    Chapter(
+        SELF_ROUTING,
+        "Self-routing: asking the judge whether it needs to think (Table 9)",
+        artifacts=("Table 9",),
+    ),
+    Chapter(
+        LLAMA,
+        "Another model family: Llama-3.1-8B and its R1 distill (Table 7)",
+        artifacts=("Table 7",),
+    ),
+    Chapter(
+        LLMBAR_JUDGES,
+        "Real judges: Fig. 2 on LLMBar's released evaluators",
+        requires=("data:llmbar",),
+    ),
+    Chapter(
+        LLMBAR_ROUTING,
+        "Routing real judges: RACER on LLMBar",
+        requires=("data:llmbar",),
+    ),
+    Chapter(
+        LLMBAR_SHIFT,
+        "Robustness under a real shift, and the control that tells it from thrift",
+        requires=("data:llmbar",),
+    ),
+)
+
+BY_STEM: dict[str, Chapter] = {chapter.stem: chapter for chapter in CHAPTERS}
+STEMS: tuple[str, ...] = tuple(BY_STEM)
+#: Chapters that read others' results: stem -> the stems read, or READS_ALL.
+READS: dict[str, tuple[str, ...] | str] = {c.stem: c.reads for c in CHAPTERS if c.reads}
+#: Chapters that load the routers others train: stem -> those chapters.
+AFTER: dict[str, tuple[str, ...]] = {c.stem: c.after for c in CHAPTERS if c.after}
+#: Chapters that run after every other chapter of a profile.
+RUN_LAST: tuple[str, ...] = tuple(c.stem for c in CHAPTERS if c.run_last)
+#: What chapters need beyond the repository: stem -> ``data:X`` / ``model:Y``.
+REQUIRES: dict[str, tuple[str, ...]] = {c.stem: c.requires for c in CHAPTERS if c.requires}
+#: The chapters that reproduce the paper's artifacts on simulated or your own records.
+PAPER_CHAPTERS: tuple[str, ...] = tuple(c.stem for c in CHAPTERS if c.artifacts)
+
+
+def chapter(stem: str) -> Chapter:
+    """The registry entry of ``stem`` (KeyError naming the known stems otherwise)."""
+    try:
+        return BY_STEM[stem]
+    except KeyError:
+        raise KeyError(f"no chapter {stem!r}; chapters: {', '.join(STEMS)}") from None

@@ -1,0 +1,212 @@
+"""The reproduction report (chapter ``01_reproduction_report``): every claim of the paper, one
+row each, with this build's value and its status (:mod:`racer_lib.paper.claims`), decided from
+the CSVs the other chapters wrote.
+
+The claims are data (:data:`racer_lib.paper.claims_table.CLAIMS`): each names its artifact
+(table, figure or section of ``racer_paper.tex``), the paper's claim with its number
+(:mod:`racer_lib.paper.numbers`), the chapter that tests it (a stem of the chapter registry,
+:mod:`racer_lib.paper.registry`) and a rule (:mod:`racer_lib.paper.claim_rules`: a difference,
+a level, a bound of the theory, a chapter's own finding, or unavailable).
+
+The status (:data:`racer_lib.paper.claims.STATUSES`) is then ``not reproducible here`` when the
+chapter did not run in the profile, its CSV is missing, or the claim needs records this build
+lacks (``needs``, on simulated records); otherwise
+:func:`racer_lib.paper.claims.finding_status` of (holds, calibrated, provenance).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from racer_lib.paper.claim_rules import (
+    ACCURACY_TOLERANCE,
+    RATIO_TOLERANCE,
+    Claim,
+    NotAvailable,
+    Outcome,
+)
+from racer_lib.paper.claims import BY_CONSTRUCTION, NOT_REPRODUCIBLE, STATUSES, finding_status
+from racer_lib.paper.claims_table import CLAIMS
+
+__all__ = [  # the tolerances and claims are read from here by the report's chapter
+    "ACCURACY_TOLERANCE",
+    "CLAIMS",
+    "RATIO_TOLERANCE",
+    "claims_views",
+    "linked",
+    "report",
+    "sources",
+    "status_counts",
+]
+
+
+#: Columns of the report, in order (see :func:`report`).
+REPORT_COLUMNS = (
+    "artifact",
+    "claim",
+    "build_value",
+    "status",
+    "reason",
+    "rule",
+    "provenance",
+    "chapter",
+    "link",
+    "csv",
+)
+
+
+def decide(claim: Claim, outcome: Outcome) -> tuple[str, str]:
+    """``(status, reason)`` of a claim whose rule gave ``outcome``."""
+    if outcome.status in STATUSES:
+        return outcome.status, outcome.reason
+    if claim.needs and outcome.provenance == "simulated":
+        return NOT_REPRODUCIBLE, claim.needs
+    status = finding_status(outcome.holds, claim.calibrated, outcome.provenance)
+    if status == BY_CONSTRUCTION:
+        return status, "the simulator was given this (racer_lib.records.simulate)"
+    return status, ""
+
+
+def evaluate_claim(
+    claim: Claim, folder: Path | None, ran: bool, profile: str, seed: int = 0, n_boot: int = 2000
+) -> dict[str, Any]:
+    """One row of the report (see :data:`REPORT_COLUMNS`)."""
+    row = {
+        "artifact": claim.artifact,
+        "claim": claim.claim,
+        "build_value": "",
+        "rule": claim.rule.kind,
+        "provenance": "",
+        "chapter": claim.chapter,
+        "link": f"{claim.chapter}.html",
+        "csv": "",
+    }
+    if not ran:
+        reason = f"chapter {claim.chapter} is not in profile {profile}"
+        return row | {"status": NOT_REPRODUCIBLE, "reason": reason}
+    if folder is None or not folder.is_dir():
+        reason = (
+            f"chapter {claim.chapter} left no results in profile {profile} (not run, or failed)"
+        )
+        return row | {"status": NOT_REPRODUCIBLE, "reason": reason}
+    try:
+        outcome = claim.rule.evaluate(folder, seed, n_boot)
+    except NotAvailable as err:
+        return row | {"status": NOT_REPRODUCIBLE, "reason": str(err)}
+    status, reason = decide(claim, outcome)
+    return row | {
+        "build_value": outcome.value,
+        "status": status,
+        "reason": reason,
+        "provenance": outcome.provenance,
+        "csv": f"{claim.chapter}/{outcome.csv}",
+    }
+
+
+def report(
+    results_root: str | Path,
+    profile: str,
+    chapters: Iterable[str] | None = None,
+    seed: int = 0,
+    n_boot: int = 2000,
+    registry: Sequence[Claim] | None = None,
+) -> pd.DataFrame:
+    """The reproduction report: one row per claim of :data:`CLAIMS` (or ``registry``), decided
+    from the CSVs under ``results_root`` (``results/<profile>``, one folder per chapter).
+    ``chapters``: the stems the profile ran (default: every folder present); a claim of any
+    other chapter is not reproducible here. ``seed`` seeds every bootstrap interval."""
+    root = Path(results_root)
+    ran = set(chapters) if chapters is not None else {p.name for p in root.glob("*") if p.is_dir()}
+    rows = [
+        evaluate_claim(c, root / c.chapter, c.chapter in ran, profile, seed, n_boot)
+        for c in (CLAIMS if registry is None else registry)
+    ]
+    return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+def sources(results_root: str | Path, chapters: Iterable[str]) -> pd.DataFrame:
+    """What the report read: per chapter of the profile, its results folder (as
+    ``<profile>/<stem>``, relative to the results root, ``results/`` by default, so that the
+    table does not depend on where the build ran), its CSV files and the provenance of their
+    rows."""
+    root = Path(results_root)
+    rows = []
+    for stem in chapters:
+        folder = root / stem
+        csvs = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+        kinds: set[str] = set()
+        for path in csvs:
+            table = pd.read_csv(path, usecols=lambda c: c == "provenance")
+            kinds |= set(table.get("provenance", pd.Series(dtype=str)).dropna().astype(str))
+        rows.append(
+            {
+                "chapter": stem,
+                "folder": f"{root.name}/{stem}",
+                "csv_files": len(csvs),
+                "provenances": ", ".join(sorted(kinds)) or "(none)",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def status_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Claims per status of a :func:`report` table, every status of
+    :data:`racer_lib.paper.claims.STATUSES` listed (0 where none)."""
+    counts = table["status"].value_counts()
+    return pd.DataFrame({"status": STATUSES, "claims": [int(counts.get(s, 0)) for s in STATUSES]})
+
+
+#: The columns of a claims table on the page, under the reader's names: the status and the
+#: records' provenance are the table's caption, and ``rule``, ``link`` and ``csv`` stay in
+#: ``claims.csv``.
+PAGE_COLUMNS = {
+    "artifact": "artifact",
+    "claim": "claim",
+    "build_value": "this build",
+    "reason": "why",
+    "chapter": "chapter",
+}
+
+
+def claims_views(table: pd.DataFrame) -> list[tuple[str, str | None, pd.DataFrame]]:
+    """The claims of a :func:`report` table as the page shows them: one table per status (in
+    the order of :data:`racer_lib.paper.claims.STATUSES`) and provenance of the records (``None``
+    where a claim read none), each ``(status, provenance, claims)`` with the page's columns
+    (:data:`PAGE_COLUMNS`, full texts) and no column that is empty on all its claims."""
+    views = []
+    for status in STATUSES:
+        rows = table[table["status"] == status]
+        for provenance in rows["provenance"].drop_duplicates():
+            mine = (
+                rows["provenance"].isna()
+                if pd.isna(provenance)
+                else (rows["provenance"] == provenance)
+            )
+            view = rows.loc[mine, list(PAGE_COLUMNS)].rename(columns=PAGE_COLUMNS)
+            view = view.dropna(axis=1, how="all").reset_index(drop=True)
+            views.append((status, None if pd.isna(provenance) else provenance, view))
+    return views
+
+
+#: The least width of a text column of a claims table on the page (in em): without it the
+#: browser gives nearly all the width to the longest cells (a build value listing every judge)
+#: and wraps an artifact's name a few letters a line.
+PAGE_MIN_WIDTH = {"artifact": 5, "claim": 16, "why": 12}
+
+
+def linked(shown: str, table: pd.DataFrame, chapters: Iterable[str]) -> str:
+    """``shown``, the HTML of a claims table as :func:`racer_lib.book.chapter.show` displays it
+    (:func:`claims_views`), with each chapter that ran linked to its page (``link`` of
+    ``table``, relative to this chapter's page; a chapter that did not run stays plain text)
+    and the text columns at least :data:`PAGE_MIN_WIDTH` wide."""
+    ran = set(chapters)
+    for stem, link in set(zip(table["chapter"], table["link"], strict=True)):
+        if stem in ran and isinstance(link, str):
+            shown = shown.replace(f"<td>{stem}</td>", f'<td><a href="{link}">{stem}</a></td>')
+    for column, em in PAGE_MIN_WIDTH.items():
+        shown = shown.replace(f"<th>{column}</th>", f'<th style="min-width: {em}em">{column}</th>')
+    return shown

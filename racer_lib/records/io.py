@@ -1,0 +1,292 @@
+"""Reading and writing judge records and their embeddings, and the atomic write every writer uses.
+
+Records (:mod:`racer_lib.records.schema`) are parquet or CSV files, validated on every read and
+write; embeddings live in a second parquet file beside them (``train.parquet`` ->
+``train.embeddings.parquet``), keyed by id, one fixed-size float vector per pair.
+:func:`load` reads both, aligned by id. Every file racer writes goes through
+:func:`atomic_write`: a temporary file in the same folder, then a rename.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.parquet as pq
+
+from racer_lib.errors import InputError, MissingFileError
+from racer_lib.records.schema import (
+    IN_MEMORY,
+    MODES,
+    SELF_ROUTE,
+    STRING_COLUMNS,
+    RecordsError,
+    mode_columns,
+    validate_records,
+)
+
+
+def atomic_write(path: str | os.PathLike, write) -> None:
+    """Write ``path`` by calling ``write(tmp)`` on a temporary file in the same folder, then
+    renaming it: a reader never sees half a file, and a failed ``write`` leaves ``path`` as it
+    was. The file gets the mode a plain ``open`` would give (``0o666`` less the umask). An
+    :class:`InputError` (naming ``path``) where it is a folder or its folder is a file."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give the path of a file to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"{path}: cannot write here, a part of its folder is a file") from None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide the file from others
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _umask() -> int:
+    """This process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def read_records(path: str | os.PathLike) -> pd.DataFrame:
+    """Read and validate judge records from parquet (``.parquet``) or CSV (``.csv``)."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingFileError(f"{path}: no such records file")
+    if path.suffix == ".csv":
+        df = pd.read_csv(
+            path,
+            dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
+            keep_default_na=False,
+            na_values={c: [""] for c in [*df_numeric_columns(), SELF_ROUTE]},
+        )
+    else:
+        df = pd.read_parquet(path)
+    out = validate_records(df, file=path)
+    if out.empty:
+        raise RecordsError(path, "id", "no records: the file has a header but no rows")
+    return out
+
+
+def df_numeric_columns() -> list[str]:
+    """Columns that hold numbers (used to read CSV without turning empty strings into NaN ids)."""
+    return ["label"] + [
+        mode_columns(m)[k] for m in MODES for k in ("correct", "tokens", "thinking_tokens")
+    ]
+
+
+def write_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """Validate and write records atomically (parquet, or CSV for a ``.csv`` path)."""
+    path = Path(path)
+    clean = validate_records(df, file=path)
+    if path.suffix == ".csv":
+        atomic_write(path, lambda tmp: clean.to_csv(tmp, index=False))
+    else:
+        atomic_write(path, lambda tmp: clean.to_parquet(tmp, index=False))
+    return path
+
+
+# ----------------------------------------------------------------------------------------
+# Embeddings, keyed by id, in a parquet file beside the records
+
+
+def embeddings_path(records_path: str | os.PathLike) -> Path:
+    """``train.parquet`` -> ``train.embeddings.parquet`` (the file beside the records)."""
+    p = Path(records_path)
+    return p.with_name(p.name.removesuffix(p.suffix) + ".embeddings.parquet")
+
+
+@dataclass
+class Embeddings:
+    """Pair embeddings: ``matrix[i]`` is the vector of ``ids[i]``."""
+
+    ids: np.ndarray
+    matrix: np.ndarray
+    embedder: str
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
+
+
+def _check_finite(matrix: np.ndarray, ids: Sequence[str], file, offset: int = 0) -> None:
+    bad = ~np.isfinite(matrix)
+    if bad.any():
+        rows = np.flatnonzero(bad.any(axis=1))
+        row = int(rows[0])
+        col = int(np.flatnonzero(bad[row])[0])
+        raise RecordsError(
+            file,
+            "embedding",
+            f"{matrix[row, col]} at dimension {col}; embeddings must be finite",
+            row=offset + row,
+            record_id=str(ids[row]),
+            more=len(rows) - 1,
+        )
+
+
+def write_embeddings(
+    path: str | os.PathLike, chunks: Iterable[tuple[Sequence[str], np.ndarray]], embedder: str
+) -> Path:
+    """Write embeddings chunk by chunk (so 40k x 7680 floats never sit in memory twice).
+
+    ``chunks`` yields ``(ids, matrix)`` pairs; all matrices share one width. Pass
+    ``[(ids, matrix)]`` to write a single array. The file is replaced atomically.
+    """
+    path = Path(path)
+
+    def write(tmp):
+        writer, offset, dim = None, 0, None
+        try:
+            for ids, matrix in chunks:
+                matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+                if matrix.ndim != 2 or len(ids) != len(matrix):
+                    raise ValueError(
+                        f"{path}: a chunk has {len(ids)} ids but matrix shape {matrix.shape}"
+                    )
+                dim = matrix.shape[1] if dim is None else dim
+                if matrix.shape[1] != dim:
+                    raise ValueError(f"{path}: chunk width {matrix.shape[1]} differs from {dim}")
+                _check_finite(matrix, ids, path, offset)
+                values = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim)
+                table = pa.table(
+                    {"id": pa.array([str(i) for i in ids], pa.string()), "embedding": values}
+                )
+                if writer is None:
+                    meta = {b"embedder": embedder.encode(), b"dim": str(dim).encode()}
+                    writer = pq.ParquetWriter(tmp, table.schema.with_metadata(meta))
+                writer.write_table(table)
+                offset += len(ids)
+        finally:
+            if writer is not None:
+                writer.close()
+        if writer is None:
+            raise ValueError(f"{path}: no embeddings to write")
+
+    atomic_write(path, write)
+    return path
+
+
+def _check_lengths(col: pa.Array, ids: np.ndarray, path: Path) -> None:
+    """Every row one vector of the first row's length (a list column may vary; a
+    fixed-size one may hold nulls)."""
+    missing = col.is_null().to_numpy(zero_copy_only=False)
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise RecordsError(
+            path, "embedding", "missing embedding", row, str(ids[row]), int(missing.sum()) - 1
+        )
+    if pa.types.is_fixed_size_list(col.type) or not len(col):
+        return
+    lengths = np.asarray(pa.compute.list_value_length(col).to_numpy(zero_copy_only=False))
+    bad = lengths != lengths[0]
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise RecordsError(
+            path,
+            "embedding",
+            f"{lengths[row]} values, but row 0 has {lengths[0]}; every embedding needs one length",
+            row,
+            str(ids[row]),
+            int(bad.sum()) - 1,
+        )
+
+
+def read_embeddings(path: str | os.PathLike) -> Embeddings:
+    """Read an embeddings file and check it: unique ids, finite values."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingFileError(f"{path}: no such embeddings file")
+    table = pq.read_table(path)
+    if "id" not in table.column_names or "embedding" not in table.column_names:
+        missing = "id" if "id" not in table.column_names else "embedding"
+        raise RecordsError(path, missing, "missing column; embeddings need 'id' and 'embedding'")
+    meta = table.schema.metadata or {}
+    ids = np.asarray(table.column("id").to_pylist(), dtype=object)
+    col = table.column("embedding").combine_chunks()
+    if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) and not (
+        pa.types.is_fixed_size_list(col.type)
+    ):
+        raise RecordsError(path, "embedding", f"expected a list of floats per row, got {col.type}")
+    _check_lengths(col, ids, path)
+    dim = (
+        col.type.list_size
+        if pa.types.is_fixed_size_list(col.type)
+        else (len(col[0].values) if len(col) else 0)
+    )
+    matrix = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    matrix = matrix.reshape(len(ids), dim)
+    _check_finite(matrix, ids, path)
+    dup = pd.Series(ids).duplicated().to_numpy()
+    if dup.any():
+        row = int(np.flatnonzero(dup)[0])
+        raise RecordsError(
+            path,
+            "id",
+            "duplicate id in the embeddings",
+            row=row,
+            record_id=str(ids[row]),
+            more=int(dup.sum()) - 1,
+        )
+    return Embeddings(ids=ids, matrix=matrix, embedder=meta.get(b"embedder", b"").decode())
+
+
+def align_embeddings(
+    records: pd.DataFrame,
+    emb: Embeddings,
+    file: str | os.PathLike = "<embeddings>",
+    records_file: str | os.PathLike = IN_MEMORY,
+) -> np.ndarray:
+    """Return the embedding matrix in the records' row order; every id must match one-to-one."""
+    index = pd.Index(emb.ids)
+    pos = index.get_indexer(records["id"].to_numpy())
+    if (pos < 0).any():
+        row = int(np.flatnonzero(pos < 0)[0])
+        raise RecordsError(
+            records_file,
+            "id",
+            f"no embedding for this id in {file}",
+            row=row,
+            record_id=str(records["id"].iloc[row]),
+            more=int((pos < 0).sum()) - 1,
+        )
+    if len(emb.ids) != len(records):
+        extra = ~index.isin(records["id"].to_numpy())
+        row = int(np.flatnonzero(extra)[0])
+        raise RecordsError(
+            file,
+            "id",
+            f"this embedding's id is not among the records of {records_file}",
+            row=row,
+            record_id=str(emb.ids[row]),
+            more=int(extra.sum()) - 1,
+        )
+    return emb.matrix[pos]
+
+
+def load(
+    path: str | os.PathLike, with_embeddings: bool = True
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Read records and, when asked and present, the embeddings beside them, aligned by id."""
+    records = read_records(path)
+    epath = embeddings_path(path)
+    if not with_embeddings:
+        return records, None
+    if not epath.exists():
+        raise MissingFileError(f"{epath}: no embeddings beside {path}")
+    return records, align_embeddings(records, read_embeddings(epath), epath, path)

@@ -1,0 +1,451 @@
+"""Judge records: one row per preference pair, both judge modes side by side.
+
+A router needs both outcomes of every pair, so a record holds the pair's identity and, for
+each mode ``a`` (0 = instruct, 1 = reasoning, as in the paper's notation), the parsed verdict,
+the correctness ``r(z, a, l) = 1[Phi_a(z) = l]`` and the generated-token count. Embeddings live
+in a second file beside the records, keyed by id (:mod:`racer_lib.records.io` reads and writes
+both; :mod:`racer_lib.records.sets` reads a folder of them). The pair schema
+(:data:`PAIR_COLUMNS`) is here too, beside the records' (:mod:`racer_lib.records.pairs` reads
+and checks pairs).
+
+Every reader validates (:func:`validate_records`, one named check per field). A bad value
+raises :class:`RecordsError`, whose message names the file, the row (counted from 0, in file
+order) and the field, e.g.::
+
+    train.parquet: row 17 (id 'sky-00017'), field 'label': 2 is not a label; labels are 0 or 1
+
+Cost unit (the paper's "cost ratio", made explicit): ``c(z, a) = tokens_a(z) / mean_z
+tokens_0(z)``, the mean taken on the training set, so All-Instruct costs 1.0 on training data.
+The *realized cost ratio* of a policy on an evaluation set is measured against that set's own
+All-Instruct tokens (:func:`realized_cost_ratio`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from racer_lib.errors import ConfigError, InputError, RacerError
+
+MODES: tuple[str, str] = ("instruct", "reasoning")  # index = the paper's action a
+VERDICTS: tuple[str, ...] = ("A", "B", "unparseable")
+UNPARSEABLE = "unparseable"
+
+ID_COLUMNS = ["id", "dataset", "subset", "domain", "split", "label", "judge", "source"]
+STRING_COLUMNS = ["id", "dataset", "subset", "domain", "split", "judge", "source"]
+#: A preference pair (:mod:`racer_lib.records.pairs`): the prompt and the two responses.
+TEXT_FIELDS: tuple[str, str, str] = ("prompt", "response_a", "response_b")
+#: The columns of a labelled pair; ``label = 1`` means response A is preferred.
+PAIR_COLUMNS: list[str] = ["id", "dataset", "subset", "domain", *TEXT_FIELDS, "label"]
+
+
+def mode_columns(mode: str) -> dict[str, str]:
+    """Column names of one mode: verdict, correct, tokens, thinking_tokens."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes are {MODES}")
+    return {k: f"{k}_{mode}" for k in ("verdict", "correct", "tokens", "thinking_tokens")}
+
+
+REQUIRED_COLUMNS = ID_COLUMNS + [
+    mode_columns(m)[k] for m in MODES for k in ("verdict", "correct", "tokens")
+]
+#: The self-routing decision (the instruct mode asked whether it needs reasoning, see
+#: :mod:`racer_lib.judging.prompts`): ``yes``, ``no``, ``unparseable``, or missing where not asked.
+SELF_ROUTE = "self_route"
+SELF_ROUTE_VALUES: tuple[str, ...] = ("yes", "no", "unparseable")
+#: Thinking tokens are known only for some backends, and the self-routing decision only where
+#: it was asked; a missing column is filled with NA.
+OPTIONAL_COLUMNS = [mode_columns(m)["thinking_tokens"] for m in MODES] + [SELF_ROUTE]
+COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+IN_MEMORY = "<in-memory records>"
+#: The largest token count a record may hold: 2**53, the largest whole number a float64 holds
+#: exactly (tokens are summed and averaged as floats in the cost unit); far above any real count.
+MAX_TOKENS = 2**53
+
+
+class RecordsError(RacerError, ValueError):
+    """Bad judge records or embeddings; the message names file, row and field."""
+
+    def __init__(
+        self,
+        file: str | os.PathLike,
+        field: str,
+        problem: str,
+        row: int | None = None,
+        record_id: str | None = None,
+        more: int = 0,
+    ):
+        self.file, self.field, self.row, self.record_id = str(file), field, row, record_id
+        where = f"{self.file}: "
+        if row is not None:
+            where += f"row {row}" + (f" (id {record_id!r})" if record_id is not None else "") + ", "
+        message = f"{where}field {field!r}: {problem}"
+        if more:
+            message += f" (and {more} more row{'s' if more > 1 else ''})"
+        super().__init__(message)
+
+
+def _first_bad(mask: np.ndarray) -> tuple[int | None, int]:
+    bad = np.flatnonzero(mask)
+    return (int(bad[0]), len(bad) - 1) if len(bad) else (None, 0)
+
+
+def raise_at(df: pd.DataFrame, file, field: str, mask, problem) -> None:
+    """Raise for the first row where ``mask`` holds; ``problem`` may be a callable of the value."""
+    row, more = _first_bad(np.asarray(mask, dtype=bool))
+    if row is None:
+        return
+    value = df[field].iloc[row]
+    value = value.item() if isinstance(value, np.generic) else value  # 2, not np.int64(2)
+    text = problem(value) if callable(problem) else problem
+    rid = df["id"].iloc[row] if "id" in df.columns else None
+    raise RecordsError(
+        file, field, text, row=row, record_id=None if pd.isna(rid) else str(rid), more=more
+    )
+
+
+def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> pd.DataFrame:
+    """Check a records table and return it with normalised dtypes (a copy).
+
+    Checks: every required column is present; ids are present and unique; labels are 0 or 1;
+    token counts are present, whole and non-negative; thinking tokens, where given, lie in
+    ``[0, tokens]``; verdicts are ``A``, ``B`` or ``unparseable``; ``correct`` agrees with the
+    verdict and the label (an unparseable verdict counts as incorrect); the self-routing
+    decision, where given, is ``yes``, ``no`` or ``unparseable``.
+    """
+    _check_columns(df, file)
+    out = df.reset_index(drop=True).copy()
+    for col in OPTIONAL_COLUMNS:
+        if col not in out.columns:
+            out[col] = pd.NA
+    _check_ids(out, file)
+    _check_labels(out, file)
+    for mode in MODES:
+        tokens = _check_tokens(out, file, mode)
+        _check_thinking_tokens(out, file, mode, tokens)
+        _check_verdicts(out, file, mode)
+    _check_self_route(out, file)
+    return out
+
+
+def _check_columns(df: pd.DataFrame, file) -> None:
+    """Every required column present; an unknown column close to an optional one is a typo."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise RecordsError(
+            file,
+            missing[0],
+            "missing column; judge records need the columns "
+            + ", ".join(REQUIRED_COLUMNS)
+            + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""),
+        )
+    for col in df.columns:
+        near = difflib.get_close_matches(
+            str(col), [c for c in OPTIONAL_COLUMNS if c not in df.columns], n=1, cutoff=0.8
+        )
+        if col not in COLUMNS and near:
+            raise RecordsError(
+                file,
+                str(col),
+                f"unknown column; did you mean {near[0]!r}? (optional columns: "
+                f"{', '.join(OPTIONAL_COLUMNS)})",
+            )
+
+
+def _check_ids(out: pd.DataFrame, file) -> None:
+    """String columns present (made ``str``); ids non-empty and unique."""
+    for col in STRING_COLUMNS:
+        raise_at(out, file, col, out[col].isna().to_numpy(), "missing value")
+        out[col] = out[col].astype(str)
+    raise_at(out, file, "id", (out["id"].str.len() == 0).to_numpy(), "empty id")
+    dup = out["id"].duplicated(keep="first").to_numpy()
+    if dup.any():
+        row = int(np.flatnonzero(dup)[0])
+        first = int(np.flatnonzero(out["id"].to_numpy() == out["id"].iloc[row])[0])
+        raise RecordsError(
+            file,
+            "id",
+            f"duplicate id, first seen at row {first}",
+            row=row,
+            record_id=out["id"].iloc[row],
+            more=int(dup.sum()) - 1,
+        )
+
+
+def _check_labels(out: pd.DataFrame, file) -> None:
+    """Labels ``l`` are 0 or 1 (made ``int8``)."""
+    label = pd.to_numeric(out["label"], errors="coerce")
+    raise_at(
+        out,
+        file,
+        "label",
+        ~label.isin([0, 1]).to_numpy(),
+        lambda v: (
+            f"{v!r} is not a label; labels are 0 (response B preferred) or 1 (response A preferred)"
+        ),
+    )
+    out["label"] = label.astype("int8")
+
+
+def _check_tokens(out: pd.DataFrame, file, mode: str) -> pd.Series:
+    """The token counts of ``mode``: present, finite, whole, in ``[0, MAX_TOKENS]`` (made
+    ``int64``); returns them as numbers."""
+    tok_col = mode_columns(mode)["tokens"]
+    tokens = pd.to_numeric(out[tok_col], errors="coerce")
+    checks = [
+        (tokens.isna().to_numpy(), lambda v: f"missing or non-numeric token count ({v!r})"),
+        (
+            ~np.isfinite(tokens.to_numpy(dtype=np.float64)),
+            lambda v: f"token count {v} is not finite",
+        ),
+        ((tokens < 0).to_numpy(), lambda v: f"negative token count ({v})"),
+        (
+            (tokens > MAX_TOKENS).to_numpy(),
+            lambda v: f"token count {v} is out of range (at most 2**53 = {MAX_TOKENS:,})",
+        ),
+        (
+            (tokens != np.floor(tokens)).to_numpy(),
+            lambda v: f"token count {v} is not a whole number",
+        ),
+    ]
+    for mask, problem in checks:
+        raise_at(out, file, tok_col, mask, problem)
+    out[tok_col] = tokens.astype("int64")
+    return tokens
+
+
+def _check_thinking_tokens(out: pd.DataFrame, file, mode: str, tokens: pd.Series) -> None:
+    """Thinking tokens of ``mode``, where given, are numbers in ``[0, tokens]`` (``Int64``)."""
+    think_col, tok_col = mode_columns(mode)["thinking_tokens"], mode_columns(mode)["tokens"]
+    think = pd.to_numeric(out[think_col], errors="coerce")
+    given = out[think_col].notna().to_numpy()
+    raise_at(out, file, think_col, given & think.isna().to_numpy(), "non-numeric value")
+    raise_at(
+        out,
+        file,
+        think_col,
+        given & ((think < 0) | (think > tokens)).to_numpy(),
+        lambda v: f"thinking tokens {v} outside [0, {tok_col}]",
+    )
+    out[think_col] = think.astype("Int64")
+
+
+#: Spellings of a correctness value in a text column.
+CORRECT_SPELLINGS = {
+    True: 1,
+    False: 0,
+    "True": 1,
+    "False": 0,
+    "true": 1,
+    "false": 0,
+    "1": 1,
+    "0": 0,
+}
+
+
+def _check_verdicts(out: pd.DataFrame, file, mode: str) -> None:
+    """Verdicts of ``mode`` are in :data:`VERDICTS`; correctness ``r(z, a, l) = 1[Phi_a(z) =
+    l]`` is 0/1 and agrees with the verdict and the label (made ``bool``)."""
+    verdict_col, correct_col = mode_columns(mode)["verdict"], mode_columns(mode)["correct"]
+    raise_at(
+        out,
+        file,
+        verdict_col,
+        ~out[verdict_col].isin(VERDICTS).to_numpy(),
+        lambda v: f"{v!r} is not a verdict; verdicts are {', '.join(VERDICTS)}",
+    )
+    correct = out[correct_col]
+    if correct.dtype == object or str(correct.dtype) in ("string", "str"):
+        correct = correct.map(CORRECT_SPELLINGS)
+    correct = pd.to_numeric(correct, errors="coerce")
+    raise_at(
+        out,
+        file,
+        correct_col,
+        ~correct.isin([0, 1]).to_numpy(),
+        lambda v: f"{v!r} is not a correctness value; use 0/1 or False/True",
+    )
+    expected = out[verdict_col].to_numpy() == np.where(out["label"] == 1, "A", "B")
+    raise_at(
+        out,
+        file,
+        correct_col,
+        correct.to_numpy().astype(bool) != expected,
+        f"disagrees with {verdict_col} and label (correct means the verdict names the "
+        "preferred response; unparseable counts as incorrect)",
+    )
+    out[correct_col] = correct.astype(bool)
+
+
+def _check_self_route(out: pd.DataFrame, file) -> None:
+    """The self-routing decision, where given, is one of :data:`SELF_ROUTE_VALUES`."""
+    route = out[SELF_ROUTE]
+    given = route.notna().to_numpy()
+    raise_at(
+        out,
+        file,
+        SELF_ROUTE,
+        given & ~route.isin(SELF_ROUTE_VALUES).to_numpy(),
+        lambda v: (
+            f"{v!r} is not a self-routing decision; decisions are "
+            f"{', '.join(SELF_ROUTE_VALUES)} (empty where not asked)"
+        ),
+    )
+    out[SELF_ROUTE] = route.astype("string")
+
+
+def self_route_decisions(
+    records: pd.DataFrame, unparseable: str = "reasoning", file: str | os.PathLike = IN_MEMORY
+) -> np.ndarray:
+    """Follow the judge's own yes/no answer: 1 = reasoning, 0 = instruct, per pair.
+
+    ``yes`` reasons and ``no`` does not; an ``unparseable`` answer goes to ``unparseable``'s
+    mode (default: reasoning, since the judge did not decline it). Every record must carry a
+    decision: a missing one is an error naming the row.
+    """
+    if unparseable not in MODES:
+        raise ConfigError(f"unparseable must be one of {MODES} (got {unparseable!r})")
+    if SELF_ROUTE not in records.columns:
+        raise RecordsError(
+            file,
+            SELF_ROUTE,
+            "missing column; these records have no "
+            "self-routing decisions (judge them with the self-routing prompt)",
+        )
+    route = records[SELF_ROUTE]
+    raise_at(
+        records, file, SELF_ROUTE, route.isna().to_numpy(), "no self-routing decision for this pair"
+    )
+    return np.where(
+        route == "unparseable", MODES.index(unparseable), (route == "yes").astype(int)
+    ).astype(np.int8)
+
+
+# ----------------------------------------------------------------------------------------
+# Cost unit and realized cost ratios (the module docstring; README, "Judge records")
+
+
+@dataclass(frozen=True)
+class CostUnit:
+    """One cost unit = the mean instruct-mode tokens of the training set.
+
+    ``c(z, a) = tokens_a(z) / tokens_per_unit``, so All-Instruct costs exactly 1.0 on the
+    training set; budgets ``C`` are in this unit.
+    """
+
+    tokens_per_unit: float
+
+    @classmethod
+    def from_records(cls, train: pd.DataFrame) -> CostUnit:
+        mean = float(train[mode_columns("instruct")["tokens"]].mean())
+        if not mean > 0:
+            raise InputError(
+                "the training set's mean instruct tokens must be positive "
+                f"to define a cost unit (got {mean})"
+            )
+        return cls(mean)
+
+    def cost(self, records: pd.DataFrame) -> np.ndarray:
+        """``c(z, a)`` for every pair, shape ``(n, 2)``: column 0 instruct, 1 reasoning."""
+        return token_matrix(records) / self.tokens_per_unit
+
+
+def token_matrix(records: pd.DataFrame) -> np.ndarray:
+    """Generated tokens of both modes, shape ``(n, 2)`` (column ``a`` = mode ``a``)."""
+    return np.column_stack([records[mode_columns(m)["tokens"]].to_numpy(np.float64) for m in MODES])
+
+
+def correct_matrix(records: pd.DataFrame) -> np.ndarray:
+    """Correctness ``r(z, a, l)`` of both modes, shape ``(n, 2)``."""
+    return np.column_stack(
+        [records[mode_columns(m)["correct"]].to_numpy(np.float64) for m in MODES]
+    )
+
+
+def realized_cost_ratio(records: pd.DataFrame, p_reasoning: float | np.ndarray) -> float:
+    """Expected tokens of a policy over the set's own All-Instruct tokens.
+
+    ``p_reasoning`` is the probability of choosing reasoning per pair (a scalar, per-pair
+    probabilities, or 0/1 decisions). All-Instruct gives 1.0 and All-Reasoning gives the set's
+    cost ratio ``sum tokens_1 / sum tokens_0``.
+    """
+    t = token_matrix(records)
+    p = np.broadcast_to(np.asarray(p_reasoning, dtype=np.float64), (len(t),))
+    return float(np.mean((1 - p) * t[:, 0] + p * t[:, 1]) / np.mean(t[:, 0]))
+
+
+def infeasible_budget(
+    budget: float,
+    cheapest: float,
+    file: str | os.PathLike = IN_MEMORY,
+    tokens_per_unit: float | None = None,
+) -> RecordsError | None:
+    """The error for a budget at or below the cheapest possible cost, or ``None`` if feasible."""
+    if np.isfinite(budget) and budget > cheapest:
+        return None
+    if not np.isfinite(budget):
+        return RecordsError(file, "budget", f"budget C = {budget} is not a finite number")
+    unit = f" (1 unit = {tokens_per_unit:.1f} instruct tokens)" if tokens_per_unit else ""
+    return RecordsError(
+        file,
+        "budget",
+        f"budget C = {budget} is infeasible: at or below the "
+        f"cheapest possible cost {cheapest:.4f} cost units (the cheaper mode on "
+        f"every pair){unit}",
+    )
+
+
+def check_budget(
+    budget: float,
+    records: pd.DataFrame,
+    unit: CostUnit | None = None,
+    file: str | os.PathLike = IN_MEMORY,
+) -> float:
+    """Raise when ``budget`` is at or below the cheapest cost on ``records``; return that cost.
+
+    The cheapest policy takes the cheaper mode on every pair, so its cost is
+    ``mean_z min_a c(z, a)`` (1.0 or a little less on the training set).
+    """
+    unit = unit or CostUnit.from_records(records)
+    cheapest = float(unit.cost(records).min(axis=1).mean())
+    error = infeasible_budget(budget, cheapest, file, unit.tokens_per_unit)
+    if error is not None:
+        raise error
+    return cheapest
+
+
+# ----------------------------------------------------------------------------------------
+# Provenance: where records came from (simulated, a third-party release, or generated)
+
+PROVENANCE_KINDS = {
+    "simulated": "simulated",
+    "release": "third-party release",
+    "generated": "generated by the judging pipeline",
+}
+
+
+def provenance(records: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> str:
+    """``simulated``, ``release`` or ``generated`` from the ``source`` column (``mixed`` if
+    several); a :class:`RecordsError` (naming ``file``) for a source of another kind."""
+    kinds = {str(s).split(":", 1)[0] for s in records["source"].unique()}
+    unknown = kinds - set(PROVENANCE_KINDS)
+    if unknown:
+        raise RecordsError(
+            file,
+            "source",
+            f"unknown record source kind(s) {sorted(unknown)}; a "
+            f"source starts with one of {', '.join(PROVENANCE_KINDS)} followed "
+            "by ':'",
+        )
+    return combined_provenance(kinds)
+
+
+def combined_provenance(provenances: Iterable[str]) -> str:
+    """The one provenance shared by all of ``provenances``, or ``"mixed"``."""
+    kinds = set(provenances)
+    return kinds.pop() if len(kinds) == 1 else "mixed"

@@ -1,0 +1,10 @@
+"""Layer 3, how a router is trained under a budget: the method a practitioner imports.
+
+- ``dro``: the worst case over a KL ball, exact and Algorithm 1's batch approximation;
+- ``theory``: the tabular primal-dual of the paper's §4 (Theorems 4.1 and 4.2);
+- ``policy``: the MLP and linear routers, a batch of them, a saved router;
+- ``train``: Algorithm 1 (ACER, RACER-R, RACER-C, RACER) and model selection;
+- ``store``: trained routers stored by the hash of their configuration and inputs;
+- ``baselines``: RouterBench-KNN, RouteLLM-MF, M-IRT and the budget-matching rule;
+- ``routed``: route-then-judge, a saved router picking the one mode each pair is judged in.
+"""

@@ -1,0 +1,225 @@
+"""Router policies: the paper's MLP and a linear policy, a batch of them, and a saved router.
+
+A policy maps a pair's embedding ``z`` to ``pi(1 | z) = sigmoid(logit(z))``, the probability of
+the reasoning mode. The paper's policy (appendix B.3) is a 4-layer MLP with ReLU activations and
+hidden widths 256/128/64; its robustness ablation uses a linear policy.
+
+:class:`PolicyBatch` holds ``P`` independent policies with stacked parameters (layer ``l`` has a
+weight of shape ``(P, in, out)``), so one matrix product per layer runs all of them. Each policy is
+initialised from its own seed exactly as :func:`reference_policy` initialises a plain
+``torch.nn.Sequential`` (uniform in ``±1/sqrt(fan_in)``, as ``nn.Linear`` does), which is what
+lets the tests compare the two.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from racer_lib import __version__
+from racer_lib.errors import ConfigError, InputError, MissingFileError
+from racer_lib.records.io import atomic_write
+
+ARCHS: dict[str, tuple[int, ...]] = {"mlp": (256, 128, 64), "linear": ()}
+
+
+def _hidden(arch: str) -> tuple[int, ...]:
+    if arch not in ARCHS:
+        raise ConfigError(f"unknown policy architecture {arch!r}; choose one of {', '.join(ARCHS)}")
+    return ARCHS[arch]
+
+
+def init_layers(
+    seed: int, in_dim: int, arch: str = "mlp"
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """One policy's initial ``(W, b)`` per layer, ``W`` of shape ``(in, out)``, from ``seed``."""
+    gen = torch.Generator().manual_seed(int(seed))
+    sizes = [in_dim, *_hidden(arch), 1]
+    layers = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1.0 / math.sqrt(fan_in)
+        w = (torch.rand(fan_in, fan_out, generator=gen) * 2 - 1) * bound
+        b = (torch.rand(fan_out, generator=gen) * 2 - 1) * bound
+        layers.append((w, b))
+    return layers
+
+
+def forward(layers, x: torch.Tensor) -> torch.Tensor:
+    """Logits of stacked policies: ``x`` is ``(B, D)`` (shared) or ``(P, B, D)``.
+
+    Returns ``(P, B)``.
+    """
+    h = x
+    for i, (w, b) in enumerate(layers):
+        h = torch.matmul(h, w) + b.unsqueeze(-2)
+        if i < len(layers) - 1:
+            h = torch.relu(h)
+    return h.squeeze(-1)
+
+
+class PolicyBatch(torch.nn.Module):
+    """``P`` independent policies of one architecture, parameters stacked on a leading axis."""
+
+    def __init__(self, seeds: list[int], in_dim: int, arch: str = "mlp"):
+        super().__init__()
+        self.arch, self.in_dim, self.seeds = arch, int(in_dim), [int(s) for s in seeds]
+        per_policy = [init_layers(s, in_dim, arch) for s in self.seeds]
+        self.weights = torch.nn.ParameterList(
+            torch.nn.Parameter(torch.stack([layers[l][0] for layers in per_policy]))
+            for l in range(len(per_policy[0]))
+        )
+        self.biases = torch.nn.ParameterList(
+            torch.nn.Parameter(torch.stack([layers[l][1] for layers in per_policy]))
+            for l in range(len(per_policy[0]))
+        )
+
+    @property
+    def size(self) -> int:
+        return len(self.seeds)
+
+    def layers(self):
+        return list(zip(self.weights, self.biases))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[-1] != self.in_dim:
+            raise ValueError(
+                f"embeddings have dimension {x.shape[-1]}, the policies expect {self.in_dim}"
+            )
+        return forward(self.layers(), x)
+
+    @torch.no_grad()
+    def p_reasoning(self, x: np.ndarray | torch.Tensor, chunk: int = 8192) -> np.ndarray:
+        """``pi(1 | z)`` of every policy on every row of ``x``: shape ``(P, n)``."""
+        x = torch.as_tensor(np.asarray(x, dtype=np.float32))
+        out = [torch.sigmoid(self(x[i : i + chunk])) for i in range(0, len(x), chunk)]
+        return torch.cat(out, dim=1).numpy() if out else np.zeros((self.size, 0), np.float32)
+
+    def policy_layers(self, p: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Detached copies of policy ``p``'s ``(W, b)`` per layer."""
+        return [(w[p].detach().clone(), b[p].detach().clone()) for w, b in self.layers()]
+
+
+def reference_policy(seed: int, in_dim: int, arch: str = "mlp") -> torch.nn.Sequential:
+    """A plain ``nn.Sequential`` policy with :func:`init_layers`'s initial weights."""
+    mods: list[torch.nn.Module] = []
+    layers = init_layers(seed, in_dim, arch)
+    for i, (w, b) in enumerate(layers):
+        lin = torch.nn.Linear(w.shape[0], w.shape[1])
+        with torch.no_grad():
+            lin.weight.copy_(w.T)
+            lin.bias.copy_(b)
+        mods.append(lin)
+        if i < len(layers) - 1:
+            mods.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*mods)
+
+
+# ----------------------------------------------------------------------------------------
+# A saved router
+
+
+@dataclass
+class Router:
+    """One trained policy with what it needs to route new pairs.
+
+    ``embedder`` and ``in_dim`` must match the embeddings it is applied to; ``tokens_per_unit``
+    is the cost unit of its training set and ``budget`` the budget it was trained for.
+    """
+
+    layers: list[tuple[torch.Tensor, torch.Tensor]]
+    arch: str
+    in_dim: int
+    embedder: str
+    tokens_per_unit: float
+    budget: float
+    config: dict = field(default_factory=dict)
+    version: str = __version__
+
+    def check(self, dim: int, embedder: str | None, file: str = "<embeddings>") -> None:
+        """Refuse embeddings of another dimension or from another embedder."""
+        if dim != self.in_dim:
+            raise InputError(
+                f"{file}: embeddings have dimension {dim}, but this router was "
+                f"trained on {self.in_dim}-dimensional embeddings"
+            )
+        if embedder is not None and embedder != self.embedder:
+            raise InputError(
+                f"{file}: embeddings come from {embedder!r}, but this router was "
+                f"trained on embeddings from {self.embedder!r}"
+            )
+
+    @torch.no_grad()
+    def p_reasoning(self, embeddings: np.ndarray) -> np.ndarray:
+        """``pi(1 | z)`` for every row."""
+        self.check(embeddings.shape[1], None)
+        x = torch.as_tensor(np.asarray(embeddings, dtype=np.float32))
+        return torch.sigmoid(forward(self.layers, x)).numpy()
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {k: v for k, v in asdict(self).items() if k != "layers"}
+        blob = {"layers": [(w, b) for w, b in self.layers], "meta": meta}
+        atomic_write(path, lambda tmp: torch.save(blob, tmp))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Router:
+        path = Path(path)
+        if not path.exists():
+            raise MissingFileError(f"{path}: no such router file")
+        # Tensors and plain metadata only: a router file cannot run code when it is loaded.
+        try:
+            blob = torch.load(path, weights_only=True)
+        except Exception as exc:  # not a torch file, or one holding more than tensors
+            raise InputError(f"{path}: not a router file ({type(exc).__name__}: {exc})") from exc
+        if not isinstance(blob, dict) or not {"layers", "meta"} <= set(blob):
+            raise InputError(f"{path}: not a router file (no layers and meta; see Router.save)")
+        try:
+            router = cls(layers=[(w, b) for w, b in blob["layers"]], **blob["meta"])
+        except (TypeError, ValueError) as exc:  # meta of another version, layers not pairs
+            raise InputError(f"{path}: not a router file ({type(exc).__name__}: {exc})") from exc
+        router.check_layers(path)
+        return router
+
+    def check_layers(self, file: str | Path = "<router>") -> None:
+        """Refuse layers that do not chain ``in_dim`` -> the architecture's hidden widths ->
+        1 (``W`` of shape ``(in, out)``, ``b`` of ``(out,)``), or hold a non-finite value; the
+        message names ``file`` and the layer (counted from 0)."""
+        sizes = [self.in_dim, *_hidden(self.arch), 1]
+        if len(self.layers) != len(sizes) - 1:
+            raise InputError(
+                f"{file}: {len(self.layers)} layers, but a {self.arch!r} router of input "
+                f"dimension {self.in_dim} has {len(sizes) - 1} (widths {sizes})"
+            )
+        for i, (w, b) in enumerate(self.layers):
+            want_w, want_b = (sizes[i], sizes[i + 1]), (sizes[i + 1],)
+            for name, t, want in (("weight", w, want_w), ("bias", b, want_b)):
+                if not isinstance(t, torch.Tensor) or tuple(t.shape) != want:
+                    got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+                    raise InputError(
+                        f"{file}: layer {i} {name} has shape {got}, expected {want} (widths "
+                        f"{sizes} of a {self.arch!r} router)"
+                    )
+                bad = ~torch.isfinite(t)
+                if bad.any():
+                    raise InputError(
+                        f"{file}: layer {i} {name} holds {int(bad.sum())} non-finite value(s) "
+                        f"(e.g. {t[bad].flatten()[0].item()}); the router cannot be used"
+                    )
+
+
+def expected(p_reasoning, values):
+    """``E_{a ~ pi(.|z)}[v(z, a)]`` averaged over pairs: the objective and the constraint of
+    Eq. (1) for a policy, with ``values`` the reward ``r(z, a, l)`` or the cost ``c(z, a)``.
+
+    ``values`` has shape ``(n, 2)`` (instruct, reasoning); ``p_reasoning`` is ``pi(1|z)``, shape
+    ``(n,)`` or ``(P, n)`` for ``P`` policies at once, which gives ``P`` means. NumPy arrays and
+    torch tensors both work, so the trainer's validation pass and the chapters share this one
+    definition.
+    """
+    return ((1 - p_reasoning) * values[:, 0] + p_reasoning * values[:, 1]).mean(-1)

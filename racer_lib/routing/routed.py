@@ -1,0 +1,286 @@
+"""Route-then-judge: a saved router picks each pair's mode, and only that mode is judged.
+
+What the paper's router is for: at deployment a pair ``z`` gets one judgment, in the mode ``a``
+the policy ``pi(a | z)`` picks (``a = 1``: reasoning), at the cost ``c(z, a)`` of that mode
+alone (Eq. (1): accuracy ``E[r(z, a, l)]`` under the budget ``E[c(z, a)] <= C``).
+``racer judge run --router ROUTER.pt`` does this: the router
+(:class:`racer_lib.routing.policy.Router`)
+is applied to each pair's embedding, the decision is written to the shard's ``routes.csv``
+(``id, p_reasoning, decision``, as ``racer records route`` writes) *before* the first judgment, and
+each pair is judged once, in the chosen mode, by the resumable sharded run of
+:func:`racer_lib.judging.run.run_judging`. A resumed run reads the pinned decisions back, so
+a restart never changes a pair's mode.
+
+**Decisions** (:data:`DECISIONS`): ``expected``, the policy's more probable mode (reasoning iff
+``pi(1 | z) > 1/2``; a tie goes to the cheaper instruct mode), or ``sampled``, a draw
+``a ~ Bernoulli(pi(1 | z))`` from the pair's own seed ``item_seed(seed, id, "route")``, so
+neither the shards nor a restart change a draw (``racer records route`` draws once for a whole file
+in row order instead).
+
+**Cost** is reported in the router's training unit (:class:`racer_lib.records.schema.CostUnit`:
+``c(z, a) = tokens_a(z) / tokens_per_unit``, the training set's mean instruct tokens), the unit
+its budget ``C`` is in; the instruct tokens of the pairs routed to reasoning are never
+generated, so the set's own All-Instruct cost is unknown here. Accuracy counts an unparseable
+verdict as wrong, as everywhere (:mod:`racer_lib.records.schema`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from racer_lib.errors import ConfigError
+from racer_lib.judging.merging import combine_orders
+from racer_lib.judging.spec import (
+    DECISIONS,
+    ORDERS,
+    JudgingError,
+    RunSpec,
+    item_seed,
+    shard_dir,
+)
+from racer_lib.judging.store import ROUTES_NAME, read_parts
+from racer_lib.records import io as rio
+from racer_lib.records import schema as rec
+
+if TYPE_CHECKING:  # torch is imported only when a router is loaded
+    from racer_lib.routing.policy import Router
+
+ROUTED_NAME = "routed.csv"  # per shard: the decisions with the chosen mode's judgment
+ROUTED_COLUMNS = [
+    "id",
+    "p_reasoning",
+    "decision",
+    "mode",
+    "label",
+    "verdict",
+    "correct",
+    "tokens",
+    "thinking_tokens",
+    "cost",
+]
+
+
+@dataclass(frozen=True)
+class Routing:
+    """What :func:`racer_lib.judging.run.run_judging` needs to judge one mode per pair:
+    ``routes`` (``id, p_reasoning, decision`` for every pair, decision 1 = reasoning) and
+    ``config`` (the router and decision rule, pinned in the shard's ``config.json``)."""
+
+    routes: pd.DataFrame
+    config: dict[str, Any]
+
+
+def router_fingerprint(router: Router) -> str:
+    """sha256 of the router's weights and metadata (two files of one router match)."""
+    h = hashlib.sha256()
+    for w, b in router.layers:
+        for t in (w, b):
+            h.update(np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float32).tobytes())
+    meta = {k: v for k, v in dataclasses.asdict(router).items() if k not in ("layers", "version")}
+    h.update(json.dumps(meta, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:16]
+
+
+def decide(ids, p_reasoning: np.ndarray, decision: str, seed: int) -> np.ndarray:
+    """The mode of each pair (0 instruct, 1 reasoning) under rule ``decision`` (see the module
+    docstring); ``sampled`` draws from each pair's own seed, derived from ``seed``."""
+    if decision not in DECISIONS:
+        raise ConfigError(f"unknown decision {decision!r}; decisions are {', '.join(DECISIONS)}")
+    p = np.asarray(p_reasoning, dtype=np.float64)
+    if decision == "expected":
+        return (p > 0.5).astype(np.int64)
+    u = [np.random.default_rng(item_seed(seed, str(i), "route")).random() for i in ids]
+    return (np.asarray(u) < p).astype(np.int64)
+
+
+def pair_embeddings(
+    pairs: pd.DataFrame,
+    router: Router,
+    embeddings: str | os.PathLike | None = None,
+    *,
+    dataset: str | os.PathLike | None = None,
+    encoder=None,
+    cache_dir: str | os.PathLike | None = None,
+) -> np.ndarray:
+    """Each pair's embedding, in ``pairs``' row order, checked against the router's embedder
+    and dimension. From the file ``embeddings``, else the file beside a pairs file ``dataset``
+    (``PAIRS.embeddings.parquet``, as ``racer pairs embed`` writes) when there is one, else computed
+    with ``encoder`` (default: the router's embedder by name) through the embedding cache
+    (:func:`racer_lib.records.embed.embed_pairs`). A file may hold more ids than the pairs."""
+    if embeddings is None and dataset is not None and Path(dataset).is_file():
+        beside = rio.embeddings_path(dataset)
+        embeddings = beside if beside.exists() else None
+    if embeddings is None:
+        from racer_lib.records.embed import embed_pairs
+
+        x = embed_pairs(pairs, encoder or router.embedder, cache_dir=cache_dir, progress=False)
+        router.check(x.shape[1], getattr(encoder, "name", None), file="<computed embeddings>")
+        return x
+    emb = rio.read_embeddings(embeddings)
+    router.check(emb.dim, emb.embedder or None, file=str(embeddings))
+    keep = pd.Index(pairs["id"]).get_indexer(emb.ids) >= 0
+    emb = rio.Embeddings(emb.ids[keep], emb.matrix[keep], emb.embedder)
+    return rio.align_embeddings(pairs, emb, embeddings, str(dataset or "<pairs>"))
+
+
+def routing(
+    pairs: pd.DataFrame, router: Router, x: np.ndarray, decision: str, seed: int
+) -> Routing:
+    """The router's decisions on ``pairs`` (embeddings ``x``, one row per pair)."""
+    p = router.p_reasoning(x).astype(np.float64)
+    routes = pd.DataFrame(
+        {
+            "id": pairs["id"].astype(str),
+            "p_reasoning": p,
+            "decision": decide(pairs["id"], p, decision, seed),
+        }
+    )
+    config = {
+        "router": router_fingerprint(router),
+        "embedder": router.embedder,
+        "budget": float(router.budget),
+        "tokens_per_unit": float(router.tokens_per_unit),
+        "decision": decision,
+    }
+    return Routing(routes, config)
+
+
+def routed_table(
+    routes: pd.DataFrame, parts: pd.DataFrame, pairs: pd.DataFrame, tokens_per_unit: float
+) -> pd.DataFrame:
+    """One row per routed pair (:data:`ROUTED_COLUMNS`): the decision, the chosen mode's verdict
+    (both orders combined by JudgeBench's rule when judged in both), its correctness, tokens
+    (summed over orders) and cost ``tokens / tokens_per_unit`` (the router's unit)."""
+    label = pairs.set_index("id")["label"]
+    judged = dict(list(parts.groupby(["pair_id", "task"])))
+    rows = []
+    for r in routes.itertuples(index=False):
+        mode = rec.MODES[int(r.decision)]
+        got = judged.get((r.id, mode))
+        if got is None:
+            raise JudgingError(f"pair {r.id!r} has no {mode} judgment yet; resume the run")
+        by_order = got.set_index("order")
+        verdict = by_order.loc["original", "verdict_pair"]
+        if ORDERS[1] in by_order.index:
+            verdict = combine_orders(verdict, by_order.loc[ORDERS[1], "verdict_pair"])
+        think = got["n_thinking_tokens"]
+        preferred = "A" if int(label[r.id]) == 1 else "B"
+        tokens = int(got["n_tokens"].sum())
+        rows.append(
+            [r.id, float(r.p_reasoning), int(r.decision), mode, int(label[r.id]), verdict,
+             verdict == preferred, tokens, pd.NA if think.isna().any() else int(think.sum()),
+             tokens / tokens_per_unit]
+        )  # fmt: skip
+    return pd.DataFrame(rows, columns=ROUTED_COLUMNS)
+
+
+def routed_summary(table: pd.DataFrame, budget: float, **about: Any) -> pd.DataFrame:
+    """One row: pairs, reasoning rate, accuracy (%), realized cost in the router's unit (mean
+    of ``cost``, Eq. (1)'s ``E[c(z, a)]``), the budget ``C`` and whether the cost is within it;
+    ``about`` (e.g. decision, seed) are extra leading columns."""
+    cost = float(table["cost"].mean())
+    return pd.DataFrame(
+        [
+            {
+                **about,
+                "n": len(table),
+                "reasoning_rate": float(table["decision"].mean()),
+                "accuracy": 100 * float(table["correct"].mean()),
+                "cost": cost,
+                "budget": float(budget),
+                "within_budget": cost <= budget,
+            }
+        ]
+    )
+
+
+@dataclass
+class RoutedResult:
+    """A route-then-judge shard: the judging run (:class:`ShardResult`), its table and summary."""
+
+    shard: Any  # racer_lib.judging.run.ShardResult
+    table: pd.DataFrame
+    summary_row: pd.DataFrame
+
+    def summary(self) -> str:
+        s = self.summary_row.iloc[0]
+        return (
+            f"{self.shard.summary()}\nrouted ({s['decision']} decision, seed {s['seed']}): "
+            f"{s['n']} pairs, reasoning on {s['reasoning_rate']:.1%}; accuracy "
+            f"{s['accuracy']:.2f} %, realized cost {s['cost']:.3f} router cost units (budget "
+            f"C = {s['budget']:g}, {'within' if s['within_budget'] else 'over'} budget); wrote "
+            f"{self.shard.folder / ROUTED_NAME}"
+        )
+
+
+def execute_routed(run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = True):
+    """``racer judge run --router ...``: route every pair of ``run``'s shard with the router
+    file ``run.router`` (embeddings: :func:`pair_embeddings`), judge each once in its chosen
+    mode (resumable, :func:`racer_lib.judging.run.execute`) and write the shard's
+    ``routed.csv`` (:func:`routed_table`); returns a :class:`RoutedResult`."""
+    from racer_lib.judging.run import execute
+    from racer_lib.records.pairs import load_pairs
+    from racer_lib.routing.policy import Router
+
+    if run.router is None:
+        raise ConfigError("a route-then-judge run needs a router file (--router)")
+    if run.judge.self_route:
+        raise ConfigError("--self-route asks the judge to route itself; not with --router")
+    router = Router.load(run.router)  # refuses what is not a router, naming the file
+    if pairs is None:
+        pairs = load_pairs(run.dataset, run.limit)
+    x = pair_embeddings(pairs, router, run.embeddings, dataset=run.dataset)
+    plan = routing(pairs, router, x, run.decision, run.seed)
+    shard = execute(run, pairs, progress=progress, routing=plan)
+    folder = shard_dir(run.out, run.shard)
+    routes = pd.read_csv(folder / ROUTES_NAME, dtype={"id": str})
+    parts, _ = read_parts(folder)
+    table = routed_table(routes, parts, pairs, router.tokens_per_unit)
+    rio.atomic_write(folder / ROUTED_NAME, lambda tmp: table.to_csv(tmp, index=False))
+    row = routed_summary(table, router.budget, decision=run.decision, seed=run.seed)
+    return RoutedResult(shard, table, row)
+
+
+def read_routed(out_dir: str | os.PathLike) -> pd.DataFrame:
+    """Every shard's ``routed.csv`` of a route-then-judge run, as one table."""
+    files = sorted(Path(out_dir).glob(f"shard-*-of-*/{ROUTED_NAME}"))
+    if not files:
+        raise JudgingError(f"{out_dir}: no {ROUTED_NAME}; run `racer judge run --router ...`")
+    return pd.concat([pd.read_csv(f, dtype={"id": str}) for f in files], ignore_index=True)
+
+
+def in_sample_router(
+    records: pd.DataFrame,
+    x: np.ndarray,
+    embedder: str,
+    budget: float,
+    settings=None,
+    seed: int = 0,
+) -> Router:
+    """A router trained and checkpoint-selected on ``records`` themselves (in-sample: for
+    showing the route-then-judge path on a handful of pairs, not for estimating routing
+    quality), RACER's default objective (:class:`racer_lib.routing.train.PolicyConfig`) at
+    ``budget``
+    in the records' own cost unit; ``settings``: :class:`racer_lib.routing.train.TrainSettings`."""
+    from racer_lib.routing import train
+
+    unit = rec.CostUnit.from_records(records)
+    split = train.make_split("train", records, x, unit)
+    result = train.train_policies(
+        split,
+        split,
+        [train.PolicyConfig(budget=budget, seed=seed)],
+        settings or train.TrainSettings(arch="linear", epochs=20),
+        unit,
+        progress=False,
+    )
+    return result.router(0, embedder)

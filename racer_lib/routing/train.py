@@ -1,0 +1,445 @@
+"""Training routers: Algorithm 1 (ACER, RACER-R, RACER-C, RACER) for a batch of policies.
+
+One step, for each policy ``p`` and its minibatch ``D_t`` of pairs (both actions enumerated):
+
+* expected reward and cost under ``pi``: ``r_i = sum_a pi(a|z_i) r(z_i, a)``,
+  ``c_i = sum_a pi(a|z_i) c(z_i, a)`` (``c`` in the training set's cost unit);
+* worst-case reweighting (Algorithm 1, :func:`racer_lib.routing.dro.batch_weights_torch`):
+  ``w^R ∝ exp((mean r - r_i) / tau_R)``, ``w^C ∝ exp((c_i - mean c) / tau_C)``, computed on
+  detached values (the appendix treats the worst-case distributions as fixed in a step);
+  ``tau = inf`` means no reweighting;
+* primal step on ``-(sum_i w^R_i r_i - lam sum_i w^C_i c_i + beta mean_i H(pi(.|z_i)))`` with
+  AdamW (Eq. (7), the policy maximises the regularised Lagrangian);
+* dual step of appendix A.3: ``lam <- [lam + eta (sum_i w^C_i c_i - C - beta lam)]_+``, with
+  the batch's worst-case cost from the same forward pass.
+
+Variants: ACER reweights nothing, RACER-R only rewards, RACER-C only costs, RACER both.
+After every epoch each policy is evaluated on the validation split; the returned policy is the
+best valid checkpoint (appendix B.3): among epochs whose validation cost meets the budget the one
+with the highest validation accuracy, else the one whose cost is closest to the budget.
+Evaluation takes expectations under ``pi`` rather than sampling decisions.
+
+:func:`train_policies` trains all policies together; :func:`train_reference` is a plain
+one-policy PyTorch loop with the same maths, kept as the reference the batched trainer is
+tested and benchmarked against.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import platform
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from racer_lib.errors import ConfigError
+from racer_lib.records.schema import CostUnit, RecordsError, correct_matrix, infeasible_budget
+from racer_lib.routing import dro
+from racer_lib.routing.policy import PolicyBatch, Router, expected, reference_policy
+
+VARIANTS: dict[str, tuple[bool, bool]] = {  # (reweight rewards, reweight costs)
+    "ACER": (False, False),
+    "RACER-R": (True, False),
+    "RACER-C": (False, True),
+    "RACER": (True, True),
+}
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """What distinguishes one policy of a batch.
+
+    Defaults: the paper's benchmark protocol (appendix B.5: "we fix tau_R = 1 and disable
+    robust reweighting on the cost term"), i.e. variant ``RACER-R`` at ``tau_r = 1``, with
+    beta = 0.005 (appendix B.3). ``tau_c`` applies only to the variants that reweight costs
+    (``RACER-C``, and ``RACER``, which reweights rewards and costs): pass
+    ``variant="RACER"`` for the fully robust objective.
+    """
+
+    budget: float
+    seed: int = 0
+    variant: str = "RACER-R"
+    tau_r: float = 1.0
+    tau_c: float = 1.0
+    beta: float = 0.005
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise ConfigError(
+                f"unknown variant {self.variant!r}; choose one of {', '.join(VARIANTS)}"
+            )
+        for name in ("tau_r", "tau_c"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be > 0 (got {getattr(self, name)})")
+        if self.beta < 0:
+            raise ConfigError(f"beta must be >= 0 (got {self.beta})")
+
+    @property
+    def taus(self) -> tuple[float, float]:
+        """``(tau_R, tau_C)`` in effect: ``inf`` where the variant does not reweight."""
+        rew, cost = VARIANTS[self.variant]
+        return (self.tau_r if rew else math.inf, self.tau_c if cost else math.inf)
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Shared by every policy of a batch. Defaults: the paper's appendix B.3."""
+
+    arch: str = "mlp"
+    epochs: int = 60
+    batch_size: int = 64
+    lr: float = 1e-4
+    weight_decay: float = 0.01  # AdamW's default; the paper names AdamW without a value
+    dual_step: float = 1e-3
+    lam0: float = 0.0
+    fused: bool = True  # PyTorch's fused AdamW kernel (same update, one pass per tensor)
+
+    def __post_init__(self):
+        for name in ("epochs", "batch_size"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"{name} must be at least 1 (got {getattr(self, name)})")
+        if self.lr < 0 or self.dual_step < 0 or self.lam0 < 0:
+            raise ConfigError(
+                f"lr, dual_step and lam0 must be >= 0 (got {self.lr}, "
+                f"{self.dual_step}, {self.lam0})"
+            )
+
+
+@dataclass
+class Split:
+    """A split ready for training: embeddings, both actions' correctness and cost."""
+
+    name: str
+    x: torch.Tensor  # (n, D) float32
+    r: torch.Tensor  # (n, 2) correctness
+    c: torch.Tensor  # (n, 2) cost in the training set's unit
+    unit: CostUnit | None = None  # the cost unit of ``c``
+
+    @property
+    def n(self) -> int:
+        return len(self.x)
+
+
+def make_split(name: str, records: pd.DataFrame, embeddings: np.ndarray, unit: CostUnit) -> Split:
+    """Check and convert one split. An empty split or embeddings of the wrong length fail."""
+    if len(records) == 0:
+        raise RecordsError(
+            f"<{name} split>", "split", f"the {name} split is empty: no pairs to train or select on"
+        )
+    if embeddings is None or embeddings.ndim != 2 or len(embeddings) != len(records):
+        shape = None if embeddings is None else embeddings.shape
+        raise RecordsError(
+            f"<{name} split>",
+            "embedding",
+            f"{len(records)} records but embeddings of shape {shape}",
+        )
+    return Split(
+        name,
+        torch.as_tensor(np.asarray(embeddings, dtype=np.float32)),
+        torch.as_tensor(correct_matrix(records), dtype=torch.float32),
+        torch.as_tensor(unit.cost(records), dtype=torch.float32),
+        unit,
+    )
+
+
+def _entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy of Bernoulli(sigmoid(logits)), from the logits.
+
+    ``H = p1 softplus(-l) + p0 softplus(l)`` (since ``-log p1 = softplus(-l)``): the same
+    value as ``-(p1 log p1 + p0 log p0)``, with a finite gradient where ``sigmoid`` saturates
+    to exactly 0 or 1 in float32 (the ``xlogy`` form's gradient is NaN there).
+    """
+    p1 = torch.sigmoid(logits)
+    softplus = torch.nn.functional.softplus
+    return p1 * softplus(-logits) + (1 - p1) * softplus(logits)
+
+
+def _step_terms(logits, r, c, tau_r, tau_c):
+    """Expected reward/cost per pair, their worst-case weights, and the entropy."""
+    p1 = torch.sigmoid(logits)
+    rew = (1 - p1) * r[..., 0] + p1 * r[..., 1]
+    cost = (1 - p1) * c[..., 0] + p1 * c[..., 1]
+    w_r = dro.batch_weights_torch(rew.detach().reshape(-1, rew.shape[-1]), tau_r).reshape(rew.shape)
+    w_c = dro.batch_weights_torch(cost.detach().reshape(-1, cost.shape[-1]), tau_c, "cost").reshape(
+        cost.shape
+    )
+    return rew, cost, w_r, w_c, _entropy(logits)
+
+
+def _optimizer(params, settings: TrainSettings) -> torch.optim.AdamW:
+    """AdamW as the paper trains; ``settings.fused`` picks PyTorch's fused kernel."""
+    return torch.optim.AdamW(
+        params, lr=settings.lr, weight_decay=settings.weight_decay, fused=settings.fused or None
+    )
+
+
+KEEP_FREED_MEMORY = True  # glibc only; see _keeping_freed_memory (speed only, same results)
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # glibc's mallopt parameters (malloc.h)
+_GLIBC_DEFAULTS = {_M_MMAP_MAX: 65536, _M_TRIM_THRESHOLD: 128 * 1024}
+
+
+@contextmanager
+def _keeping_freed_memory():
+    """While the batch trains, glibc's malloc keeps freed memory for reuse (speed only).
+
+    Every step's backward pass allocates a fresh gradient for the first layer's stacked weight
+    (``P x D x 256`` floats: 126 MB for 16 policies at the paper's D = 7680), and the fused
+    AdamW step then reads it. glibc serves a block that large (above its mmap threshold, at
+    most 32 MiB) with a fresh ``mmap`` and unmaps it when freed, so by default every step
+    faults its gradient's pages in one at a time, each zeroed by the kernel: a third of a
+    step's time at the paper's sizes. Inside this context ``M_MMAP_MAX = 0`` serves big blocks
+    from the heap and a huge ``M_TRIM_THRESHOLD`` keeps freed heap memory, so each step reuses
+    the previous step's pages (what ``MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=...`` in the
+    environment, or jemalloc, would do for a whole process). On exit glibc's defaults come
+    back (``M_MMAP_MAX = 65536``, ``M_TRIM_THRESHOLD = 128 KiB``; a value set through those
+    environment variables is not restored) and ``malloc_trim(0)`` returns the kept memory.
+
+    Only where memory comes from changes: the same values are computed in the same order, so
+    the trained policies are bit-for-bit the same with and without it (tests/test_train.py).
+    Elsewhere than glibc, or with :data:`KEEP_FREED_MEMORY` false, nothing changes.
+    """
+    libc = None
+    if KEEP_FREED_MEMORY and platform.libc_ver()[0] == "glibc":
+        try:
+            libc = ctypes.CDLL(None)
+            libc.mallopt, libc.malloc_trim  # noqa: B018 (present on glibc)
+        except (OSError, AttributeError):
+            libc = None
+    if libc is not None:
+        libc.mallopt(_M_MMAP_MAX, 0)
+        libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)
+    try:
+        yield
+    finally:
+        if libc is not None:
+            for param, value in _GLIBC_DEFAULTS.items():
+                libc.mallopt(param, value)
+            libc.malloc_trim(0)
+
+
+def _orders(seeds, n, epochs):
+    """Per-policy data order of each epoch, from the policy's own seed (shared by both trainers)."""
+    gens = [torch.Generator().manual_seed(10_000 + int(s)) for s in seeds]
+    for _ in range(epochs):
+        yield torch.stack([torch.randperm(n, generator=g) for g in gens])
+
+
+@dataclass
+class TrainResult:
+    """Trained policies (best valid checkpoints), their history and selection."""
+
+    configs: list[PolicyConfig]
+    settings: TrainSettings
+    unit: CostUnit
+    policies: PolicyBatch
+    history: pd.DataFrame
+    best_epoch: list[int]
+
+    def p_reasoning(self, x: np.ndarray) -> np.ndarray:
+        """``pi(1|z)`` of every policy on every row of ``x``: shape ``(P, n)``."""
+        return self.policies.p_reasoning(x)
+
+    def router(self, p: int, embedder: str) -> Router:
+        """Policy ``p`` as a :class:`~racer_lib.routing.policy.Router` to save and reuse."""
+        return Router(
+            layers=self.policies.policy_layers(p),
+            arch=self.settings.arch,
+            in_dim=self.policies.in_dim,
+            embedder=embedder,
+            tokens_per_unit=self.unit.tokens_per_unit,
+            budget=self.configs[p].budget,
+            config={
+                **asdict(self.configs[p]),
+                **asdict(self.settings),
+                "best_epoch": self.best_epoch[p],
+            },
+        )
+
+
+def _select(valid_acc, valid_cost, budget) -> int:
+    """Appendix B.3: best valid accuracy among epochs within budget, else cost closest to it."""
+    valid_acc, valid_cost = np.asarray(valid_acc), np.asarray(valid_cost)
+    ok = valid_cost <= budget
+    if ok.any():
+        return int(np.flatnonzero(ok)[np.argmax(valid_acc[ok])])
+    return int(np.argmin(np.abs(valid_cost - budget)))
+
+
+@torch.no_grad()
+def _evaluate(policies: PolicyBatch, split: Split) -> tuple[np.ndarray, np.ndarray]:
+    """Expected accuracy (%) and cost (training unit) of every policy on a split."""
+    p1 = torch.as_tensor(policies.p_reasoning(split.x))
+    return (expected(p1, split.r) * 100).numpy(), expected(p1, split.c).numpy()
+
+
+def _check_inputs(train: Split, valid: Split, configs, unit: CostUnit):
+    if not configs:
+        raise ConfigError("no policy configurations to train")
+    if train.x.shape[1] != valid.x.shape[1]:
+        raise RecordsError(
+            "<valid split>",
+            "embedding",
+            f"embeddings have dimension "
+            f"{valid.x.shape[1]}, the train split's have {train.x.shape[1]}",
+        )
+    cheapest = float(train.c.min(dim=1).values.mean())
+    for cfg in configs:
+        error = infeasible_budget(cfg.budget, cheapest, "<train split>", unit.tokens_per_unit)
+        if error is not None:
+            raise error
+
+
+def train_policies(
+    train: Split,
+    valid: Split,
+    configs: list[PolicyConfig],
+    settings: TrainSettings = TrainSettings(),
+    unit: CostUnit | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train every configuration in one pass over the data; return the best valid checkpoints.
+
+    ``unit`` defaults to the train split's cost unit (the one its costs are expressed in).
+    On glibc, malloc keeps freed memory for reuse while it trains
+    (:func:`_keeping_freed_memory`: faster at the paper's sizes, bit-for-bit the same result).
+    """
+    unit = unit or train.unit or CostUnit(1.0)
+    _check_inputs(train, valid, configs, unit)
+    with _keeping_freed_memory():
+        return _train_batch(train, valid, configs, settings, unit, progress)
+
+
+def _gather(x: torch.Tensor, flat: torch.Tensor, shape, buf: torch.Tensor) -> torch.Tensor:
+    """``x[idx]`` for ``idx`` of shape ``(P, B)`` flattened to ``flat``, copied into ``buf``.
+
+    The same values as ``x[idx]`` (a copy), without a fresh ``(P, B, D)`` tensor every step
+    and through ``index_select``, which costs less per call than advanced indexing.
+    """
+    out = buf[: flat.numel()]
+    torch.index_select(x, 0, flat, out=out)
+    return out.view(*shape, *x.shape[1:])
+
+
+def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult:
+    """:func:`train_policies` on checked inputs."""
+    P = len(configs)
+    policies = PolicyBatch([c.seed for c in configs], train.x.shape[1], settings.arch)
+    opt = _optimizer(policies.parameters(), settings)
+    budget = torch.tensor([c.budget for c in configs])
+    beta = torch.tensor([c.beta for c in configs])
+    tau_r = torch.tensor([c.taus[0] for c in configs])
+    tau_c = torch.tensor([c.taus[1] for c in configs])
+    lam = torch.full((P,), float(settings.lam0))
+    pairs = torch.tensor(float(train.n))  # each policy's pairs per epoch (float32, as the sums)
+    rc_all = torch.cat([train.r, train.c], dim=1)  # (n, 4): one gather for both
+    x_buf = torch.empty(P * min(settings.batch_size, train.n), train.x.shape[1])
+    rc_buf = torch.empty(len(x_buf), 4)
+    best = [None] * P
+    rows, valid_hist = [], []
+    epochs = range(settings.epochs)
+    bar = tqdm(epochs, desc=f"training {P} policies", disable=not progress, leave=False)
+    for epoch, order in zip(bar, _orders([c.seed for c in configs], train.n, settings.epochs)):
+        sums = torch.zeros(2, P)  # reward, cost
+        for start in range(0, train.n, settings.batch_size):
+            idx = order[:, start : start + settings.batch_size]  # (P, B)
+            flat = idx.reshape(-1)
+            logits = policies(_gather(train.x, flat, idx.shape, x_buf))
+            rc = _gather(rc_all, flat, idx.shape, rc_buf)  # r and c of the minibatch, side by side
+            rew, cost, w_r, w_c, ent = _step_terms(logits, rc[..., :2], rc[..., 2:], tau_r, tau_c)
+            worst_cost = (w_c * cost).sum(dim=1)
+            objective = (w_r * rew).sum(dim=1) - lam * worst_cost + beta * ent.mean(dim=1)
+            opt.zero_grad(set_to_none=True)
+            (-objective.sum()).backward()
+            opt.step()
+            with torch.no_grad():
+                lam = torch.clamp(
+                    lam + settings.dual_step * (worst_cost.detach() - budget - beta * lam), min=0.0
+                )
+                sums += torch.stack([rew, cost]).sum(2)
+        acc, vcost = _evaluate(policies, valid)
+        valid_hist.append((acc, vcost))
+        for p in range(P):
+            rows.append(
+                {
+                    "policy": p,
+                    "epoch": epoch + 1,
+                    "lambda": float(lam[p]),
+                    "train_reward": float(sums[0, p] / pairs),
+                    "train_cost": float(sums[1, p] / pairs),
+                    "valid_accuracy": float(acc[p]),
+                    "valid_cost": float(vcost[p]),
+                }
+            )
+            chosen = _select(
+                [h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist], configs[p].budget
+            )
+            if chosen == epoch:  # this epoch is the best valid checkpoint so far
+                best[p] = policies.policy_layers(p)
+    best_epoch = [
+        _select([h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist], configs[p].budget) + 1
+        for p in range(P)
+    ]
+    with torch.no_grad():  # load the best checkpoints into the batch
+        for p in range(P):
+            for (w, b), (bw, bb) in zip(policies.layers(), best[p]):
+                w[p].copy_(bw)
+                b[p].copy_(bb)
+    history = pd.DataFrame(rows)
+    cfg = pd.DataFrame([asdict(c) for c in configs]).rename_axis("policy").reset_index()
+    return TrainResult(
+        list(configs), settings, unit, policies, history.merge(cfg, on="policy"), best_epoch
+    )
+
+
+def train_reference(
+    train: Split, valid: Split, config: PolicyConfig, settings: TrainSettings = TrainSettings()
+) -> tuple[torch.nn.Module, pd.DataFrame]:
+    """A plain PyTorch loop for one policy: same maths as :func:`train_policies`, no batching.
+
+    Returns the final (not the selected) policy and its per-epoch history; used by the tests
+    (equal parameters) and the benchmark (speed of training policies one at a time).
+    """
+    _check_inputs(train, valid, [config], CostUnit(1.0))
+    model = reference_policy(config.seed, train.x.shape[1], settings.arch)
+    opt = _optimizer(model.parameters(), settings)
+    tau_r, tau_c = (torch.tensor([t]) for t in config.taus)
+    lam, rows = float(settings.lam0), []
+    for epoch, order in enumerate(_orders([config.seed], train.n, settings.epochs)):
+        for start in range(0, train.n, settings.batch_size):
+            idx = order[0, start : start + settings.batch_size]
+            logits = model(train.x[idx]).squeeze(-1)
+            rew, cost, w_r, w_c, ent = _step_terms(
+                logits[None], train.r[idx][None], train.c[idx][None], tau_r, tau_c
+            )
+            worst_cost = (w_c * cost).sum()
+            objective = (w_r * rew).sum() - lam * worst_cost + config.beta * ent.mean()
+            opt.zero_grad(set_to_none=True)
+            (-objective).backward()
+            opt.step()
+            lam = max(
+                0.0,
+                lam
+                + settings.dual_step
+                * (float(worst_cost.detach()) - config.budget - config.beta * lam),
+            )
+        rows.append({"epoch": epoch + 1, "lambda": lam})
+    return model, pd.DataFrame(rows)
+
+
+def splits(
+    records: pd.DataFrame,
+    embeddings: np.ndarray,
+    names=("train", "valid"),
+    unit: CostUnit | None = None,
+) -> tuple[CostUnit, dict[str, Split]]:
+    """The named splits of a record set (column ``split``), with the train split's cost unit."""
+    mask = {n: (records["split"] == n).to_numpy() for n in names}
+    if unit is None:
+        first = records[mask[names[0]]]
+        unit = CostUnit.from_records(first) if len(first) else CostUnit(1.0)
+    return unit, {n: make_split(n, records[m], embeddings[m], unit) for n, m in mask.items()}
