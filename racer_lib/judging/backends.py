@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import racer_lib.judging.prompts as prompts
 from racer_lib.errors import ConfigError, MissingFileError, MissingPackageError
-from racer_lib.judging import prompts
 from racer_lib.judging.spec import BACKENDS, DEFAULT_MAX_TOKENS, JudgeSpec, RunSpec, model_identity
 
 

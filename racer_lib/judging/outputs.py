@@ -53,8 +53,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import racer_lib.judging.prompts as prompts
 from racer_lib.errors import ConfigError, MissingFileError
-from racer_lib.judging import prompts
 from racer_lib.judging.merging import combine_orders
 from racer_lib.judging.spec import ORDERS
 from racer_lib.records import io as rio

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
+import racer_lib.judging.prompts as prompts
 from racer_lib.errors import ConfigError
-from racer_lib.judging import prompts
 from racer_lib.judging.backends import (
     Backend,
     Generation,

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import racer_lib.judging.prompts as prompts
 from racer_lib.errors import ConfigError, RacerError
-from racer_lib.judging import prompts
 from racer_lib.records.pairs import dataset_tag
 
 KINDS = ("hybrid", "pair", "cot")

@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from racer_lib.judging import prompts
+import racer_lib.judging.prompts as prompts
 from racer_lib.judging.run import ShardResult
 from racer_lib.records import schema as rec
 
