@@ -239,7 +239,7 @@ def test_findings_report_the_table(results, params):
     for judge, t in table.groupby("judge"):
         t = t.set_index("method")
         best = t.loc["RACER", "accuracy"] > t.drop(index="RACER")["accuracy"].max()
-        within = bool((t["cost"] <= params["table_budget"]).all())
+        within = bool(t.loc["RACER", "cost"] <= params["table_budget"])  # the paper's claim
         rows = findings[findings["finding"].str.startswith(f"{judge}:")]
         accurate = rows[rows["finding"].str.contains("most accurate")]
         budget = rows[rows["finding"].str.contains("within")]

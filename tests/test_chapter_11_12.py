@@ -213,11 +213,16 @@ def test_llama_runs_have_their_random_twins_on_the_chord(smoke, llama_test_split
     assert runs["best_epoch"].between(1, params["epochs"]).all()
 
 
-def test_racer_beats_random_at_matched_cost_in_every_run(smoke):
-    """The paper's claim for the Llama pair, on the smoke run's simulated test split."""
+def test_racer_minus_random_is_the_mean_of_the_runs(smoke):
+    """The table's lead over Random at matched cost is the mean over seeds of each run's gap
+    (no assertion on its sign: that is the simulator's outcome, not the code's)."""
     runs = _csv(smoke, LLAMA, "llama_runs.csv")
-    gap = runs["racer_accuracy"] - runs["random_at_cost_accuracy"]
-    assert (gap > 0).all(), runs[gap <= 0]
+    table = _csv(smoke, LLAMA, "llama_table.csv")
+    racer = table[table["method"] == "RACER"].set_index("budget")
+    gap = (runs["racer_accuracy"] - runs["random_at_cost_accuracy"]).groupby(runs["budget"])
+    np.testing.assert_allclose(
+        racer["racer_minus_random_at_cost"], gap.mean().loc[racer.index], atol=1e-9
+    )
 
 
 def test_llama_table_summarises_the_runs_next_to_the_paper(smoke, llama_test_split):

@@ -207,27 +207,30 @@ def test_violation_rates_per_temperature_and_pooled():
     assert dear.loc["RACER-C τ=1", "fewer_violations_than_acer"] == False  # noqa: E712
 
 
-def test_ablation_findings_read_the_four_statements():
+def test_ablation_findings_read_the_five_statements():
     runs = _hand_runs()
     summary = robustness_ablation.ablation_summary(runs)
-    viol = robustness_ablation.violation_rates(runs, [0.1, 1.0])
     findings = robustness_ablation.ablation_findings(
-        runs, summary, viol, [1.0], [0.1, 1.0], "simulated"
+        runs, summary, [1.0], [0.1, 1.0], "simulated", seed=0
     )
     assert list(findings.columns) == ["finding", "scenario", "observed", "holds", "status", "basis"]
-    assert list(findings["scenario"]) == ["cheap", "cheap", "dear", "dear"]
-    # cheap: no violation; RACER-R +1 point with no spread (se 0 < 1)
-    # dear: best RACER-C 81 < min(ACER 82, RACER-R 83); RACER-C 1 of 4 < ACER 1 of 2
-    assert list(findings["holds"]) == [True, True, True, True]
-    assert list(findings["status"]) == [claims.REPRODUCED] * 4  # not given to the simulator
+    assert list(findings["scenario"]) == ["cheap", "cheap", "dear", "dear", "both"]
+    # cheap: no violation; RACER-R +1 over ACER and +2 over each RACER-C, no spread (se 0)
+    # dear: best RACER-C 81 < min(ACER 82, RACER-R 83); one RACER-C run over budget (τ = 1);
+    # every reasoning rate 0.5: no conservative routing
+    assert list(findings["holds"]) == [True, True, True, False, False]
+    assert list(findings["status"]) == [claims.REPRODUCED] * 3 + [claims.NOT_REPRODUCED] * 2
     assert findings.loc[0, "observed"] == "0 of 8 runs over budget"
-    assert findings.loc[1, "observed"] == "RACER-R τ=1: +1.00 ± 0.00 pts"
-    assert findings.loc[3, "observed"] == "violation rate RACER-C 0.25 (all τ), ACER 0.50"
+    assert findings.loc[1, "observed"] == (
+        "RACER-R τ=1 (its best τ) vs ACER: +1.00 ± 0.00 pts, RACER-C τ=0.1: +2.00 ± 0.00 pts, "
+        "RACER-C τ=1: +2.00 ± 0.00 pts"
+    )
+    assert findings.loc[3, "observed"] == "1 of 4 RACER-C runs over budget (every τ_C: 0.1, 1)"
     worse = runs.assign(accuracy=np.where(runs["method"] == "RACER-R τ=1", 80.0, runs["accuracy"]))
     findings = robustness_ablation.ablation_findings(
-        worse, robustness_ablation.ablation_summary(worse), viol, [1.0], [0.1, 1.0], "simulated"
+        worse, robustness_ablation.ablation_summary(worse), [1.0], [0.1, 1.0], "simulated"
     )
-    assert list(findings["holds"]) == [True, False, False, True]
+    assert list(findings["holds"]) == [True, False, False, False, False]
     assert findings["status"][1] == findings["status"][2] == claims.NOT_REPRODUCED
 
 

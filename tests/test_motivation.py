@@ -57,7 +57,7 @@ def test_domain_distribution_counts_shares_and_statuses():
     # y/coding is 25 % here against the paper's 20 %; y/safety is not in the paper's table
     assert list(table["holds"]) == [True, True, False, False]
     assert np.isnan(table["paper_count"].iloc[3])
-    assert set(table["status"]) == {claims.BY_CONSTRUCTION}
+    assert list(table["status"]) == [claims.BY_CONSTRUCTION] * 2 + [claims.NOT_REPRODUCED] * 2
     real = ch03.domain_distribution(_by_domain(), "a", PAPER, "generated", tolerance=1.0)
     assert list(real["status"]) == [claims.REPRODUCED] * 2 + [claims.NOT_REPRODUCED] * 2
     wide = ch03.domain_distribution(_by_domain(), "a", PAPER, "generated", tolerance=6.0)
@@ -124,8 +124,18 @@ def test_shift_costs_keeps_acer_and_racer_c_of_one_scenario():
 def test_fig1_findings_statuses():
     groups = ch03.gain_by_group(ch03.mode_tradeoff(_by_domain(), "a"))
     costs = ch03.shift_costs(_runs(), "(b) s")
-    found = ch03.fig1_findings(groups, costs, "simulated")
+    beats = pd.DataFrame(
+        {"scenario": ["(b) s"], "variant": ["RACER-C"], "holds": [True], "detail": ["0 vs 5"]}
+    )  # chapter 08's control_findings.csv: RACER-C beats its matched-spend control
+    found = ch03.fig1_findings(groups, costs, "simulated", beats)
     assert len(found) == 3
+    assert "0 vs 5" in found["observed"].iloc[1]
+    # without the control, or when RACER-C does not beat it, fewer violations alone is thrift
+    assert not ch03.fig1_findings(groups, costs, "simulated")["holds"].iloc[1]
+    thrift = beats.assign(holds=False)
+    assert not ch03.fig1_findings(groups, costs, "simulated", thrift)["holds"].iloc[1]
+    other = beats.assign(scenario="(a) s")  # the control of another scenario is not read
+    assert not ch03.fig1_findings(groups, costs, "simulated", other)["holds"].iloc[1]
     # RACER-C: one of its two runs over budget (ACER: both), so not within it in every run
     assert list(found["holds"]) == [True, True, False]
     assert list(found["status"]) == [claims.BY_CONSTRUCTION, claims.REPRODUCED] + [
@@ -134,10 +144,10 @@ def test_fig1_findings_statuses():
     assert found["basis"].iloc[0].startswith("simulator input")
     assert found["basis"].iloc[1].startswith("emerges")
     costs.loc[costs["variant"] == "RACER-C", "shift_violated"] = False
-    better = ch03.fig1_findings(groups, costs, "simulated")
+    better = ch03.fig1_findings(groups, costs, "simulated", beats)
     assert list(better["holds"]) == [True, True, True]
     costs.loc[costs["variant"] == "RACER-C", "shift_violated"] = True
-    worse = ch03.fig1_findings(groups, costs, "simulated")
+    worse = ch03.fig1_findings(groups, costs, "simulated", beats)
     assert list(worse["status"]) == [claims.BY_CONSTRUCTION] + [claims.NOT_REPRODUCED] * 2
     assert len(ch03.fig1_findings(groups, None, "simulated")) == 1
 

@@ -38,6 +38,7 @@ CONVERTED = [
     "12_llama_family",
     "03_motivation_and_benchmarks",
     "01_reproduction_report",
+    "16_simulator_sensitivity",
 ]
 REAL_DATA = ["02_judging", "13_llmbar_judges", "14_llmbar_routing", "15_llmbar_shift"]
 
@@ -52,8 +53,8 @@ ALLOWED = {
     # the paper's Theorems 3.1, 4.1, 4.2 and Eq. (7); the 2 of a λ²/2 term written in prose
     "05_dro_theory": {"1", "2", "3.1", "4.1", "4.2", "7"},
     # the paper's MLP widths 256/128/64, 4 layers, batch 64; the cost unit's definition 1.0;
-    # the paper's Fig. 5 (its title)
-    "06_training_dynamics": {"1", "1.0", "4", "5", "64", "128", "256"},
+    # the paper's Fig. 5 (its title); the monotone rule's threshold (MONOTONE_RHO, 0.9)
+    "06_training_dynamics": {"0.9", "1", "1.0", "4", "5", "64", "128", "256"},
     # Fig. 4, the 40k mixture, the 4-layer MLP, Fig. 2
     "07_budget_frontier": {"2", "4", "40"},
     # §5.2, Table 1, Fig. 3, the split 80/10/10, batch 64, appendix B.3; the matched-spend
@@ -74,6 +75,9 @@ ALLOWED = {
     "03_motivation_and_benchmarks": {"1", "2", "3", "4", "04", "07", "08"},
     # the bootstrap interval's level, 95 % (a rule of the report, stated on the page)
     "01_reproduction_report": {"95 %"},
+    # the paper's Fig. 2, Fig. 3, Fig. 4, Table 2 and Table 3; chapters 04 and 08; the 95 %
+    # intervals of the rule "holds"
+    "16_simulator_sensitivity": {"2", "3", "4", "04", "08", "95 %"},
     # LLMBar's definition: 419 pairs in subsets of 100, 134, 92, 47, 46; ICLR 2024, judges of
     # 2023; chapter 04, Fig. 2; the paper's cost ratios 3 (Table 1) to 19; a coin's 50 %
     "13_llmbar_judges": {
@@ -96,8 +100,11 @@ ALLOWED = {
     # cost ratios 3 to 19, β = 0.005) and this chapter's parameters (epochs 100, knn_k 10,
     # mf_epochs 100, mirt_epochs 30, M-IRT's 9 epochs, batch 512, 500 rows, 25 %, 25
     # dimensions, 128 projected of 1152, MLP 256/128/64, batch 64, RouterBench's 5/10/40/50),
-    # Random's APGR and CPT of 0.5, τ_C = 1, 4 layers
+    # Random's APGR and CPT of 0.5, τ_C = 1, 4 layers; the random split's shares (60 % train,
+    # 20 % validation and test), stated in the provenance note
     "14_llmbar_routing": {
+        "20 %",
+        "60 %",
         "0",
         "0.5",
         "1",
@@ -129,11 +136,31 @@ ALLOWED = {
 }
 
 NUMBER = re.compile(r"(?<![\w.\-])\d+(?:,\d{3})*(?:\.\d+)?(?:\s?%)?")
+#: A fenced MyST directive whose body is prose the page shows (an admonition, a margin note),
+#: with backticks or colons: its title and body are read like any other Markdown.
+ADMONITION = re.compile(
+    r"^(?P<fence>`{3,}|:{3,})\s*\{(?:admonition|note|warning|tip|important|caution|attention|"
+    r"danger|error|hint|seealso|margin|sidebar|dropdown|topic)\}(?P<title>[^\n]*)\n"
+    r"(?P<body>.*?)^(?P=fence)\s*$",
+    re.S | re.M,
+)
+
+
+def admonition_text(markdown: str) -> str:
+    """``markdown`` with each admonition's fences and options (``:class: warning``) dropped and
+    its title and body kept, so that the prose inside a note is read too."""
+
+    def keep(m: re.Match) -> str:
+        body = re.sub(r"^:[\w-]+:.*$", "", m["body"], flags=re.M)
+        return f"{m['title']}\n{body}"
+
+    return ADMONITION.sub(keep, markdown)
 
 
 def typed_numbers(markdown: str) -> set[str]:
-    """The numbers stated in ``markdown`` outside code (fenced blocks, inline code) and math."""
-    text = re.sub(r"```.*?```", "", markdown, flags=re.S)
+    """The numbers stated in ``markdown`` outside code (fenced code blocks, inline code) and
+    math; the prose of admonitions (``{note}``, ``{admonition}``, ...) counts."""
+    text = re.sub(r"```.*?```", "", admonition_text(markdown), flags=re.S)
     text = re.sub(r"`[^`]*`", "", text)
     text = re.sub(r"\$[^$]*\$", "", text)
     return {re.sub(r"\s", " ", n) for n in NUMBER.findall(text)}
@@ -144,6 +171,15 @@ def test_typed_numbers_finds_results_and_skips_code_and_math():
     assert found == {"82.3 %", "2.05"}
     assert typed_numbers("RACER reaches {glue:text}`acc:.1f` % at {glue:text}`cost:.2f`") == set()
     assert typed_numbers("```\n81.96\n```\nno number, Qwen3-4B") == set()
+
+
+def test_typed_numbers_reads_admonitions():
+    note = "```{note}\nRACER beats Random by 4.8 points.\n```\n"
+    assert typed_numbers(note) == {"4.8"}
+    titled = "```{admonition} Reproduced 12 times\n:class: warning\nA `code 7` and 3 %.\n```\n"
+    assert typed_numbers(titled) == {"12", "3 %"}
+    assert typed_numbers(":::{warning}\nIt costs 2.5 units.\n:::\n") == {"2.5"}
+    assert typed_numbers("````{note}\nsee\n```python\nx = 81.96\n```\nand 7\n````\n") == {"7"}
 
 
 def _ran(smoke):

@@ -99,15 +99,21 @@ def test_agreement_cells_sum_to_the_pair_count(smoke, smoke_records):
         assert row["headroom"] == pytest.approx(oracle - 100 * max(r0.mean(), r1.mean()))
 
 
+def _calibrated_status(holds) -> list[str]:
+    """A finding the simulator was given: ``by construction`` where it holds on its records,
+    ``not reproduced`` where it does not (the simulator did not contain it); never reproduced."""
+    return [claims.BY_CONSTRUCTION if h else claims.NOT_REPRODUCED for h in holds]
+
+
 def test_paper_findings_are_by_construction_on_simulated_records(smoke, smoke_records):
-    """Fig. 2's two findings are inputs of the simulator (per-domain gains, the judges' rho):
-    on the smoke build's simulated records they are a check of the simulator, labelled ``by
-    construction`` whatever they come out as, never a reproduced result."""
+    """Fig. 2's findings are inputs of the simulator (per-domain gains and cost ratios, the
+    judges' rho): on the smoke build's simulated records they are a check of the simulator,
+    never a reproduced result."""
     result, _ = smoke
     findings = pd.read_csv(Path(result.results_dirs[FIG2]) / "paper_findings.csv")
-    assert len(findings) == 4  # three judges' domain ordering + headroom vs size
+    assert len(findings) == 7  # per judge: domain ordering, cost-effectiveness; headroom
     assert set(findings["provenance"]) == {"simulated"}
-    assert set(findings["status"]) == {claims.BY_CONSTRUCTION}, findings.to_string()
+    assert list(findings["status"]) == _calibrated_status(findings["holds"]), findings
     assert findings["basis"].str.startswith("simulator input").all()
     records, _ = smoke_records
     pd.testing.assert_frame_equal(
@@ -120,13 +126,16 @@ def test_self_routing_findings_are_by_construction(smoke):
     result, _ = smoke
     findings = pd.read_csv(Path(result.results_dirs["11_self_routing"]) / "findings.csv")
     assert len(findings) == 3
-    assert set(findings["status"]) == {claims.BY_CONSTRUCTION}, findings.to_string()
+    assert list(findings["status"]) == _calibrated_status(findings["holds"]), findings
 
 
 @pytest.mark.parametrize(
     "stem, name",
     [
+        ("06_training_dynamics", "training_findings.csv"),
+        ("07_budget_frontier", "frontier_findings.csv"),
         ("08_robustness_ablation", "paper_findings.csv"),
+        ("08_robustness_ablation", "control_findings.csv"),
         ("09_beta_sensitivity", "beta_findings.csv"),
         ("10_advanced_baselines", "findings.csv"),
         ("12_llama_family", "findings.csv"),
@@ -288,18 +297,26 @@ def test_frontier_covers_every_judge_set_and_budget(smoke):
     }
 
 
-def test_racer_beats_random_at_every_budget_in_distribution(smoke):
-    """Acceptance: on the in-distribution test split RACER is above Random at every budget."""
+def test_area_above_random_recomputes_from_the_runs(smoke):
+    """The area between RACER's mean curve and Random's chord, and the per-run gaps, follow from
+    the runs and the endpoints (trapezoid rule over RACER's mean points per budget); no
+    assertion on its sign: whether RACER beats Random is the simulator's business, not the
+    code's (the planted-signal test, tests/test_chapter_mechanics.py, checks the router)."""
     runs = _csv(smoke, FRONTIER, "frontier_runs.csv")
-    test = runs[runs["set"] == "test"].pivot_table(
-        index=["judge", "budget", "seed"], columns="method", values="accuracy"
-    )
-    gap = test["RACER"] - test["Random"]
-    assert (gap > 0).all(), gap[gap <= 0]
-    by_budget = gap.groupby(level=["judge", "budget"]).mean()
-    assert (by_budget > 0.5).all(), by_budget
+    ends = _csv(smoke, FRONTIER, "frontier_endpoints.csv").set_index(["judge", "set", "method"])
     areas = _csv(smoke, FRONTIER, "area_above_random.csv")
-    assert (areas.loc[areas["set"] == "test", "area_above_random"] > 0).all()
+    for row in areas.itertuples():
+        here = runs[(runs["judge"] == row.judge) & (runs["set"] == row.set)]
+        racer, rand = here[here["method"] == "RACER"], here[here["method"] == "Random"]
+        curve = racer.groupby("budget")[["cost", "accuracy"]].mean().sort_values("cost")
+        a0, c0 = ends.loc[(row.judge, row.set, "All-Instruct"), ["accuracy", "cost"]]
+        a1, c1 = ends.loc[(row.judge, row.set, "All-Reasoning"), ["accuracy", "cost"]]
+        chord = a0 + (a1 - a0) * (curve["cost"] - c0) / (c1 - c0)
+        area = np.trapezoid(curve["accuracy"] - chord, curve["cost"])
+        assert row.area_above_random == pytest.approx(area, rel=1e-9, abs=1e-12)
+        gap = racer["accuracy"].to_numpy() - rand["accuracy"].to_numpy()
+        assert row.mean_gap_points == pytest.approx(gap.mean())
+        assert row.min_gap_points == pytest.approx(gap.min())
 
 
 def test_random_lies_on_the_chord_between_the_endpoints(smoke):
@@ -350,13 +367,31 @@ def test_ablation_runs_and_violations_are_consistent(smoke):
         assert row["runs"] == len(sub) and row["violations"] == sub["violated"].sum()
 
 
-def test_cost_robustness_keeps_the_costlier_shift_within_budget_more_often(smoke):
-    """Acceptance: under the costlier shift, RACER-C exceeds the budget less often than ACER."""
-    viol = _csv(smoke, ABLATION, "violation_rates.csv")
-    b = viol[viol["scenario"] == "(b) costlier shift"].set_index("method")["violation_rate"]
-    assert b["RACER-C (all τ)"] < b["ACER"], b
-    racer_c = b[[m for m in b.index if m.startswith("RACER-C τ=")]]
-    assert (racer_c <= b["ACER"]).all(), b
+def test_ablation_findings_follow_from_the_runs(smoke):
+    """Fig. 3's findings read as their rules say on this run's runs (no assertion that a
+    finding holds: that is the simulator's outcome), and each matched-spend control is trained
+    at the budget its robust run spent on validation, capped at that run's budget."""
+    runs = _csv(smoke, ABLATION, "ablation_runs.csv")
+    found = _csv(smoke, ABLATION, "paper_findings.csv").set_index("finding")["holds"]
+    cheaper, costlier = list(dict.fromkeys(runs["scenario"]))[:2]
+    in_a = runs[runs["scenario"] == cheaper]
+    in_b = runs[(runs["scenario"] == costlier) & (runs["variant"] == "RACER-C")]
+    every = "cheaper shift: every run of every method stays within budget"
+    assert found[every] == (not in_a["violated"].any())
+    within = "costlier shift: RACER-C consistently stays within budget"
+    assert found[within] == (not in_b["violated"].any())
+    assert found.index.str.startswith("conservative routing: ").sum() == 1
+    controls = _csv(smoke, ABLATION, "control_runs.csv")
+    both = controls.merge(runs, on=["scenario", "method", "seed", "budget"], suffixes=("", "_r"))
+    assert len(both) == len(controls) == (runs["variant"] != "ACER").sum()
+    spent = both["robust_valid_cost"] < both["budget"]  # expected cost, training unit
+    matched = np.isclose(both["control_budget"], both["robust_valid_cost"])
+    floored = both["control_budget"] > both["robust_valid_cost"]  # below the feasible floor
+    assert (matched | floored)[spent].all() and matched[spent].any()
+    assert np.allclose(both.loc[~spent, "control_budget"], both.loc[~spent, "budget"])
+    verdicts = _csv(smoke, ABLATION, "control_findings.csv")
+    assert list(verdicts["finding"]) == ["costlier shift: RACER-C beats the matched-spend control"]
+    assert "RACER-R" not in " ".join(verdicts["detail"])
 
 
 def test_beta_table_has_all_twelve_cells_with_the_paper_values(smoke):

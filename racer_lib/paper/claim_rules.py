@@ -8,19 +8,24 @@ report, :mod:`racer_lib.paper.report`, applies them to every claim of
 * :class:`Level` — the paper's number(s): holds when every build value (mean over seeds) is
   within the claim's stated tolerance of the paper's (:data:`ACCURACY_TOLERANCE` points for an
   accuracy, :data:`RATIO_TOLERANCE` relative for a cost ratio, unless the claim says otherwise);
-* :class:`Bound` — a check of the theory chapter: each column, reduced over the rows, meets
-  the bound;
+* :class:`Bound` — each column, reduced over the rows, meets a bound;
+* :class:`Identity` — a mathematical statement checked numerically (a :class:`Bound` on the
+  theory chapter's instances), optionally with a second bound shown beside it;
 * :class:`Finding` — a finding a chapter decided itself (its findings CSV): holds when every
-  matching row holds; the CSV's own ``status`` column is used when present;
+  matching row holds (the report computes the status, never copies the CSV's);
 * :class:`HalfCost`, :class:`MarginOverBest` — two rules of one claim each (Fig. 4, §5.4);
-* :class:`Unavailable` — the build cannot test the claim (the reason says why).
+* :class:`Excerpts` — §2.2's case studies: never decided by a rule; the reason says what the
+  build's excerpts are of.
+
+Each rule's :class:`Outcome` lists what it read (:class:`racer_lib.paper.given.Read`), from
+which the report tells whether the simulator was given the claim (:mod:`racer_lib.paper.given`).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +35,7 @@ import pandas as pd
 
 from racer_lib.evaluation.intervals import bootstrap_interval
 from racer_lib.paper import numbers as paper
-from racer_lib.paper.claims import (
-    BY_CONSTRUCTION,
-    NOT_REPRODUCED,
-    NOT_REPRODUCIBLE,
-    REPRODUCED,
-    STATUSES,
-)
+from racer_lib.paper.given import Read
 
 #: Tolerances of the level rules: accuracy in points, cost ratios relative.
 ACCURACY_TOLERANCE = 1.0
@@ -50,14 +49,16 @@ class NotAvailable(Exception):
 @dataclass(frozen=True)
 class Outcome:
     """What a rule found: the build's value as text, whether the claim holds, the provenance
-    of the rows read, and a ``status`` when a findings CSV gave one."""
+    of the rows read, the CSV, what it read (``reads``), the basis a findings CSV gives
+    (``reason``) and, for a level that misses its tolerance, by how much (``miss``)."""
 
     value: str
     holds: bool
     provenance: str
     csv: str
-    status: str | None = None
+    reads: tuple[Read, ...] = ()
     reason: str = ""
+    miss: str = ""
 
 
 def difference_holds(lo: float, hi: float, sign: int = 1) -> bool:
@@ -105,6 +106,8 @@ def _provenance(rows: pd.DataFrame, default: str = "simulated") -> str:
 
 
 def _fmt(x: float) -> str:
+    if abs(x) >= 1000 and float(x).is_integer():
+        return f"{x:.0f}"  # a count (pairs)
     return f"{x:.3g}" if abs(x) < 0.01 and x != 0 else f"{x:.2f}"
 
 
@@ -122,11 +125,26 @@ class Difference:
     second_column: str | None = None
     sign: int = 1
     unit: str = " pts"
+    final: str = ""
     kind = "difference"
 
+    def reads(self) -> tuple[Read, ...]:
+        """The column(s) at the rows of each side."""
+        columns = (self.column,) + ((self.second_column,) if self.second_column else ())
+        if self.second_column is not None:
+            return (Read(self.csv, columns, dict(self.where)),)
+        return tuple(
+            Read(self.csv, columns, {**self.where, **w}) for w in (self.first, self.second)
+        )
+
     def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
+        """``final``: a column (``epoch``) whose largest value alone is kept (the last epoch)."""
         table, path = _read(folder, self.csv)
         rows = _select(table, self.where, path)
+        if self.final:
+            if self.final not in rows.columns:
+                raise NotAvailable(f"{path.name} has no column {self.final!r}")
+            rows = rows[rows[self.final] == rows[self.final].max()]
         if self.second_column is not None:
             used = rows.dropna(subset=[self.column, self.second_column])
             d = (used[self.column] - used[self.second_column]).to_numpy(dtype=float)
@@ -149,7 +167,8 @@ class Difference:
         lo, hi = bootstrap_interval(d, seed, n_boot)
         sd = f" ± {d.std(ddof=1):.2f}" if d.size > 1 else ""
         value = f"{d.mean():+.2f}{sd}{self.unit} (95 % CI {lo:+.2f} to {hi:+.2f}; n = {d.size})"
-        return Outcome(value, difference_holds(lo, hi, self.sign), _provenance(used), path.name)
+        holds = difference_holds(lo, hi, self.sign)
+        return Outcome(value, holds, _provenance(used), path.name, self.reads())
 
 
 @dataclass(frozen=True)
@@ -163,11 +182,25 @@ class Level:
     tol: float = ACCURACY_TOLERANCE
     relative: bool = False
     sd_column: str | None = None
+    unit: str = " pts"
     kind = "level"
+
+    def reads(self) -> tuple[Read, ...]:
+        """The column at each cell's rows."""
+        return tuple(Read(self.csv, (self.column,), dict(where)) for where, _ in self.cells)
+
+    def _miss_text(self, misses: list[tuple[float, float]]) -> str:
+        """The largest distance from the paper's value among the cells off their tolerance."""
+        if not misses:
+            return ""
+        off = max(abs(v - p) / (abs(p) if self.relative else 1.0) for v, p in misses)
+        if self.relative:
+            return f"off by {100 * off:.1f} % (tolerance {100 * self.tol:g} %)"
+        return f"off by {_fmt(off)}{self.unit} (tolerance {self.tol:g}{self.unit})"
 
     def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
         table, path = _read(folder, self.csv)
-        parts, holds, used = [], [], []
+        parts, holds, used, misses = [], [], [], []
         for where, paper_value in self.cells:
             rows = _select(table, where, path).dropna(subset=[self.column])
             if rows.empty:
@@ -185,9 +218,19 @@ class Level:
             parts.append(f"{label}: {_fmt(x.mean())}{sd_text} (paper {paper_value:g})")
             holds.append(level_holds(x.mean(), paper_value, self.tol, self.relative))
             used.append(rows)
+            if not holds[-1]:
+                misses.append((float(x.mean()), paper_value))
         if not parts:
             raise NotAvailable(f"{path.name}: none of the paper's cells ran in this profile")
-        return Outcome("; ".join(parts), all(holds), _provenance(pd.concat(used)), path.name)
+        provenance = _provenance(pd.concat(used))
+        return Outcome(
+            "; ".join(parts),
+            all(holds),
+            provenance,
+            path.name,
+            self.reads(),
+            miss=self._miss_text(misses),
+        )
 
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -200,8 +243,8 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 @dataclass(frozen=True)
 class Bound:
-    """Each of ``columns``, reduced over the rows by ``agg`` (min, max, or all for a boolean
-    column), meets ``op threshold``."""
+    """Each of ``columns``, reduced over the rows by ``agg`` (min, max, absmax: the largest
+    absolute value, or all for a boolean column), meets ``op threshold``."""
 
     csv: str
     columns: tuple[str, ...]
@@ -210,6 +253,10 @@ class Bound:
     threshold: float = 0.0
     where: Mapping[str, Any] = field(default_factory=dict)
     kind = "bound"
+
+    def reads(self) -> tuple[Read, ...]:
+        """The columns at the rows of ``where``."""
+        return (Read(self.csv, self.columns, dict(self.where)),)
 
     def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
         table, path = _read(folder, self.csv)
@@ -225,10 +272,37 @@ class Bound:
                 parts.append(f"{col}: {int(ok.sum())} of {len(ok)} rows")
                 holds.append(bool(ok.all()))
             else:
-                v = float(getattr(rows[col].astype(float), self.agg)())
+                x = rows[col].astype(float)
+                v = float(x.abs().max() if self.agg == "absmax" else getattr(x, self.agg)())
                 parts.append(f"{self.agg} {col} = {_fmt(v)}")
                 holds.append(_OPS[self.op](v, self.threshold))
-        return Outcome("; ".join(parts), all(holds), _provenance(rows), path.name)
+        return Outcome("; ".join(parts), all(holds), _provenance(rows), path.name, self.reads())
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A mathematical statement of the paper checked numerically: ``check`` (a :class:`Bound` on
+    the theory chapter's instances) decides it; ``context``, when given, is a second bound shown
+    beside it (``context_label`` first) that does not decide (Thm. 4.2's bound at the paper's
+    β). Its rows are numerical instances, not judge records (``provenance``). The report's
+    status is ``verified numerically`` when it holds."""
+
+    check: Bound
+    context: Bound | None = None
+    context_label: str = ""
+    provenance: str = "random instances"
+    kind = "identity"
+
+    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
+        outcome = self.check.evaluate(folder, seed, n_boot)
+        value = outcome.value
+        if self.context is not None:
+            try:
+                beside = self.context.evaluate(folder, seed, n_boot).value
+            except NotAvailable as err:
+                beside = str(err)
+            value = f"{value}; {self.context_label}{beside}"
+        return Outcome(value, outcome.holds, self.provenance, outcome.csv, outcome.reads)
 
 
 @dataclass(frozen=True)
@@ -257,34 +331,46 @@ class Finding:
             ok = rows["holds"].astype(str).str.lower().eq("true")
             detail = next((c for c in ("detail", "observed") if c in rows.columns), None)
             texts = rows[detail].astype(str) if detail else [f"{ok.sum()} of {len(ok)} rows hold"]
-            holds = bool(ok.all())
-            status = None
-            if "status" in rows.columns:
-                status = _weakest(rows["status"].dropna().astype(str))
             basis = rows["basis"].dropna().astype(str).unique() if "basis" in rows.columns else []
-            reason = "; ".join(basis) or f"the status in {path.name}"
-            return Outcome(" | ".join(texts), holds, _provenance(rows), path.name, status, reason)
+            read = Read(path.name, (self.column,), texts=tuple(rows[self.column].astype(str)))
+            return Outcome(
+                " | ".join(texts),
+                bool(ok.all()),
+                _provenance(rows),
+                path.name,
+                (read,),
+                reason="; ".join(basis),
+            )
         raise NotAvailable(f"{folder.name}: no finding matching {self.pattern!r}")
 
 
 @dataclass(frozen=True)
-class Unavailable:
-    """A claim this build cannot test; ``reason`` says why."""
+class Excerpts:
+    """§2.2's case studies, a qualitative reading of the paper's judges' outputs: no rule
+    decides one. The reason is computed from what the judging chapter ran (``csv``'s
+    ``column``, the models it judged with): none of the paper's ``judges`` (the build has none
+    of their outputs), or some (their excerpts are on the chapter's page, for the reader)."""
 
-    reason: str
-    kind = "none"
+    csv: str = "run.csv"
+    column: str = "model"
+    judges: tuple[str, ...] = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
+    kind = "reading"
 
     def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
-        raise NotAvailable(self.reason)
-
-
-def _weakest(statuses: Iterable[str]) -> str | None:
-    """The least favourable of the statuses of several rows of one finding."""
-    found = [s for s in statuses if s in STATUSES]
-    for s in (NOT_REPRODUCED, NOT_REPRODUCIBLE, BY_CONSTRUCTION, REPRODUCED):
-        if s in found:
-            return s
-    return None
+        table, path = _read(folder, self.csv)
+        if self.column not in table.columns:
+            raise NotAvailable(f"{path.name} has no column {self.column!r}")
+        models = sorted({Path(str(m)).name for m in table[self.column].dropna()})
+        theirs = [m for m in models if any(j in m.lower() for j in self.judges)]
+        if not theirs:
+            raise NotAvailable(
+                f"the case studies quote the paper's judges ({', '.join(self.judges)}); "
+                f"chapter {folder.name} judged with {', '.join(models) or 'no model'} only"
+            )
+        raise NotAvailable(
+            f"a qualitative reading: chapter {folder.name} shows excerpts of "
+            f"{', '.join(theirs)} for the reader; no rule decides a case study"
+        )
 
 
 @dataclass(frozen=True)
@@ -296,11 +382,11 @@ class HalfCost:
     sets: tuple[str, ...] = ("train", "test")
     share: float = paper.FRONTIER_HALF_COST
     tol: float = ACCURACY_TOLERANCE
-    kind = "level"
+    kind = "bound"  # a bound on a gap within the build, not a level against the paper's number
 
     def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
         summary, path = _read(folder, "frontier_summary.csv")
-        ends, _ = _read(folder, "frontier_endpoints.csv")
+        ends, ends_path = _read(folder, "frontier_endpoints.csv")
         parts, holds, used = [], [], []
         for (judge, name), end in _select(ends, {"set": self.sets}, path).groupby(
             ["judge", "set"], sort=False
@@ -323,7 +409,11 @@ class HalfCost:
         if not parts:
             raise NotAvailable(f"{path.name}: no train or test split")
         rows = pd.concat(used) if used else summary
-        return Outcome("; ".join(parts), all(holds), _provenance(rows), path.name)
+        reads = (
+            Read(path.name, ("accuracy_mean", "cost_mean"), {"method": "RACER", "set": self.sets}),
+            Read(ends_path.name, ("accuracy", "cost"), {"method": "All-Reasoning"}),
+        )
+        return Outcome("; ".join(parts), all(holds), _provenance(rows), path.name, reads)
 
 
 @dataclass(frozen=True)
@@ -351,21 +441,23 @@ class MarginOverBest:
             holds.append(level_holds(margin, self.margins[judge], self.tol))
         if not parts:
             raise NotAvailable(f"{path.name}: none of the paper's judges ran")
-        return Outcome("; ".join(parts), all(holds), _provenance(table), path.name)
+        read = Read(path.name, ("accuracy",), {"judge": list(self.margins)})
+        return Outcome("; ".join(parts), all(holds), _provenance(table), path.name, (read,))
 
 
-Rule = Difference | Level | Bound | Finding | Unavailable | HalfCost | MarginOverBest
+Rule = Difference | Level | Bound | Identity | Finding | Excerpts | HalfCost | MarginOverBest
 
 
 @dataclass(frozen=True)
 class Claim:
     """One claim of the paper: its ``artifact`` (table, figure or section), the ``claim`` with
-    the paper's number, the chapter that tests it, and the rule. ``calibrated``: the simulator
-    was given it (:func:`finding_status`); ``needs``: why simulated records cannot test it."""
+    the paper's number, the chapter that tests it, and the rule. No status: the report computes
+    it from the outcome, what the rule read (:mod:`racer_lib.paper.given`) and the records'
+    provenance. ``sensitivity``: the key of the claim in chapter 16's ``claim_robustness.csv``
+    (how the verdict moves with the simulator's choices), empty when it has none."""
 
     artifact: str
     claim: str
     chapter: str
     rule: Rule
-    calibrated: bool = False
-    needs: str = ""
+    sensitivity: str = ""

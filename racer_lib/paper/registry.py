@@ -3,7 +3,8 @@ the tests read this registry.
 
 Each :class:`Chapter` is one notebook ``notebooks/<stem>.md``, listed here in reading order (the
 order of ``book/_toc.yml``): the reproduction report first, the judging chapter, then the paper's
-artifacts in the paper's order, then the chapters on LLMBar's released judges. A chapter says
+artifacts in the paper's order, then the chapters on LLMBar's released judges, then how the
+simulated verdicts depend on the simulator's choices. A chapter says
 
 * ``title``: its notebook's H1, artifact numbers included;
 * ``artifacts``: the paper's figures, tables and theorems it reproduces (empty: none of the
@@ -59,6 +60,7 @@ LLAMA = "12_llama_family"
 LLMBAR_JUDGES = "13_llmbar_judges"
 LLMBAR_ROUTING = "14_llmbar_routing"
 LLMBAR_SHIFT = "15_llmbar_shift"
+SENSITIVITY = "16_simulator_sensitivity"
 
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(REPORT, "What this build reproduces", reads=READS_ALL, run_last=True),
@@ -134,6 +136,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         "Robustness under a real shift, and the control that tells it from thrift",
         requires=("data:llmbar",),
     ),
+    Chapter(SENSITIVITY, "How the verdicts depend on the simulator's choices"),
 )
 
 BY_STEM: dict[str, Chapter] = {chapter.stem: chapter for chapter in CHAPTERS}

@@ -6,22 +6,38 @@ The claims are data (:data:`racer_lib.paper.claims_table.CLAIMS`): each names it
 (table, figure or section of ``racer_paper.tex``), the paper's claim with its number
 (:mod:`racer_lib.paper.numbers`), the chapter that tests it (a stem of the chapter registry,
 :mod:`racer_lib.paper.registry`) and a rule (:mod:`racer_lib.paper.claim_rules`: a difference,
-a level, a bound of the theory, a chapter's own finding, or unavailable).
+a level, a bound, an identity of the theory, a chapter's own finding, or a reading).
 
-The status (:data:`racer_lib.paper.claims.STATUSES`) is then ``not reproducible here`` when the
-chapter did not run in the profile, its CSV is missing, or the claim needs records this build
-lacks (``needs``, on simulated records); otherwise
-:func:`racer_lib.paper.claims.finding_status` of (holds, calibrated, provenance).
+No claim declares its status; :func:`decide` computes it (:data:`racer_lib.paper.claims.STATUSES`)
+from the rule's outcome, the quantities it read and the records' provenance:
+
+* ``not reproducible here`` when the chapter did not run in the profile, a CSV or row is
+  missing, the claim is a reading no rule decides, or it is a *level* (the paper's number) of
+  a quantity the simulator was not given, on simulated records: such a number belongs to the
+  paper's own judge records, which the build lacks;
+* ``verified numerically`` (or ``not reproduced``) for an identity of the theory;
+* on simulated records, a claim whose rule read a quantity the simulator was given
+  (:func:`racer_lib.paper.given.given_by`) is ``by construction`` when it holds, ``not
+  reproduced`` when it does not; a given level is ``by construction`` either way, with the
+  calibration's miss in the reason;
+* otherwise ``reproduced`` or ``not reproduced`` as the rule holds.
+
+The report also reads chapter 16's ``claim_robustness.csv`` (when that chapter ran) into a
+column ``robustness``: how the verdict of a claim with a ``sensitivity`` key moves over the
+simulator's uncalibrated choices.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from racer_lib.paper import given
+from racer_lib.paper import registry as stems
 from racer_lib.paper.claim_rules import (
     ACCURACY_TOLERANCE,
     RATIO_TOLERANCE,
@@ -29,13 +45,21 @@ from racer_lib.paper.claim_rules import (
     NotAvailable,
     Outcome,
 )
-from racer_lib.paper.claims import BY_CONSTRUCTION, NOT_REPRODUCIBLE, STATUSES, finding_status
+from racer_lib.paper.claims import (
+    BY_CONSTRUCTION,
+    NOT_REPRODUCED,
+    NOT_REPRODUCIBLE,
+    REPRODUCED,
+    STATUSES,
+    VERIFIED,
+)
 from racer_lib.paper.claims_table import CLAIMS
 
 __all__ = [  # the tolerances and claims are read from here by the report's chapter
     "ACCURACY_TOLERANCE",
     "CLAIMS",
     "RATIO_TOLERANCE",
+    "STATUSES",
     "claims_views",
     "linked",
     "report",
@@ -50,6 +74,7 @@ REPORT_COLUMNS = (
     "claim",
     "build_value",
     "status",
+    "robustness",
     "reason",
     "rule",
     "provenance",
@@ -59,16 +84,34 @@ REPORT_COLUMNS = (
 )
 
 
+#: Why a level of a quantity the simulator was not given cannot be compared with the paper's
+#: number on simulated records.
+NOT_GIVEN_LEVEL = (
+    "the paper's number of a quantity the simulator was not given (it emerges from training "
+    "routers): comparing it needs the paper's own judge records (the Qwen3 / Llama pairs judged "
+    "on a GPU, profile paper); the simulator is calibrated to the judges, not to a router"
+)
+
+
 def decide(claim: Claim, outcome: Outcome) -> tuple[str, str]:
-    """``(status, reason)`` of a claim whose rule gave ``outcome``."""
-    if outcome.status in STATUSES:
-        return outcome.status, outcome.reason
-    if claim.needs and outcome.provenance == "simulated":
-        return NOT_REPRODUCIBLE, claim.needs
-    status = finding_status(outcome.holds, claim.calibrated, outcome.provenance)
-    if status == BY_CONSTRUCTION:
-        return status, "the simulator was given this (racer_lib.records.simulate)"
-    return status, ""
+    """``(status, reason)`` of a claim whose rule gave ``outcome`` (see the module's text)."""
+    holds = outcome.holds
+    if claim.rule.kind == "identity":
+        return (VERIFIED, "") if holds else (NOT_REPRODUCED, "a numerical check failed")
+    if outcome.provenance != "simulated":
+        return (REPRODUCED if holds else NOT_REPRODUCED), outcome.reason
+    params = given.given_by(claim.chapter, outcome.reads)
+    level = claim.rule.kind == "level"
+    if not params:
+        if level:
+            return NOT_REPRODUCIBLE, NOT_GIVEN_LEVEL
+        return (REPRODUCED if holds else NOT_REPRODUCED), outcome.reason
+    why = "the simulator was given it: " + given.describe(params)
+    if level and not holds:
+        return BY_CONSTRUCTION, f"{why}; calibration {outcome.miss}"
+    if holds:
+        return BY_CONSTRUCTION, why
+    return NOT_REPRODUCED, f"{why}, yet it does not hold on the simulator's records"
 
 
 def evaluate_claim(
@@ -79,6 +122,7 @@ def evaluate_claim(
         "artifact": claim.artifact,
         "claim": claim.claim,
         "build_value": "",
+        "robustness": "",
         "rule": claim.rule.kind,
         "provenance": "",
         "chapter": claim.chapter,
@@ -121,11 +165,43 @@ def report(
     other chapter is not reproducible here. ``seed`` seeds every bootstrap interval."""
     root = Path(results_root)
     ran = set(chapters) if chapters is not None else {p.name for p in root.glob("*") if p.is_dir()}
+    texts = robustness(root, ran)
     rows = [
         evaluate_claim(c, root / c.chapter, c.chapter in ran, profile, seed, n_boot)
+        | {"robustness": texts.get(c.sensitivity, "") if c.sensitivity else ""}
         for c in (CLAIMS if registry is None else registry)
     ]
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+#: The simulator-sensitivity chapter and the CSV the report reads from it.
+SENSITIVITY = stems.SENSITIVITY
+ROBUSTNESS_CSV = "claim_robustness.csv"
+
+
+def robustness_text(row: Mapping[str, Any]) -> str:
+    """One row of ``claim_robustness.csv`` as the report's ``robustness`` column says it:
+    ``holds in 17 of 24 simulators (71 %); depends most on readable; flips at readable ≈
+    0.15`` (or ``no flip in range``)."""
+    simulators, holds_in = int(row["simulators"]), int(row["holds_in"])
+    text = f"holds in {holds_in} of {simulators} simulators ({100 * float(row['share']):.0f} %)"
+    if isinstance(row.get("depends_most_on"), str) and row["depends_most_on"]:
+        text += f"; depends most on {row['depends_most_on']}"
+    flip = row.get("flip_threshold")
+    if isinstance(flip, str) and flip:
+        text += "; " + (flip if flip.startswith("no flip") else f"flips at {flip}")
+    return text
+
+
+def robustness(results_root: str | Path, chapters: Iterable[str]) -> dict[str, str]:
+    """Per key of chapter 16's ``claim_robustness.csv`` (:data:`SENSITIVITY`), the text of
+    :func:`robustness_text`; empty when that chapter is not among ``chapters`` or wrote no
+    such CSV."""
+    path = Path(results_root) / SENSITIVITY / ROBUSTNESS_CSV
+    if SENSITIVITY not in set(chapters) or not path.is_file():
+        return {}
+    table = pd.read_csv(path)
+    return {str(r["key"]): robustness_text(r) for r in table.to_dict("records")}
 
 
 def sources(results_root: str | Path, chapters: Iterable[str]) -> pd.DataFrame:
@@ -167,6 +243,7 @@ PAGE_COLUMNS = {
     "artifact": "artifact",
     "claim": "claim",
     "build_value": "this build",
+    "robustness": "over simulators",
     "reason": "why",
     "chapter": "chapter",
 }
@@ -187,7 +264,7 @@ def claims_views(table: pd.DataFrame) -> list[tuple[str, str | None, pd.DataFram
                 else (rows["provenance"] == provenance)
             )
             view = rows.loc[mine, list(PAGE_COLUMNS)].rename(columns=PAGE_COLUMNS)
-            view = view.dropna(axis=1, how="all").reset_index(drop=True)
+            view = view.replace("", np.nan).dropna(axis=1, how="all").reset_index(drop=True)
             views.append((status, None if pd.isna(provenance) else provenance, view))
     return views
 
@@ -195,7 +272,7 @@ def claims_views(table: pd.DataFrame) -> list[tuple[str, str | None, pd.DataFram
 #: The least width of a text column of a claims table on the page (in em): without it the
 #: browser gives nearly all the width to the longest cells (a build value listing every judge)
 #: and wraps an artifact's name a few letters a line.
-PAGE_MIN_WIDTH = {"artifact": 5, "claim": 16, "why": 12}
+PAGE_MIN_WIDTH = {"artifact": 5, "claim": 16, "over simulators": 10, "why": 12}
 
 
 def linked(shown: str, table: pd.DataFrame, chapters: Iterable[str]) -> str:

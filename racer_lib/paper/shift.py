@@ -49,6 +49,12 @@ from racer_lib.routing import train
 
 #: The robust variants, each compared with its matched-spend control.
 ROBUST = ("RACER-R", "RACER-C", "RACER")
+#: The variants that reweight the costs (Algorithm 1's cost adversary, §3): the ones whose cost
+#: robustness the paper claims (Fig. 3(b)), so the ones whose findings the control decides.
+#: RACER-R reweights only the rewards; its control rows are shown, never read as a finding.
+COST_ROBUST = ("RACER-C", "RACER")
+#: The text of a control finding: ``name`` is the finding's label columns joined.
+FINDING_TEXT = "{name}: beats the matched-spend control"
 #: "Equal accuracy": the robust runs are not less accurate than their controls by more than this
 #: many points (lower end of the 95 % bootstrap interval of the mean paired difference).
 EQUAL_ACCURACY_POINTS = 1.0
@@ -208,15 +214,31 @@ def control_comparison(
     return pd.DataFrame(rows)
 
 
+def variant_comparison(
+    runs: pd.DataFrame,
+    controls: pd.DataFrame,
+    by: Sequence[str] = (),
+    cost_col: str = "train_cost",
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`control_comparison` of the :data:`COST_ROBUST` runs only, per group ``by`` and
+    ``variant``, every temperature of a variant pooled (each run still paired with its own
+    control): the rows that decide whether cost robustness is more than thrift (Fig. 3(b))."""
+    mine = runs[runs["variant"].isin(COST_ROBUST)]
+    return control_comparison(mine, controls, [*by, "variant"], cost_col, seed)
+
+
 def control_findings(
     comparison: pd.DataFrame,
     provenance: str,
     label: Sequence[str] = ("method",),
     calibrated: bool = False,
     basis: str = BASIS,
+    text: str = FINDING_TEXT,
 ) -> pd.DataFrame:
-    """One finding per row of a :func:`control_comparison` table: ``"<label>: beats the
-    matched-spend control"`` (``label`` columns joined), ``holds``, ``status``
+    """One finding per row of a :func:`control_comparison` table: ``text`` with ``name`` the
+    ``label`` columns joined (``"<label>: beats the matched-spend control"``), ``holds``,
+    ``status``
     (:func:`racer_lib.paper.claims.add_status` on the records' ``provenance``; ``calibrated``: the
     simulator was given the result), ``detail`` (both violation counts with Wilson intervals,
     the spend and the paired accuracy difference) and ``basis``."""
@@ -227,7 +249,7 @@ def control_findings(
         rows.append(
             {
                 **{c: d[c] for c in label},
-                "finding": f"{name}: beats the matched-spend control",
+                "finding": text.format(name=name),
                 "holds": bool(d["holds"]),
                 "detail": (
                     f"{name}: violations {d['robust_violations']} of {d['runs']} runs "

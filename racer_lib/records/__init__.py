@@ -7,6 +7,8 @@
 - :mod:`~racer_lib.records.pairs`: preference pairs, their reader and validator;
 - :mod:`~racer_lib.records.simulate`, :mod:`~racer_lib.records.sets`: simulated judges and the
   chapters' sets (simulated or read from a records folder);
+- :mod:`~racer_lib.records.choices`: the simulator's uncalibrated choices, their plausible
+  ranges and the two negative controls (the null simulator, the null gain);
 - :mod:`~racer_lib.records.embed`, :mod:`~racer_lib.records.encoders`: pair embeddings;
 - :mod:`~racer_lib.records.sources` (the manifest, fetching and checking),
   :mod:`~racer_lib.records.judgebench`, :mod:`~racer_lib.records.llmbar`: external data.

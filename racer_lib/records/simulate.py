@@ -38,6 +38,11 @@ plus noisy copies of ``u``, ``v``, ``w`` along fixed directions (only a share ``
 each latent's variance is readable), plus isotropic noise. A router can learn the domain and
 part of the pair-level signal, never all of it.
 
+Choices: ``READABLE``, ``KAPPA``, the scale of the gains ``g_c``, the judges' ``rho_j``, the
+token spreads and the weight of the centroid are not fixed by the paper. They are the knobs of
+:class:`racer_lib.records.choices.Simulator` (re-exported here with :data:`CHOICES`, each knob's
+plausible range); every generating function takes ``simulator=`` (default: the defaults above).
+
 Determinism: every draw comes from a generator seeded by ``(seed, cell, chunk, stream)``, with a
 fixed chunk of :data:`CHUNK` pairs, so the same seed gives the same records whatever subset or
 chunking the caller uses, and 40k pairs x 7680 dims stream through memory chunk by chunk.
@@ -56,13 +61,20 @@ from scipy import optimize, stats
 
 from racer_lib import __version__
 from racer_lib.errors import ConfigError
+from racer_lib.records.choices import (  # noqa: F401 (re-exported: the simulator's choices)
+    CHOICES,
+    DEFAULT,
+    KAPPA,
+    READABLE,
+    SIGMA_TOKENS,
+    Simulator,
+    null_gain,
+    null_simulator,
+)
 from racer_lib.records.io import embeddings_path, write_embeddings, write_records
 from racer_lib.records.schema import MODES, SELF_ROUTE, mode_columns, validate_records
 
 CHUNK = 4096
-READABLE = 0.5  # share of each pair latent's variance that the embedding carries
-KAPPA = 0.6  # weight of the "reasoning helps" latent v in each mode's noise
-SIGMA_TOKENS = (0.35, 0.5)  # log-normal spread of instruct / reasoning tokens
 SPLIT_SHARES = {"train": 0.8, "valid": 0.1, "test": 0.1}  # in-distribution sources
 
 
@@ -195,14 +207,18 @@ def _mix_weights(recipe: str) -> tuple[list[Cell], np.ndarray]:
 
 
 @cache
-def calibration(judge: str) -> dict[str, float]:
-    """Solve ``mu_0, mu_1`` and ``k_j`` so the training mixture meets the judge's targets."""
+def calibration(judge: str, simulator: Simulator = DEFAULT) -> dict[str, float]:
+    """Solve ``mu_0, mu_1`` and ``k_j`` so the training mixture meets the judge's targets
+    (under ``simulator``'s gains; with ``reasoning_gain = False``, ``mu_1 = mu_0``)."""
     j = _judge(judge)
     cells, w = _mix_weights("training_mix")
     d = np.array([c.difficulty for c in cells])
-    g = np.array([c.gain for c in cells])
+    g = np.array([simulator.gain(c.gain) for c in cells])
     mu = []
     for a, target in enumerate([j.acc_instruct, j.acc_reasoning]):
+        if a == 1 and not simulator.reasoning_gain:
+            mu.append(mu[0])
+            break
 
         def gap(m, a=a, target=target):
             return float(w @ stats.norm.cdf(m + d + a * g)) - target / 100
@@ -220,16 +236,20 @@ def _judge(name: str) -> Judge:
     return JUDGES[name]
 
 
-def cell_expectations(judge: str) -> pd.DataFrame:
+def cell_expectations(judge: str, simulator: Simulator = DEFAULT) -> pd.DataFrame:
     """Exact accuracies, agreement cells and cost ratio of every cell for one judge."""
-    j, cal = _judge(judge), calibration(judge)
-    corr = j.rho - (1 - j.rho) * KAPPA**2  # correlation of y_0 and y_1
+    j, cal = _judge(judge), calibration(judge, simulator)
+    rho, kappa = simulator.rho(j.rho), simulator.kappa
+    corr = rho - (1 - rho) * kappa**2  # correlation of y_0 and y_1
     rows = []
     for c in CELLS:
         z0 = cal["mu_instruct"] + c.difficulty
-        z1 = cal["mu_reasoning"] + c.difficulty + c.gain
-        both = stats.multivariate_normal(cov=[[1, corr], [corr, 1]]).cdf([z0, z1])
+        z1 = cal["mu_reasoning"] + c.difficulty + simulator.gain(c.gain)
         p0, p1 = stats.norm.cdf(z0), stats.norm.cdf(z1)
+        if simulator.reasoning_gain:
+            both = stats.multivariate_normal(cov=[[1, corr], [corr, 1]]).cdf([z0, z1])
+        else:  # the null-gain control: both modes right on the same pairs
+            both = p0
         rows.append(
             dict(
                 judge=judge,
@@ -279,7 +299,9 @@ def _world(seed: int, dim: int) -> dict[str, np.ndarray]:
     return {"centroids": centroids, "latents": lat.astype(np.float32)}
 
 
-def _pair_chunk(seed: int, cell: Cell, chunk: int, n: int, dim: int) -> dict[str, np.ndarray]:
+def _pair_chunk(
+    seed: int, cell: Cell, chunk: int, n: int, dim: int, simulator: Simulator = DEFAULT
+) -> dict[str, np.ndarray]:
     """Judge-independent draws of one chunk: latents, labels, splits and embeddings.
 
     Each quantity has its own stream and is drawn row by row, so the first ``n`` pairs of a
@@ -302,33 +324,42 @@ def _pair_chunk(seed: int, cell: Cell, chunk: int, n: int, dim: int) -> dict[str
     if dim > 0:
         world = _world(seed, dim)
         noise = rng("readable").standard_normal((n, 3))
-        seen = np.sqrt(READABLE) * np.column_stack([u, v, w]) + np.sqrt(1 - READABLE) * noise
+        readable = simulator.readable
+        seen = np.sqrt(readable) * np.column_stack([u, v, w]) + np.sqrt(1 - readable) * noise
         emb = _rng(seed, "embedding", cell.key, cell.domain, chunk, dim).standard_normal(
             (n, dim), dtype=np.float32
         )
         emb *= np.float32(0.5 / np.sqrt(dim))
-        emb += world["centroids"][cell.key + "/" + cell.domain]
+        centroid = world["centroids"][cell.key + "/" + cell.domain]
+        if simulator.cell_signal != 1:
+            centroid = np.float32(simulator.cell_signal) * centroid
+        emb += centroid
         emb += (0.5 * seen).astype(np.float32) @ world["latents"]
         out["embedding"] = emb
     return out
 
 
-def _judge_chunk(seed: int, cell: Cell, chunk: int, pairs: dict, judge: str) -> pd.DataFrame:
+def _judge_chunk(
+    seed: int, cell: Cell, chunk: int, pairs: dict, judge: str, simulator: Simulator = DEFAULT
+) -> pd.DataFrame:
     """One judge's verdicts and token counts on one chunk of pairs."""
-    j, cal = _judge(judge), calibration(judge)
+    j, cal = _judge(judge), calibration(judge, simulator)
     rng = _rng(seed, "judge", judge, cell.key, cell.domain, chunk)
     u, v, w, label = pairs["u"], pairs["v"], pairs["w"], pairs["label"]
     n = len(u)
     e0, e1, n0, n1, flip0, flip1, think = rng.standard_normal((n, 7)).T
-    s = np.sqrt(1 - j.rho)
-    y0 = np.sqrt(j.rho) * u + s * (-KAPPA * v + np.sqrt(1 - KAPPA**2) * e0)
-    y1 = np.sqrt(j.rho) * u + s * (KAPPA * v + np.sqrt(1 - KAPPA**2) * e1)
+    rho, kappa = simulator.rho(j.rho), simulator.kappa
+    s = np.sqrt(1 - rho)
+    y0 = np.sqrt(rho) * u + s * (-kappa * v + np.sqrt(1 - kappa**2) * e0)
+    y1 = np.sqrt(rho) * u + s * (kappa * v + np.sqrt(1 - kappa**2) * e1)
+    if not simulator.reasoning_gain:  # the null-gain control: reasoning changes no verdict
+        y1 = y0
     correct = [
         cal["mu_instruct"] + cell.difficulty + y0 > 0,
-        cal["mu_reasoning"] + cell.difficulty + cell.gain + y1 > 0,
+        cal["mu_reasoning"] + cell.difficulty + simulator.gain(cell.gain) + y1 > 0,
     ]
 
-    s0, s1 = SIGMA_TOKENS
+    s0, s1 = simulator.sigma_tokens()
     m0 = j.tokens_instruct * cell.length
     m1 = m0 * cal["ratio_scale"] * cell.ratio
     tokens = [
@@ -381,12 +412,14 @@ def iter_simulate(
     seed: int = 0,
     dim: int = 64,
     scale: float = 1.0,
+    simulator: Simulator = DEFAULT,
 ) -> Iterator[tuple[pd.DataFrame, np.ndarray | None]]:
     """Yield ``(records, embeddings)`` chunk by chunk (at most :data:`CHUNK` pairs each).
 
     ``recipe`` names a set of pairs (:data:`RECIPES`: ``training_mix``, a benchmark, or a
     Skywork subset) or a list of them; ``scale`` multiplies every cell's count (at least one
-    pair per cell); ``dim = 0`` skips embeddings.
+    pair per cell); ``dim = 0`` skips embeddings; ``simulator``: the uncalibrated choices
+    (:class:`~racer_lib.records.choices.Simulator`; a non-default one is named in ``source``).
     """
     _judge(judge)
     recipes = [recipe] if isinstance(recipe, str) else list(recipe)
@@ -396,13 +429,15 @@ def iter_simulate(
     if scale <= 0 or dim < 0:
         raise ConfigError(f"scale must be > 0 and dim >= 0 (got scale={scale}, dim={dim})")
     source = f"simulated:racer_lib-{__version__}:seed={seed}"
+    if simulator.changes():
+        source += f":simulator={simulator.tag()}"
     for name in recipes:
         for key, count in RECIPES[name].items():
             cell = _CELLS[key]
             n_total = max(1, int(round(count * scale)))
             for chunk in range(-(-n_total // CHUNK)):
                 n = min(CHUNK, n_total - chunk * CHUNK)
-                pairs = _pair_chunk(seed, cell, chunk, n, dim)
+                pairs = _pair_chunk(seed, cell, chunk, n, dim, simulator)
                 idx = np.arange(chunk * CHUNK, chunk * CHUNK + n)
                 head = pd.DataFrame(
                     {
@@ -416,7 +451,7 @@ def iter_simulate(
                         "source": source,
                     }
                 )
-                body = _judge_chunk(seed, cell, chunk, pairs, judge)
+                body = _judge_chunk(seed, cell, chunk, pairs, judge, simulator)
                 yield pd.concat([head, body], axis=1), pairs.get("embedding")
 
 
@@ -427,12 +462,13 @@ def simulate(
     seed: int = 0,
     dim: int = 64,
     scale: float = 1.0,
+    simulator: Simulator = DEFAULT,
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Simulated records (validated) and their embeddings, in one piece.
 
     See :func:`iter_simulate`.
     """
-    parts = list(iter_simulate(judge, recipe, seed=seed, dim=dim, scale=scale))
+    parts = list(iter_simulate(judge, recipe, seed=seed, dim=dim, scale=scale, simulator=simulator))
     records = validate_records(
         pd.concat([p[0] for p in parts], ignore_index=True), file=f"<simulated {judge}>"
     )
@@ -448,13 +484,15 @@ def write_simulated(
     seed: int = 0,
     dim: int = 64,
     scale: float = 1.0,
+    simulator: Simulator = DEFAULT,
 ):
     """Write records (``path``) and embeddings (beside it), streaming the embeddings."""
 
     records = []
 
     def chunks():
-        for rec, emb in iter_simulate(judge, recipe, seed=seed, dim=dim, scale=scale):
+        sims = iter_simulate(judge, recipe, seed=seed, dim=dim, scale=scale, simulator=simulator)
+        for rec, emb in sims:
             records.append(rec)
             yield rec["id"].to_numpy(), emb
 

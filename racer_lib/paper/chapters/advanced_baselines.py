@@ -110,8 +110,9 @@ def metric_summary(
 def baseline_findings(table: pd.DataFrame, budget: float, provenance: str) -> pd.DataFrame:
     """Two readings of :func:`shifted_table` per judge (the advanced-baselines table): is RACER
     the most accurate method (with its margin over the best baseline, and the paper's), and is
-    every method's mean cost on the shifted sets within the budget (thresholds were matched on
-    validation in the training unit, each benchmark is priced in its own: this can fail).
+    RACER's mean cost on the shifted sets within the budget, as the paper says of it (every
+    method's cost in ``detail``; RACER met the budget on validation in the training unit, each
+    benchmark is priced in its own: this can fail).
     Neither is given to the simulator (``status``: :func:`racer_lib.paper.claims.add_status`)."""
     findings = []
     for judge in table["judge"].unique():
@@ -138,8 +139,8 @@ def baseline_findings(table: pd.DataFrame, budget: float, provenance: str) -> pd
         over = t[t["cost"] > budget]
         findings.append(
             {
-                "finding": f"{judge}: every method has mean OOD cost within C = {budget:g}",
-                "holds": bool(over.empty),
+                "finding": f"{judge}: RACER has mean OOD cost within C = {budget:g}",
+                "holds": bool(t.loc["RACER", "cost"] <= budget),
                 "detail": ", ".join(f"{m} {c:.2f}" for m, c in t["cost"].items())
                 + ("" if over.empty else f"; over budget: {', '.join(map(str, over.index))}"),
                 "calibrated": False,

@@ -138,3 +138,42 @@ def paper_beta_table(rates: pd.DataFrame, beta: float) -> dict:
         "one_minus_q": one_minus_q,
         "iterations_per_factor_e": -1 / np.log1p(-one_minus_q),
     }
+
+
+#: The glued values of :func:`paper_beta_table` on the page: (name, column, aggregate).
+PAPER_BETA_GLUES = (
+    ("paper_beta", "beta", "max"),
+    ("paper_gap", "one_minus_q", "max"),
+    ("paper_steps", "iterations_per_factor_e", "min"),
+)
+
+#: Below this 1 - q the bound of Theorem 4.2 shrinks by a factor e only every thousand
+#: iterations or more: near-vacuous for any iteration budget a check can spend.
+NEAR_VACUOUS = 1e-3
+
+
+def bound_by_beta(rates: pd.DataFrame, paper_beta: float) -> pd.DataFrame:
+    """Theorem 4.2's contraction q = M²K²/(M²K² + 2β²) per β, the checked instances' (the β of
+    ``rates``) beside the paper's entropy weight ``paper_beta`` on the same instances
+    (:func:`paper_beta_table`): the range of 1 - q and of the iterations per factor e by which
+    the bound shrinks, and whether the bound is informative on every instance (1 - q of at
+    least :data:`NEAR_VACUOUS`), near-vacuous on every one, or mixed."""
+    paper = pd.DataFrame(paper_beta_table(rates, paper_beta))
+    both = pd.concat(
+        [
+            rates.assign(one_minus_q=1 - rates["bound_rate_q"], beta_of="checked instances"),
+            paper.assign(beta_of="the paper's β"),
+        ]
+    )
+    both["steps"] = -1 / np.log1p(-both["one_minus_q"])
+    table = both.groupby(["beta_of", "beta"], sort=False).agg(
+        lo=("one_minus_q", "min"), hi=("one_minus_q", "max"), few=("steps", "min"),
+        most=("steps", "max"),
+    )  # fmt: skip
+    informative = np.where(table["lo"] >= NEAR_VACUOUS, "informative", "mixed")
+    table["bound"] = np.where(table["hi"] < NEAR_VACUOUS, "near-vacuous", informative)
+    table["1 − q"] = [f"{lo:.1e} to {hi:.1e}" for lo, hi in zip(table["lo"], table["hi"])]
+    table["iterations per factor e"] = [
+        f"{few:,.0f} to {most:,.0f}" for few, most in zip(table["few"], table["most"])
+    ]
+    return table[["1 − q", "iterations per factor e", "bound"]]

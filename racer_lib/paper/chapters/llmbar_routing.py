@@ -6,8 +6,10 @@ in one batched pass (Algorithm 1 on Eq. (1) and its KL-robust form, Eq. (2)), fi
 score baselines matched to each budget on validation, and evaluates all of them, Random, the
 fixed modes and the oracle on the test split (:func:`route_judge`). The module also reads the
 runs: whether each router trained at all (:func:`training_check`), the chapter's findings
-(:func:`routing_findings`), its tables (:func:`mean_sd_by_budget`) and its figure
-(:func:`accuracy_and_gain`).
+(:func:`routing_findings`), its tables (:func:`mean_sd_by_budget`, :func:`modes_table`,
+:func:`validation_view`, :func:`references_view`) and its figure (:func:`accuracy_and_gain`);
+the page's helpers load the data quietly (:func:`check_aligned`, :func:`embed_quietly`,
+:func:`describe_source`) and list the numbers its sentences state (:func:`prose_reads`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from racer_lib.paper import experiments, plots
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.records import llmbar, sets
+from racer_lib.records.summary import mode_summary
 from racer_lib.routing import baselines, train
 
 #: The two router variants trained against the budget, the baselines and Random.
@@ -67,6 +70,86 @@ def describe_split(
         f"{', '.join(train_subsets)} (valid a random {SUBSET_VALID_SHARE:.0%} of each, per "
         f"seed), test on {', '.join(test_subsets)} for all {n} seeds {list(seeds)}"
     )
+
+
+def describe_source(source: Mapping[str, Any], location: Any) -> str:
+    """One line naming where the data are read from and the pinned LLMBar release."""
+    return (
+        f"reading data from: {location}\nLLMBar release: {source['repository']} at commit "
+        f"{source['commit']} ({source['license']}), sha256 verified"
+    )
+
+
+def check_aligned(records: Mapping[str, pd.DataFrame], pairs: pd.DataFrame) -> None:
+    """Every judge's records list the pairs in the order of ``pairs`` (so that rows of
+    records, pairs and embeddings line up); raises otherwise."""
+    for judge, recs in records.items():
+        if not (recs["id"].to_numpy() == pairs["id"].to_numpy()).all():
+            raise AssertionError(f"{judge}: record ids are not in the order of the pairs")
+
+
+def modes_table(records: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each judge's two modes on all pairs (:func:`racer_lib.records.summary.mode_summary`),
+    the oracle's headroom and both modes' mean tokens."""
+    every = pd.concat(records.values())
+    overall = mode_summary(every, ["judge"])
+    overall["headroom"] = evaluate.headroom(overall)
+    return evaluate.with_mean_tokens(overall, every, ["judge"])
+
+
+def prose_reads(first_seed: int) -> list[tuple[str, str, str, str, dict[str, Any]]]:
+    """The numbers the data section's sentences state, as ``(name, csv, column, agg, where)``
+    for :meth:`racer_lib.book.chapter.Prose.value`: the range over judges of each mode's
+    accuracy, mean tokens, cost ratio and headroom (``llmbar_modes.csv``), and the first seed's
+    split sizes (``llmbar_splits.csv``)."""
+    M, S = "llmbar_modes.csv", "llmbar_splits.csv"
+    columns = ("acc_instruct", "acc_reasoning", "mean_tokens_reasoning", "mean_tokens_instruct")
+    reads = [
+        (f"{c}_{agg}", M, c, agg, {})
+        for c in (*columns, "cost_ratio", "headroom")
+        for agg in ("min", "max")
+    ]
+    reads.append(("split_seed", S, "seed", "min", {}))
+    where = [{"seed": first_seed, "split": part} for part in ("train", "valid", "test")]
+    return reads + [(f"n_{w['split']}", S, "id", "count", w) for w in where]
+
+
+def embed_quietly(pairs: pd.DataFrame, encoder: str) -> np.ndarray:
+    """:func:`racer_lib.records.embed.embed_pairs` without the progress bars that loading the
+    encoder draws (tqdm's warning that a kernel lacks ipywidgets, Hugging Face's bar)."""
+    import warnings
+
+    from racer_lib.records import embed
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        return embed.embed_pairs(pairs, encoder, progress=False)
+
+
+def validation_view(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per judge and method, the validation reasoning rate (baselines) and cost (every method
+    but Random) at each budget (columns), mean over seeds. Checks first that every baseline
+    meets its budget on validation (``baselines.match_budget``'s promise)."""
+    is_baseline = runs["method"].isin(baselines.METHODS)
+    over = runs[is_baseline & (runs["valid_cost"] > runs["budget"] + 1e-9)]
+    if not over.empty:
+        raise AssertionError(f"baselines over budget on validation:\n{over}")
+    at = {"index": ["judge", "method"], "columns": "budget"}
+    rate = runs[is_baseline].pivot_table(values="valid_rate", **at)
+    cost = runs[runs["method"] != "Random"].pivot_table(values="valid_cost", **at)
+    return pd.concat({"valid rate": rate, "valid cost": cost}, axis=1)
+
+
+def references_view(ends: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
+    """The fixed modes and the oracle on the test split, per judge: accuracy and cost, mean and
+    sd over seeds."""
+    refs = ends.groupby(["judge", "method"])[["accuracy", "cost"]].agg(["mean", "std"])
+    refs.columns = [f"{q}_{s}" for q, s in refs.columns]
+    order = pd.MultiIndex.from_product([judges, ["All-Instruct", "All-Reasoning", "Oracle"]])
+    return refs.reindex(order)
 
 
 def split_table(pairs: pd.DataFrame, splits: Mapping[int, np.ndarray]) -> pd.DataFrame:

@@ -4,8 +4,8 @@ reading of them checked on paired records.
 The chapter's per-domain and agreement tables are
 :func:`racer_lib.records.summary.mode_summary` tables (ΔAccuracy = Acc(M_R) - Acc(M_noR) and
 the cost ratio of §2); this module draws them (upper panel: ΔAccuracy against the cost ratio;
-lower panel: the four agreement cells) and checks the paper's two statements about them
-(:func:`fig2_findings`).
+lower panel: the four agreement cells) and checks the paper's statements about them
+(:func:`fig2_findings`, with §2.1's "most cost-effective gains" in :func:`cost_effective`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from racer_lib.evaluation.metrics import BASIS_DOMAIN_GAINS, headroom
@@ -24,6 +25,13 @@ BASIS_RHO = (
     "simulator input: each judge's rho (simulate.JUDGES: larger models' modes agree more) with "
     "the paper's accuracies"
 )
+
+BASIS_COST_EFFECTIVE = (
+    "simulator input: each domain's gain of reasoning (simulate.CELLS' gain) and each cell's "
+    "cost ratio give the gain per extra token"
+)
+#: The domains of the paper's "most cost-effective gains" (§2.1, Fig. 2 upper).
+VERIFICATION = ("math", "coding")
 
 #: The Qwen3 judges of the paper, smallest first.
 QWEN3_BY_SIZE = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
@@ -39,6 +47,8 @@ def fig2_findings(
     * per judge, reasoning gains more on math and coding than on safety and knowledge (the
       smallest ΔAccuracy of the first above the largest of the second, domains pooled over
       benchmarks); a judge without a domain of each kind is not checked;
+    * per judge, reasoning is most cost-effective in math and coding (:func:`cost_effective`:
+      its gain per extra token there, pooled, above that of the other domains, pooled);
     * the headroom (:func:`racer_lib.evaluation.metrics.headroom`) shrinks with model size,
       over the judges of ``by_size`` present in ``records`` (checked when there are two or more).
 
@@ -67,6 +77,8 @@ def fig2_findings(
                     "basis": BASIS_DOMAIN_GAINS,
                 }
             )
+    checks += [cost_effective(g, j) for j, g in records.groupby("judge", sort=False)]
+    checks = [c for c in checks if c]
     order = [j for j in by_size if j in set(overall["judge"])]
     if len(order) > 1:
         room = overall.set_index("judge").loc[order, "headroom"]
@@ -81,6 +93,31 @@ def fig2_findings(
             }
         )
     return add_status(checks, provenance)
+
+
+def cost_effective(records: pd.DataFrame, judge: str) -> dict | None:
+    """§2.1: "the strongest and most cost-effective gains concentrate in math and coding", on one
+    judge's paired ``records``: the accuracy gained per extra unit of cost, ΔAccuracy / (cost
+    ratio - 1) (points per instruct answer's worth of extra tokens), of math and coding pooled
+    against the other domains pooled (:func:`racer_lib.records.summary.mode_summary` of each
+    group, benchmarks pooled); holds when the first is larger. ``None`` without a domain of each
+    group. Calibrated: the simulator is given the gains and the ratios."""
+    verify = records["domain"].isin(VERIFICATION)
+    if verify.all() or not verify.any():
+        return None
+    group = np.where(verify, "math and coding", "other domains")
+    pooled = mode_summary(records.assign(group=group), ["group"]).set_index("group")
+    per_token = pooled["delta_accuracy"] / (pooled["cost_ratio"] - 1)
+    return {
+        "finding": "most cost-effective: accuracy gained per extra token of reasoning is "
+        "largest in math and coding",
+        "judge": judge,
+        "observed": "points per extra cost unit: "
+        + ", ".join(f"{g} {v:+.2f}" for g, v in per_token.items()),
+        "holds": bool(per_token["math and coding"] > per_token["other domains"]),
+        "calibrated": True,
+        "basis": BASIS_COST_EFFECTIVE,
+    }
 
 
 def delta_accuracy_panels(by_domain, benchmarks) -> plt.Figure:

@@ -4,9 +4,12 @@ ACER, RACER-R and RACER-C (no reweighting, rewards reweighted at τ_R, costs rew
 trained on one subset and deployed on another: the plan of runs (:func:`ablation_plan`), the
 trainer's cost weights (:func:`trainer_cost_weights`), each policy's point in and out of
 distribution (:func:`shift_rows`), the summary over seeds, the violation rates and the findings
-(:func:`ablation_summary`, :func:`violation_rates`, :func:`ablation_findings`), the subsets'
-statistics (:func:`subset_statistics`) and the figure (:func:`shift_panels`). The matched-spend
-control, shared with chapter 15_llmbar_shift, stays in :mod:`racer_lib.paper.shift`."""
+(:func:`ablation_summary`, :func:`violation_rates`, :func:`ablation_findings` with
+:func:`highest_reward` and :func:`conservative_routing`), the verdict of the matched-spend
+control for the variants that reweight the costs (:func:`control_verdicts`), the subsets'
+statistics (:func:`subset_statistics`), the figure (:func:`shift_panels`) and the numbers the
+page's sentences state (:func:`prose_reads`). The matched-spend control itself, shared with
+chapter 15_llmbar_shift, stays in :mod:`racer_lib.paper.shift`."""
 
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ import pandas as pd
 import torch
 
 from racer_lib.evaluation import metrics as evaluate
+from racer_lib.evaluation.intervals import bootstrap_interval
+from racer_lib.paper import shift
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED, Fit
 from racer_lib.records import schema as rec
@@ -160,17 +165,25 @@ def shift_rows(
 def ablation_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """:func:`shift_rows` over seeds: per scenario and method (in the runs' order of methods)
     :func:`racer_lib.evaluation.metrics.over_seeds`, the mean validation accuracy, cost and final
-    multiplier, and the method's variant and temperature."""
+    multiplier, the validation cost's sd over seeds, and the method's variant and temperature."""
     order = {name: i for i, name in enumerate(dict.fromkeys(runs["method"]))}
     summary = evaluate.over_seeds(runs, ["scenario", "method"])
-    valid = runs.groupby(["scenario", "method"])[
-        ["valid_accuracy", "valid_cost", "final_lambda"]
-    ].mean()
+    groups = runs.groupby(["scenario", "method"])
+    valid = groups[["valid_accuracy", "valid_cost", "final_lambda"]].mean()
+    valid["valid_cost_sd"] = groups["valid_cost"].std()
     summary = summary.merge(valid.reset_index(), on=["scenario", "method"])
     summary = summary.merge(runs[["method", "variant", "tau"]].drop_duplicates(), on="method")
     return summary.sort_values(
         ["scenario", "method"], key=lambda s: s.map(order) if s.name == "method" else s
     ).reset_index(drop=True)
+
+
+def summary_view(summary: pd.DataFrame) -> pd.DataFrame:
+    """The page's columns of :func:`ablation_summary`: per scenario and method, accuracy and
+    cost on the shifted set (mean, sd), the violation rate, the validation cost (mean, sd) and
+    the final multiplier."""
+    cols = ["scenario", "method", "accuracy_mean", "accuracy_sd", "cost_mean", "cost_sd"]
+    return summary[cols + ["violation_rate", "valid_cost", "valid_cost_sd", "final_lambda"]]
 
 
 def _violations(scenario: str, label: str, sub: pd.DataFrame) -> dict[str, Any]:
@@ -211,86 +224,128 @@ def violation_rates(runs: pd.DataFrame, taus_c: Sequence[float]) -> pd.DataFrame
     return viol
 
 
+def _gain(mean: pd.DataFrame, scenario: str, method: str, other: str) -> tuple[float, float]:
+    """``method``'s mean accuracy gain over ``other`` in ``scenario`` (points) and the standard
+    error of that difference (infinite with one seed)."""
+    sd, n = mean["accuracy_sd"], mean["seeds"]
+    se = np.sqrt(sum(sd[(scenario, m)] ** 2 / n[(scenario, m)] for m in (method, other)))
+    acc = mean["accuracy_mean"]
+    return acc[(scenario, method)] - acc[(scenario, other)], (se if np.isfinite(se) else np.inf)
+
+
+def highest_reward(summary: pd.DataFrame, scenario: str) -> dict[str, Any]:
+    """Fig. 3(a), "RACER-R consistently achieves the highest reward": RACER-R's most accurate
+    temperature in ``scenario`` against **every** other method run there (ACER and RACER-C at
+    each temperature), each mean gain above its standard error."""
+    mean = summary.set_index(["scenario", "method"])
+    here = summary[summary["scenario"] == scenario]
+    mine = here[here["variant"] == "RACER-R"]
+    best = mine.loc[mine["accuracy_mean"].idxmax(), "method"]
+    gains = {
+        m: _gain(mean, scenario, best, m) for m in here["method"] if m not in set(mine["method"])
+    }
+    return {
+        "finding": "cheaper shift: RACER-R has the highest reward of every method",
+        "scenario": scenario,
+        "observed": f"{best} (its best τ) vs "
+        + ", ".join(f"{m}: {g:+.2f} ± {se:.2f} pts" for m, (g, se) in gains.items()),
+        "holds": bool(gains) and all(g > se for g, se in gains.values()),
+    }
+
+
+def conservative_routing(runs: pd.DataFrame, taus_c: Sequence[float], seed: int = 0):
+    """The conclusion's "overly large uncertainty can induce conservative routing": RACER-C's
+    reasoning rate on the shifted set at its smallest ``taus_c`` (the largest uncertainty set,
+    the strongest cost robustness) minus at its largest, paired on scenario and seed, with a
+    95 % percentile bootstrap of the mean (drawn with ``seed``). Holds when the interval lies
+    below zero: stronger cost robustness reasons less."""
+    rc = runs[runs["variant"] == "RACER-C"]
+    lo_tau, hi_tau = min(taus_c), max(taus_c)
+    rate = rc.pivot_table(index=["scenario", "seed"], columns="tau", values="reasoning_rate")
+    diff = (rate[lo_tau] - rate[hi_tau]).to_numpy() if lo_tau < hi_tau else np.array([np.nan])
+    lo, hi = bootstrap_interval(diff, seed) if np.isfinite(diff).all() else (np.nan, np.nan)
+    return {
+        "finding": "conservative routing: stronger cost robustness (smaller τ_C) lowers "
+        "RACER-C's reasoning rate",
+        "scenario": "both",
+        "observed": f"reasoning rate at τ_C = {lo_tau:g} minus at τ_C = {hi_tau:g}: "
+        f"{np.mean(diff):+.3f} [{lo:+.3f}, {hi:+.3f}] (95 % bootstrap, {len(diff)} pairs)",
+        "holds": bool(hi < 0),
+    }
+
+
 def ablation_findings(
     runs: pd.DataFrame,
     summary: pd.DataFrame,
-    viol: pd.DataFrame,
     taus_r: Sequence[float],
     taus_c: Sequence[float],
     provenance: str,
+    seed: int = 0,
 ) -> pd.DataFrame:
-    """The paper's four statements on Fig. 3, each checked on the runs (``finding``,
-    ``scenario``, ``observed``, ``holds``, ``status``, ``basis``): under the first scenario (the
-    cheaper shift) no run exceeds the budget and RACER-R is more accurate than ACER (gain above
-    its standard error, at every temperature); under the second (the costlier shift) RACER-C is
-    less accurate than ACER and RACER-R, and exceeds the budget less often than ACER. The
+    """The paper's reading of Fig. 3 (§5.2) and its conclusion, each checked on the runs
+    (``finding``, ``scenario``, ``observed``, ``holds``, ``status``, ``basis``): under the first
+    scenario (the cheaper shift) no run exceeds the budget and RACER-R has the highest reward of
+    every method (:func:`highest_reward`); under the second (the costlier shift) RACER-C is less
+    accurate than ACER and RACER-R, and *consistently* stays within budget: no run of RACER-C,
+    at any temperature of ``taus_c``, exceeds it; and :func:`conservative_routing`. The
     simulator is given the subsets' cost ratios (the direction of each shift), not how trained
-    routers respond to them: all four can fail (:func:`racer_lib.paper.claims.add_status`)."""
-    mean = summary.set_index(["scenario", "method"])
+    routers respond to them: all can fail (:func:`racer_lib.paper.claims.add_status`)."""
+    mean = summary.set_index(["scenario", "method"])["accuracy_mean"]
     cheaper, costlier = list(dict.fromkeys(runs["scenario"]))[:2]
-    racer_r = [f"RACER-R τ={t:g}" for t in taus_r]
     racer_c = [f"RACER-C τ={t:g}" for t in taus_c]
-    b_rates = viol[viol["scenario"] == costlier].set_index("method")["violation_rate"]
-
-    def acc(scenario, method):
-        return mean.loc[(scenario, method), "accuracy_mean"]
-
-    def gain_over_acer(scenario, method):
-        """Mean accuracy gain over ACER and the standard error of that difference."""
-        sd, n = mean["accuracy_sd"], mean["seeds"]
-        se = np.sqrt(sum(sd[(scenario, m)] ** 2 / n[(scenario, m)] for m in (method, "ACER")))
-        return acc(scenario, method) - acc(scenario, "ACER"), (se if np.isfinite(se) else np.inf)
-
+    floor_of = ["ACER"] + [f"RACER-R τ={t:g}" for t in taus_r]
+    best_c = max(mean[(costlier, m)] for m in racer_c)
+    floor = min(mean[(costlier, m)] for m in floor_of)
     in_a = runs[runs["scenario"] == cheaper]
-    best_c = max(acc(costlier, m) for m in racer_c)
-    floor = min([acc(costlier, "ACER")] + [acc(costlier, m) for m in racer_r])
-    rows = pd.DataFrame(
-        [
-            {
-                "finding": "cheaper shift: every run of every method stays within budget",
-                "scenario": cheaper,
-                "observed": f"{int(in_a['violated'].sum())} of {len(in_a)} runs over budget",
-                "holds": bool(not in_a["violated"].any()),
-                "calibrated": False,
-                "basis": "emerges from the routers' reasoning rates on the shifted subset, "
-                "but largely set by the simulator's cost ratios (Table 1: reasoning is cheaper "
-                "there)",
-            },
-            {
-                "finding": "cheaper shift: RACER-R is more accurate than ACER",
-                "scenario": cheaper,
-                "observed": ", ".join(
-                    "{}: {:+.2f} ± {:.2f} pts".format(m, *gain_over_acer(cheaper, m))
-                    for m in racer_r
-                ),
-                "holds": bool(
-                    all(g > se for g, se in (gain_over_acer(cheaper, m) for m in racer_r))
-                ),
-                "calibrated": False,
-                "basis": BASIS_LEARNED,
-            },
-            {
-                "finding": "costlier shift: RACER-C is less accurate than ACER and RACER-R",
-                "scenario": costlier,
-                "observed": (
-                    f"best RACER-C {best_c:.2f} %, lowest of ACER and RACER-R {floor:.2f} %"
-                ),
-                "holds": bool(best_c < floor),
-                "calibrated": False,
-                "basis": BASIS_LEARNED,
-            },
-            {
-                "finding": "costlier shift: RACER-C stays within budget more often than ACER",
-                "scenario": costlier,
-                "observed": f"violation rate RACER-C {b_rates['RACER-C (all τ)']:.2f} (all τ), "
-                f"ACER {b_rates['ACER']:.2f}",
-                "holds": bool(b_rates["RACER-C (all τ)"] < b_rates["ACER"]),
-                "calibrated": False,
-                "basis": BASIS_LEARNED,
-            },
-        ]
-    )
-    return add_status(rows, provenance)
+    in_b = runs[(runs["scenario"] == costlier) & (runs["variant"] == "RACER-C")]
+    learned = {"calibrated": False, "basis": BASIS_LEARNED}
+    rows = [
+        {
+            "finding": "cheaper shift: every run of every method stays within budget",
+            "scenario": cheaper,
+            "observed": f"{int(in_a['violated'].sum())} of {len(in_a)} runs over budget",
+            "holds": bool(not in_a["violated"].any()),
+            "calibrated": False,
+            "basis": "emerges from the routers' reasoning rates on the shifted subset, "
+            "but largely set by the simulator's cost ratios (Table 1: reasoning is cheaper "
+            "there)",
+        },
+        highest_reward(summary, cheaper) | learned,
+        {
+            "finding": "costlier shift: RACER-C is less accurate than ACER and RACER-R",
+            "scenario": costlier,
+            "observed": f"best RACER-C {best_c:.2f} %, lowest of ACER and RACER-R {floor:.2f} %",
+            "holds": bool(best_c < floor),
+        }
+        | learned,
+        {
+            "finding": "costlier shift: RACER-C consistently stays within budget",
+            "scenario": costlier,
+            "observed": f"{int(in_b['violated'].sum())} of {len(in_b)} RACER-C runs over budget "
+            f"(every τ_C: {', '.join(f'{t:g}' for t in taus_c)})",
+            "holds": bool(len(in_b)) and not in_b["violated"].any(),
+        }
+        | learned,
+        conservative_routing(runs, taus_c, seed) | learned,
+    ]
+    return add_status(pd.DataFrame(rows), provenance)
+
+
+def control_verdicts(
+    runs: pd.DataFrame, controls: pd.DataFrame, provenance: str, seed: int = 0
+) -> pd.DataFrame:
+    """The rows that decide whether cost robustness is more than thrift: under the costlier
+    shift (the runs' second scenario, the one where the paper claims cost robustness), each
+    variant that reweights the costs (:data:`racer_lib.paper.shift.COST_ROBUST`; here RACER-C,
+    its temperatures pooled) against its matched-spend controls
+    (:func:`racer_lib.paper.shift.variant_comparison`, the rule of that module), as findings
+    ``"costlier shift: RACER-C beats the matched-spend control"``, with their ``scenario``."""
+    costlier = list(dict.fromkeys(runs["scenario"]))[1]
+    here = runs[runs["scenario"] == costlier]
+    compare = shift.variant_comparison(here, controls, ["scenario"], cost_col="cost", seed=seed)
+    text = "costlier shift: {name} beats the matched-spend control"
+    found = shift.control_findings(compare, provenance, ("variant",), text=text)
+    return found.assign(scenario=costlier)
 
 
 def shift_panels(runs, budget: float) -> plt.Figure:
@@ -349,3 +404,38 @@ def shift_panels(runs, budget: float) -> plt.Figure:
         frameon=False,
     )
     return fig
+
+
+def prose_reads(scenarios: Sequence[str]) -> list[tuple[str, str, str, str, dict[str, Any]]]:
+    """Every number the page's sentences state, as ``(name, csv, column, agg, where)`` for
+    :meth:`racer_lib.book.chapter.Prose.value`: per scenario (``a`` and ``b``, the cheaper and
+    the costlier shift of ``scenarios``) ACER's deployed and validation cost, their sds over
+    seeds, its final multiplier and violations; under (b), RACER-C's (pooled over τ) violations,
+    validation costs, cost and best accuracy, and the matched-spend comparison's range over
+    the robust methods (``control_comparison.csv``); and the budget."""
+    S, V, C, RC = (
+        "ablation_summary.csv",
+        "violation_rates.csv",
+        "control_comparison.csv",
+        "RACER-C (all τ)",
+    )
+    (A, B), reads = scenarios[:2], [("budget", "ablation_runs.csv", "budget", "max", {})]
+    for s, scenario in (("a", A), ("b", B)):
+        acer = {"scenario": scenario, "method": "ACER"}
+        for column in ("cost_mean", "valid_cost", "final_lambda", "cost_sd", "valid_cost_sd"):
+            reads.append((f"{s}_acer_{column}", S, column, "one", acer))
+        reads.append((f"{s}_acer_viol", V, "violation_rate", "one", acer))
+    for name, method in (("c", RC), ("acer", "ACER")):
+        for column, short in (("violations", "k"), ("runs", "n")):
+            reads.append((f"b_{name}_{short}", V, column, "one", {"scenario": B, "method": method}))
+    b_c = {"scenario": B, "variant": "RACER-C"}
+    reads += [(f"b_c_valid_{agg}", S, "valid_cost", agg, b_c) for agg in ("min", "max")]
+    reads += [("b_c_cost", V, "cost_mean", "one", {"scenario": B, "method": RC})]
+    reads += [("b_c_viol", V, "violation_rate", "one", {"scenario": B, "method": RC})]
+    reads += [("b_c_acc", S, "accuracy_mean", "max", b_c)]
+    reads += [("b_acer_acc", S, "accuracy_mean", "one", {"scenario": B, "method": "ACER"})]
+    for column in ("robust_violations", "runs", "spend_share", "control_violations"):
+        reads += [
+            (f"ctl_{column}_{agg}", C, column, agg, {"scenario": B}) for agg in ("min", "max")
+        ]
+    return reads

@@ -1,0 +1,178 @@
+"""What the simulator was given: each calibrated parameter of :mod:`racer_lib.records.simulate`
+(named as there: a field of its ``JUDGES`` or ``CELLS`` tables, or a module constant) and the
+quantities of the chapters' result CSVs it fixes, declared once (:data:`GIVEN`).
+
+A claim of the reproduction report is ``by construction`` on simulated records exactly when a
+quantity its rule read (:class:`Read`: a CSV of the claim's chapter, the columns, the rows, and
+for a findings CSV the texts of the findings) meets a quantity declared here
+(:func:`given_by`); the status follows in :mod:`racer_lib.paper.report`. Nothing else in the
+claims decides it: a claim carries no status and no flag.
+
+What is not declared here emerges from training routers on the records (every router's accuracy
+and cost, every comparison of routers): the simulator is calibrated to the judges' published
+aggregates, never to a router's result.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from racer_lib.paper import registry as ch
+
+FINDINGS = "*findings*.csv"
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A quantity a chapter computes: a CSV of ``chapter`` (a name or a glob), its ``columns``
+    (any column when empty), the rows where each column of ``where`` takes one of its values
+    (every row when empty), and for a findings CSV the findings whose text matches the regular
+    expression ``finding`` (case-insensitive; any when empty)."""
+
+    chapter: str
+    csv: str
+    columns: tuple[str, ...] = ()
+    where: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    finding: str = ""
+
+
+@dataclass(frozen=True)
+class Read:
+    """What a rule read from its chapter's folder: the CSV's name, the ``columns``, the row
+    selection ``where`` (column -> value or list of values) and, for a findings CSV, the
+    ``texts`` of the rows it matched."""
+
+    csv: str
+    columns: tuple[str, ...] = ()
+    where: Mapping[str, Any] = field(default_factory=dict)
+    texts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Given:
+    """A calibrated ``parameter`` of :mod:`racer_lib.records.simulate` (``"JUDGES.rho"``: the
+    field ``rho`` of each judge; ``"CELLS.gain"``: of each cell; ``"KAPPA"``: a module
+    constant), what it sets (``sets``) and the quantities it fixes."""
+
+    parameter: str
+    sets: str
+    fixes: tuple[Quantity, ...]
+
+
+def _endpoint(mode: str, column: str) -> tuple[Quantity, ...]:
+    """The quantities a judge's accuracy of one mode fixes (``column``: of agreement tables)."""
+    method = "All-Instruct" if mode == "instruct" else "All-Reasoning"
+    return (
+        Quantity(ch.REASONING, "agreement_patterns.csv", (column,)),
+        Quantity(ch.SELF_ROUTING, "self_routing_table.csv", (f"acc_all_{mode}",)),
+        Quantity(ch.LLAMA, "llama_table.csv", ("accuracy_mean",), {"method": (method,)}),
+        Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"lowers accuracy for at least one judge"),
+    )
+
+
+#: Every calibrated parameter of the simulator and the quantities it fixes.
+GIVEN: tuple[Given, ...] = (
+    Given(
+        "JUDGES.acc_instruct",
+        "each judge's All-Instruct accuracy on the training mixture, from the paper's tables",
+        _endpoint("instruct", "acc_instruct"),
+    ),
+    Given(
+        "JUDGES.acc_reasoning",
+        "each judge's All-Reasoning accuracy on the training mixture, from the paper's tables",
+        _endpoint("reasoning", "acc_reasoning"),
+    ),
+    Given(
+        "JUDGES.cost_ratio",
+        "each judge's cost ratio of reasoning on the training mixture, from the paper's tables",
+        (
+            Quantity(ch.SELF_ROUTING, "self_routing_table.csv", ("cost_all_reasoning",)),
+            Quantity(ch.LLAMA, "llama_table.csv", ("cost_mean",), {"method": ("All-Reasoning",)}),
+        ),
+    ),
+    Given(
+        "JUDGES.rho",
+        "how often each judge's two modes agree, more for larger models",
+        (
+            Quantity(ch.REASONING, FINDINGS, finding=r"headroom"),
+            Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"exactly one mode is right"),
+        ),
+    ),
+    Given(
+        "KAPPA",
+        "how much the two modes' errors move apart with the pair's need to reason",
+        (Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"exactly one mode is right"),),
+    ),
+    Given(
+        "JUDGES.self_route",
+        "each judge's share of 'yes' answers to the self-routing prompt, from the paper's Table 9",
+        (
+            Quantity(ch.SELF_ROUTING, FINDINGS, finding=r"^self-routing"),
+            Quantity(ch.SELF_ROUTING, "self_routing_table.csv", ("reasoning_fraction",)),
+        ),
+    ),
+    Given(
+        "CELLS.gain",
+        "each cell's reasoning gain: math and coding gain, safety and knowledge do not",
+        (
+            Quantity(ch.MOTIVATION, FINDINGS, finding=r"^\(a\)"),
+            Quantity(ch.REASONING, FINDINGS, finding=r"math and coding"),
+            Quantity(ch.REASONING, FINDINGS, finding=r"most cost-effective"),
+            Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"ΔAccuracy <= 0"),
+        ),
+    ),
+    Given(
+        "CELLS.ratio",
+        "each cell's cost ratio of reasoning, the Skywork subsets' from the paper's Table 1",
+        (
+            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("cost_ratio",)),
+            Quantity(ch.REASONING, FINDINGS, finding=r"most cost-effective"),
+        ),
+    ),
+    Given(
+        "CELLS.size",
+        "each cell's number of pairs, from the paper's Tables 1 and 4",
+        (
+            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("pairs",)),
+            Quantity(ch.MOTIVATION, "benchmark_domains.csv"),
+        ),
+    ),
+)
+
+
+def _values(value: Any) -> list[str]:
+    return [str(v) for v in (value if isinstance(value, list | tuple) else [value])]
+
+
+def meets(chapter: str, read: Read, quantity: Quantity) -> bool:
+    """Whether ``read`` (from ``chapter``'s folder) reads ``quantity``: the same chapter, a CSV
+    the quantity names, a column of it, rows among its rows, and a finding it names."""
+    if chapter != quantity.chapter or not fnmatch.fnmatch(read.csv, quantity.csv):
+        return False
+    if quantity.columns and not set(read.columns) & set(quantity.columns):
+        return False
+    for column, allowed in quantity.where.items():
+        if column not in read.where:
+            return False
+        if not set(_values(read.where[column])) <= set(_values(allowed)):
+            return False
+    if quantity.finding:
+        return any(re.search(quantity.finding, t, re.IGNORECASE) for t in read.texts)
+    return True
+
+
+def given_by(chapter: str, reads: Iterable[Read], given: Iterable[Given] = GIVEN) -> list[Given]:
+    """The parameters of ``given`` that fix a quantity of ``reads`` (what a claim's rule read
+    from ``chapter``'s folder), in the order of ``given``: empty when the claim's numbers
+    emerge from the records rather than being given to the simulator."""
+    reads = list(reads)
+    return [g for g in given if any(meets(chapter, r, q) for r in reads for q in g.fixes)]
+
+
+def describe(params: Iterable[Given]) -> str:
+    """``params`` as the report's reason names them: ``simulate.JUDGES.rho (how often ...)``."""
+    return "; ".join(f"simulate.{g.parameter} ({g.sets})" for g in params)
