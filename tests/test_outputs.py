@@ -515,3 +515,31 @@ def test_import_an_unseen_llmbar_subset_matches_its_statistics(tmp_path, monkeyp
     assert set(rio.read_records(out)["domain"]) == {"Zeta"}
     assert cli.main([*argv, "--judge", "Judge-X", "--subset", "Fresh", "--out", str(out)]) == 2
     assert "its subsets are Adversarial/Fresh, Zeta" in capsys.readouterr().err
+
+
+def test_a_huge_judgebench_line_is_read_in_bounded_memory(tmp_path):
+    """One game's text of a few MB (a runaway judge), its judgment a Python literal as
+    JudgeBench writes it: read line by line, tokens counted piece by piece, so the peak memory
+    stays within a small multiple of the file (a 50 MB line took 5.9 GB and 108 s): the line,
+    its parse and the text kept, not the tokens of the whole text at once. The
+    whitespace tokenizer holds every token of its input at once, as a real one does."""
+    import tracemalloc
+
+    words = 400_000
+    huge = "word " * words + "so [[A>>B]]"
+    items = [
+        item("p0", "A>B", game(huge, "A>B", literal=True), game("[[B>A]]", "B>A")),
+        item("p1", "B>A", game("[[B>A]]", "B>A"), game("[[A>B]]", "A>B", literal=True)),
+    ]
+    path = write_jsonl(tmp_path / "huge.jsonl", items)
+    size = path.stat().st_size
+    assert size > 2_000_000
+    tracemalloc.start()
+    try:
+        records = outputs.judgebench_records(path, path, tokenizer=TOK, tokenizer_name="ws")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert list(records["tokens_instruct"]) == [words + 2 + 1, 2]
+    assert list(records["verdict_instruct_original"]) == ["A", "B"]
+    assert peak < 6 * size, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"

@@ -320,3 +320,92 @@ def test_written_records_get_the_usual_file_mode(tmp_path):
         path = tmp_path / name
         rio.write_records(records, path)
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~_umask(), name
+
+
+# ----------------------------------------------------------------------------------------
+# Files that are not records, and column names that only look right: one line each
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("x.jsonl", b'{"id": "a", "label": 1}\n'),
+        ("x.json", b'[{"id": "a"}]'),
+        ("x", b"id,label\na,1\n"),
+        ("x.parquet", b'{"id": "a", "label": 1}\n'),  # not parquet inside
+        ("x.csv", b"id,label\n\xff\xfe,1\n"),  # not UTF-8
+    ],
+)
+def test_racer_records_validate_refuses_what_is_not_a_records_file_in_one_line(
+    tmp_path, capsys, name, content
+):
+    from racer_lib import cli
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert cli.main(["records", "validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {path}: "), err
+    assert ".parquet" in err and ".csv" in err  # the supported formats
+
+
+def test_writing_records_under_another_suffix_is_refused(sim, tmp_path):
+    records, _ = sim
+    with pytest.raises(rec.RacerError, match=r"x\.jsonl: .*\.parquet or \.csv"):
+        rio.write_records(records, tmp_path / "x.jsonl")
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+CYRILLIC_I = "\u0456"  # і, CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I
+ZERO_WIDTH = "\u200b"  # ZERO WIDTH SPACE
+
+
+@pytest.mark.parametrize(
+    ("column", "odd", "says"),
+    [
+        (f"{CYRILLIC_I}d", "id", f"'{CYRILLIC_I}d' (Cyrillic {CYRILLIC_I}) looks like 'id'"),
+        ("sp\u200blit", "split", "'sp\\u200blit' (zero-width space) looks like 'split'"),
+        ("l\u0430bel", "label", "'l\u0430bel' (Cyrillic \u0430) looks like 'label'"),
+        ("t\u03bfkens_instruct", "tokens_instruct", "(Greek \u03bf) looks like 'tokens_instruct'"),
+        ("\uff4audge", "judge", "'\uff4audge' (fullwidth \uff4a) looks like 'judge'"),
+    ],
+)
+def test_a_look_alike_column_is_named_as_such(sim, tmp_path, column, odd, says):
+    records, _ = sim
+    path = _write_parquet(records.rename(columns={odd: column}), tmp_path / "odd.parquet")
+    err = _raises(path, f"field '{odd}'", "missing column", says)
+    assert "U+" in str(err)  # the odd character by its code point and Unicode name
+
+
+def test_a_look_alike_of_an_optional_column_is_named(sim, tmp_path):
+    records, _ = sim
+    odd = "self_r\u043eute"  # Cyrillic о
+    renamed = records.rename(columns={"self_route": odd}).assign(**{odd: "yes"})
+    path = _write_parquet(renamed, tmp_path / "odd.parquet")
+    _raises(path, f"'{odd}' (Cyrillic \u043e) looks like 'self_route'")
+
+
+def test_a_look_alike_embeddings_column_is_named(sim, tmp_path):
+    records, emb = sim
+    path = rio.write_records(records, tmp_path / "r.parquet")
+    epath = rio.write_embeddings(
+        rio.embeddings_path(path), [(records["id"].to_numpy(), emb)], embedder="e"
+    )
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(epath)
+    pq.write_table(table.rename_columns([f"{CYRILLIC_I}d", "embedding"]), epath)
+    with pytest.raises(rec.RecordsError, match=f"'{CYRILLIC_I}d' \\(Cyrillic {CYRILLIC_I}\\)"):
+        rio.read_embeddings(epath)
+
+
+def test_a_look_alike_pairs_column_is_named():
+    from racer_lib.records.pairs import validate_pairs
+
+    pairs = pd.DataFrame(
+        {"id": ["a"], "prompt": ["p"], "response_a": ["x"], "respon\u0455e_b": ["y"], "label": [1]}
+    )
+    with pytest.raises(
+        rec.RecordsError, match="'respon\u0455e_b' \\(Cyrillic \u0455\\) looks like"
+    ):
+        validate_pairs(pairs, "pairs.jsonl")

@@ -39,7 +39,8 @@ def test_judge_set_reads_the_folder_or_simulates(folder):
     assert emb is None and len(records) == len(drawn)
 
 
-def test_missing_file_names_it_the_layout_and_the_folder(folder):
+def test_missing_file_names_it_the_layout_and_the_folder(folder, monkeypatch):
+    monkeypatch.chdir(folder)  # a folder outside the working folder's repository is not listed
     with pytest.raises(FileNotFoundError) as err:
         sets.load_set(folder, JUDGE, "rewardbench")
     text = str(err.value)
@@ -194,3 +195,40 @@ def test_self_routing_records_read_files_and_leave_out_unlisted_sets(tmp_path, c
 def test_self_routing_records_need_an_answer_for_every_pair():
     with pytest.raises(rec.RecordsError, match="no self-routing decision"):
         sets.self_routing_records(["llama-3.1-8b"], [], scale=0.01)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A repository root (notebooks/ and profiles/) as the working folder, and beside it a
+    folder ``etc`` outside the repository holding files no message may name."""
+    root = tmp_path / "repo"
+    for sub in ("notebooks", "profiles", "records/qwen3-4b"):
+        (root / sub).mkdir(parents=True)
+    (root / "records" / "qwen3-4b" / "judgebench.parquet").write_bytes(b"")
+    outside = tmp_path / "etc"
+    (outside / "qwen3-4b").mkdir(parents=True)
+    for name in ("passwd", "shadow", "qwen3-4b/secret.key"):
+        (outside / name).write_text("private\n")
+    (root / "linked").symlink_to(outside)  # inside by its name, outside where it leads
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize("records_dir", ["../etc", "linked", "{tmp}/etc", "notebooks/../../etc"])
+@pytest.mark.parametrize("judge", ["qwen3-8b", "qwen3-4b"])
+def test_a_records_dir_outside_the_repository_is_never_listed(repo, records_dir, judge):
+    records_dir = records_dir.format(tmp=repo.parent)
+    with pytest.raises(FileNotFoundError) as err:
+        sets.judge_set(judge, "training_mix", records_dir=records_dir)
+    text = str(err.value)
+    for private in ("passwd", "shadow", "secret.key"):
+        assert private not in text, text
+    assert "(outside the repository: not listed)" in text
+
+
+def test_a_records_dir_inside_the_repository_is_listed_from_any_subfolder(repo, monkeypatch):
+    monkeypatch.chdir(repo / "notebooks")
+    with pytest.raises(FileNotFoundError, match=r"holds judgebench\.parquet;"):
+        sets.judge_set(JUDGE, "training_mix", records_dir="../records")
+    with pytest.raises(FileNotFoundError, match=r"holds qwen3-4b/;"):
+        sets.judge_set("qwen3-8b", "training_mix", records_dir=repo / "records")

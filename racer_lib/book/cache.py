@@ -1,17 +1,22 @@
-"""The execution cache: a chapter's key and the reasons it must run again.
+"""The execution cache: a chapter's key, the reasons it must run again, and what it wrote.
 
 A notebook is executed again only when something it depends on changed since its last
-successful run: its source, its parameters, ``racer_lib``'s code, the files its parameters name,
-what its requirements resolve to, or the keys of the chapters it reads
-(:data:`racer_lib.paper.registry.READS`); otherwise its executed notebook and results are reused
-(``reused <stem>: unchanged``). The keys live in ``build/<profile>/cache/<stem>.json``.
+successful run: its source, its parameters, ``racer_lib``'s code, the contents of the files its
+parameters name, what its requirements resolve to, or the keys of the chapters it reads
+(:data:`racer_lib.paper.registry.READS`); or when a file it wrote is missing or changed
+(``re-running <stem>: output missing: <file>``). Otherwise its executed notebook and results are
+reused (``reused <stem>: unchanged``). The keys live in ``build/<profile>/cache/<stem>.json``,
+each with the sha256 of every file the chapter read and wrote; a key that cannot be read is
+named and the chapter re-runs. Files are hashed by content; a file's size, modification and
+change times (``build/<profile>/digests.json``) only spare hashing it again while they stay
+the same (the change time moves on every write and cannot be set back).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,7 @@ from racer_lib.book.profiles import (
 )
 from racer_lib.book.scheduling import chapter_reads
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the keys hold the digests of the files read and written
 # What a chapter's key is made of, in the order the reasons for re-running are given.
 _KEY_PARTS = {
     "source": "source changed",
@@ -33,6 +38,8 @@ _KEY_PARTS = {
     "inputs": "input files changed",
     "requires": "required data or model changed",
 }
+_LISTED = 3  # files named one by one in a reason; more are counted
+_CHUNK = 1 << 20
 
 
 def _sha256(value: Any) -> str:
@@ -40,6 +47,67 @@ def _sha256(value: Any) -> str:
 
     text = json.dumps(value, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in chunks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class Digests:
+    """Files' sha256, remembered with their (size, mtime_ns, ctime_ns): a file whose three
+    stamps are those remembered keeps its hash, any other is hashed again. ``os.utime`` sets a
+    file's mtime back, but not its ctime, which every write moves."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.known: dict[str, list] = {}
+        self.changed = False
+        try:
+            known = json.loads(path.read_text(encoding="utf-8")) if path else {}
+        except (OSError, ValueError):  # absent or unreadable: everything is hashed
+            known = {}
+        if isinstance(known, dict):
+            self.known = {
+                name: stamp
+                for name, stamp in known.items()
+                if isinstance(stamp, list) and len(stamp) == 4 and isinstance(stamp[3], str)
+            }
+
+    def __call__(self, path: Path) -> str:
+        stat = path.stat()
+        stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+        name = str(path)
+        old = self.known.get(name)
+        if old is not None and old[:3] == stamp:
+            return old[3]
+        digest = file_sha256(path)
+        self.known[name] = [*stamp, digest]
+        self.changed = True
+        return digest
+
+    def save(self) -> None:
+        """Write the stamps (of files that still exist) if a file was hashed; OSError if the
+        folder cannot be written."""
+        if not self.changed or self.path is None:
+            return
+        known = {name: stamp for name, stamp in self.known.items() if Path(name).is_file()}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(known, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(self.path)
+        self.changed = False
+
+
+def digests_for(layout: Layout) -> Digests:
+    """The digests of a profile's build (``<build>/<profile>/digests.json``)."""
+    return Digests(layout.build / "digests.json")
 
 
 def library_hash() -> str:
@@ -64,14 +132,17 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def input_files(parameters: dict[str, Any], root: Path) -> dict[str, list]:
+def input_files(
+    parameters: dict[str, Any], root: Path, digests: Digests | None = None
+) -> dict[str, list]:
     """The files a notebook's parameters name (``records_dir``, ``records_paths``, ...).
 
     Every non-empty string parameter (or string in a list) that names an existing file or
     folder, relative to ``root`` (the notebooks' working directory) or absolute, maps to its
-    files' relative paths, sizes and modification times. ``results_dir`` is the notebook's
-    output, not an input: files inside it are left out.
+    files' relative paths, sizes and sha256 (``digests`` spares hashing unchanged files).
+    ``results_dir`` is the notebook's output, not an input: files inside it are left out.
     """
+    digests = digests or Digests()
     found: dict[str, list] = {}
     own = Path(parameters["results_dir"]).resolve() if parameters.get("results_dir") else None
     for name, value in sorted(parameters.items()):
@@ -90,12 +161,19 @@ def input_files(parameters: dict[str, Any], root: Path) -> dict[str, list]:
                 continue
             files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
             files = [file for file in files if own is None or own not in file.parents]
-            stats = []
-            for file in files:
-                stat = file.stat()
-                stats.append([file.relative_to(path).as_posix(), stat.st_size, stat.st_mtime_ns])
-            found[f"{name}={text}"] = stats
+            found[f"{name}={text}"] = [
+                [file.relative_to(path).as_posix(), file.stat().st_size, digests(file)]
+                for file in files
+            ]
     return found
+
+
+def output_digests(folder: Path, digests: Digests) -> dict[str, str]:
+    """The sha256 of every file under a chapter's results folder, by relative path."""
+    if not folder.is_dir():
+        return {}
+    files = sorted(path for path in folder.rglob("*") if path.is_file())
+    return {path.relative_to(folder).as_posix(): digests(path) for path in files}
 
 
 def _requirements_state(needs: list[str], root: Path) -> dict[str, Any]:
@@ -128,17 +206,28 @@ def _requirements_state(needs: list[str], root: Path) -> dict[str, Any]:
 
 @dataclass
 class CacheEntry:
-    """A chapter's cache key, part by part (each a hash), and the keys of what it reads."""
+    """A chapter's cache key, part by part (each a hash), and the keys of what it reads; with
+    the files it read (``inputs``, as :func:`input_files`) and wrote (``outputs``: relative
+    path -> sha256, set after it ran), which name what changed."""
 
     parts: dict[str, str]
     reads: dict[str, str | None]  # stem -> that chapter's key (None: it has no valid run)
+    inputs: dict[str, list] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
         return _sha256({"format": CACHE_FORMAT, "parts": self.parts, "reads": self.reads})
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": CACHE_FORMAT, "key": self.key, "parts": self.parts, "reads": self.reads}
+        return {
+            "format": CACHE_FORMAT,
+            "key": self.key,
+            "parts": self.parts,
+            "reads": self.reads,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+        }
 
 
 def cache_path(layout: Layout, stem: str) -> Path:
@@ -146,43 +235,161 @@ def cache_path(layout: Layout, stem: str) -> Path:
     return layout.build / "cache" / f"{stem}.json"
 
 
-def stored_key(layout: Layout, stem: str) -> dict[str, Any] | None:
-    """The stored key of ``stem``'s last successful run, or None."""
+def _is_map(value: Any, values: tuple[type, ...]) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(key, str) and isinstance(item, values) for key, item in value.items()
+    )
+
+
+def _row(row: Any) -> bool:
+    return (
+        isinstance(row, list)
+        and len(row) == 3
+        and isinstance(row[0], str)
+        and isinstance(row[1], int)
+        and isinstance(row[2], str)
+    )
+
+
+def _malformed(stored: Any) -> str | None:
+    """What is wrong with a stored key's JSON (None: nothing)."""
+    if not isinstance(stored, dict):
+        kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+        return f"{kinds.get(type(stored), 'a number')}, not a JSON object"
+    if stored.get("format") != CACHE_FORMAT:
+        return f"format {stored.get('format')!r}, not {CACHE_FORMAT}"
+    checks = {
+        "key": isinstance(stored.get("key"), str),
+        "parts": _is_map(stored.get("parts"), (str,)) and set(stored["parts"]) == set(_KEY_PARTS),
+        "reads": _is_map(stored.get("reads"), (str, type(None))),
+        "inputs": _is_map(stored.get("inputs"), (list,))
+        and all(_row(row) for rows in stored["inputs"].values() for row in rows),
+        "outputs": _is_map(stored.get("outputs"), (str,)),
+    }
+    bad = [name for name, good in checks.items() if not good]
+    return f"bad {', '.join(repr(name) for name in bad)}" if bad else None
+
+
+def read_key(layout: Layout, stem: str) -> dict[str, Any] | str | None:
+    """The stored key of ``stem``'s last successful run; None if there is none; a reason to run
+    it again (naming the file and what is wrong) if it cannot be read or used."""
     path = cache_path(layout, stem)
+    stored: Any = None
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stored = json.loads(path.read_bytes().decode("utf-8"))
+        problem = _malformed(stored)
+    except FileNotFoundError:
         return None
-    return stored if isinstance(stored, dict) and stored.get("format") == CACHE_FORMAT else None
+    except OSError as exc:
+        problem = exc.strerror or type(exc).__name__
+    except UnicodeDecodeError:
+        problem = "not UTF-8"
+    except ValueError as exc:
+        problem = f"not JSON: {exc}"
+    if problem is None:
+        return stored
+    old = stored.get("format") if isinstance(stored, dict) else None
+    if isinstance(old, int) and old < CACHE_FORMAT:  # written by an earlier racer_lib
+        return f"its cache key has an older format ({old}; now {CACHE_FORMAT})"
+    return f"its cache key {shown(path, layout.root)} is unreadable ({problem})"
+
+
+def stored_key(layout: Layout, stem: str) -> dict[str, Any] | None:
+    """The stored key of ``stem``'s last successful run, or None (none, or unreadable)."""
+    stored = read_key(layout, stem)
+    return stored if isinstance(stored, dict) else None
+
+
+def shown(path: Path, root: Path) -> str:
+    """``path`` relative to the repository ``root`` if inside it, else as it is."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def cache_entry(
-    prepared: Prepared, profile: Profile, layout: Layout, library: str, keys: dict
+    prepared: Prepared,
+    profile: Profile,
+    layout: Layout,
+    library: str,
+    keys: dict,
+    digests: Digests | None = None,
 ) -> CacheEntry:
     """The key of a chapter as it would run now; ``keys`` maps stems to current keys."""
     stem = prepared.stem
+    inputs = input_files(prepared.parameters, layout.root, digests)
     parts = {
         "source": _sha256(layout.notebook(stem).read_text(encoding="utf-8")),
         "parameters": _sha256(prepared.parameters),
         "racer_lib": library,
-        "inputs": _sha256(input_files(prepared.parameters, layout.root)),
+        "inputs": _sha256(inputs),
         "requires": _sha256(_requirements_state(profile.requires.get(stem, []), layout.root)),
     }
     reads = {other: keys.get(other) for other in chapter_reads(stem, profile)}
-    return CacheEntry(parts, reads)
+    return CacheEntry(parts, reads, inputs)
+
+
+def _listed(what: str, names: list[str]) -> list[str]:
+    """``what: name`` for each of a few names, or one line counting many."""
+    if len(names) > _LISTED:
+        return [f"{len(names)} {what.split()[0]}s {what.split()[1]} ({names[0]}, ...)"]
+    return [f"{what}: {name}" for name in names]
+
+
+def _input_reasons(old: dict[str, list], new: dict[str, list]) -> list[str]:
+    """Which input files changed, appeared or disappeared."""
+
+    def flat(listing: dict[str, list]) -> dict[str, str]:
+        files = {}
+        for name, rows in listing.items():
+            text = name.split("=", 1)[1].rstrip("/")
+            for rel, _size, digest in rows:
+                files[text if rel == "." else f"{text}/{rel}"] = digest
+        return files
+
+    before, now = flat(old), flat(new)
+    reasons = _listed("input changed", [f for f in now if f in before and before[f] != now[f]])
+    reasons += _listed("input added", [f for f in now if f not in before])
+    reasons += _listed("input removed", [f for f in before if f not in now])
+    return reasons or [_KEY_PARTS["inputs"]]
+
+
+def _output_reasons(stored: dict[str, Any], layout: Layout, stem: str, digests: Digests):
+    """Which files of the chapter's last run are missing or changed in its results folder."""
+    folder = layout.results_dir(stem)
+    missing, changed = [], []
+    for rel, digest in stored["outputs"].items():
+        path = folder / rel
+        if not path.is_file():
+            missing.append(shown(path, layout.root))
+        elif digests(path) != digest:
+            changed.append(shown(path, layout.root))
+    return _listed("output missing", missing) + _listed("output changed", changed)
 
 
 def rerun_reasons(
-    entry: CacheEntry, stored: dict[str, Any] | None, layout: Layout, stem: str, reran: set
+    entry: CacheEntry,
+    stored: dict[str, Any] | str | None,
+    layout: Layout,
+    stem: str,
+    reran: set,
+    digests: Digests | None = None,
 ) -> list[str]:
-    """Why chapter ``stem`` must run again (empty: its last run can be reused)."""
+    """Why chapter ``stem`` must run again (empty: its last run can be reused); ``stored`` is
+    what :func:`read_key` returned."""
     if stored is None:
         return ["no previous run"]
+    if isinstance(stored, str):
+        return [stored]
     if not layout.executed_notebook(stem).is_file() or not layout.results_dir(stem).is_dir():
         return ["its executed notebook or results are missing"]
-    old_parts = stored.get("parts") or {}
-    reasons = [why for part, why in _KEY_PARTS.items() if old_parts.get(part) != entry.parts[part]]
-    old_reads = stored.get("reads") or {}
+    old_parts = stored["parts"]
+    reasons = []
+    for part, why in _KEY_PARTS.items():
+        if old_parts.get(part) != entry.parts[part]:
+            reasons += _input_reasons(stored["inputs"], entry.inputs) if part == "inputs" else [why]
+    old_reads = stored["reads"]
     ran = [other for other in entry.reads if other in reran]
     changed = [
         other
@@ -194,8 +401,10 @@ def rerun_reasons(
             reasons.append(f"{len(others)} chapters it reads {verb} ({others[0]}, ...)")
         else:
             reasons += [f"{other} {verb}" for other in others]
-    if not reasons and stored.get("key") != entry.key:
+    if not reasons and stored["key"] != entry.key:
         reasons.append("its cache key changed")
+    if not reasons:  # unchanged: what it wrote must still be there, as it wrote it
+        reasons = _output_reasons(stored, layout, stem, digests or Digests())
     return reasons
 
 

@@ -14,7 +14,9 @@ What a chapter needs beyond the repository (``data:<source>``, ``model:<name>``)
 in the chapter registry (:data:`racer_lib.paper.registry.REQUIRES`); a profile's own ``requires``
 adds needs of notebooks the registry does not know. Every notebook receives ``profile`` and
 ``results_dir`` on top of the profile's parameters; all checks happen before the first notebook
-runs, and any problem raises :class:`PipelineError`.
+runs, and any problem raises :class:`PipelineError` (one line, naming the file): a profile that
+is not UTF-8, that gives a key of a mapping twice (with both lines; YAML forbids it, PyYAML would
+keep the last) or that names no notebook, itself or through ``extends``, is refused.
 """
 
 from __future__ import annotations
@@ -135,6 +137,33 @@ def notebook_names(root: Path) -> list[str]:
     return sorted(path.stem for path in (root / "notebooks").glob("*.md"))
 
 
+class _DuplicateKey(yaml.YAMLError):
+    """A mapping of a profile gives one key twice (the message: where, which key)."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that gives a key twice (YAML's own rule, which
+    PyYAML does not enforce: it keeps the last value). Merge keys (``<<``) are left alone."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in seen:
+                        raise _DuplicateKey(
+                            f"line {line}: key {key!r} given twice (first at line {seen[key]})"
+                        )
+                    seen[key] = line
+                except TypeError:  # an unhashable key: the safe loader refuses it itself
+                    continue
+        return super().construct_mapping(node, deep=deep)
+
+
 def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
     path = root / "profiles" / f"{name}.yaml"
     if name not in profile_names(root):  # a plain name: never a path (../x) out of profiles/
@@ -144,9 +173,19 @@ def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
             f"profiles/NAME.yaml; valid profiles: {valid}"
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PipelineError(
+            f"profile {name!r}: {path} is not UTF-8 text (byte {exc.start} is "
+            f"{exc.object[exc.start : exc.start + 1]!r}); save it as UTF-8"
+        ) from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader) or {}
+    except _DuplicateKey as exc:
+        raise PipelineError(f"profile {name!r}: {path}, {exc}; give each key once") from None
     except yaml.YAMLError as exc:
-        raise PipelineError(f"profile {name!r}: {path} is not valid YAML: {exc}") from exc
+        problem = " ".join(str(exc).split())
+        raise PipelineError(f"profile {name!r}: {path} is not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise PipelineError(f"profile {name!r}: {path} must hold a mapping")
     unknown = sorted(set(data) - PROFILE_KEYS)
@@ -203,6 +242,12 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
             f"profile {name!r}: 'requires' names notebook(s) it does not run: {', '.join(stray)}"
         )
 
+    if not notebooks and not _chain:
+        raise PipelineError(
+            f"profile {name!r}: {root / 'profiles' / f'{name}.yaml'} names no notebook (nor does "
+            "a profile it extends), so it would run nothing; list the notebooks it runs under "
+            "'notebooks:' (NAME: {parameters})"
+        )
     available = set(notebook_names(root))
     missing = [stem for stem in notebooks if stem not in available]
     if missing:

@@ -15,6 +15,8 @@ Outputs, with their defaults (each overridable, see :func:`run_profile`)::
     build/<profile>/executed/<stem>.ipynb         the executed notebooks
     build/<profile>/executed/<stem>.failed.ipynb  the executed part of a notebook that failed
     build/<profile>/cache/<stem>.json             the key of a chapter's last successful run
+    build/<profile>/digests.json                  files' stamps, to hash unchanged ones once
+    build/<profile>/build.lock                    held by the build of the profile under way
     build/<profile>/book/                         the staged book sources
     book/_build/html/index.html                   the built book (<book_out>/_build/html)
 
@@ -35,13 +37,18 @@ from pathlib import Path
 from racer_lib.book.build import check_book_inputs, make_book, stage_missing_page
 from racer_lib.book.cache import (
     CacheEntry,
+    Digests,
     cache_entry,
     cache_path,
+    digests_for,
     library_hash,
+    output_digests,
+    read_key,
     rerun_reasons,
     stored_key,
     write_key,
 )
+from racer_lib.book.lock import build_lock
 from racer_lib.book.profiles import (
     Folders,
     Layout,
@@ -101,11 +108,33 @@ class RunResult:
 
 
 def _record_timings(layout: Layout, seconds: dict[str, float]) -> None:
-    """Merge this run's execution times into ``<build>/<profile>/timings.json``."""
+    """Merge this run's execution times into ``<build>/<profile>/timings.json`` (nothing to
+    merge when nothing ran; a warning if the file cannot be written)."""
+    if not seconds:
+        return
     path = layout.build / "timings.json"
-    timings = json.loads(path.read_text()) if path.is_file() else {}
+    try:
+        timings = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        timings = {}
+    if not isinstance(timings, dict):
+        timings = {}
     timings.update({stem: round(s, 3) for stem, s in seconds.items()})
-    path.write_text(json.dumps(timings, indent=2) + "\n")
+    try:
+        path.write_text(json.dumps(timings, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        _say(f"warning: execution times not recorded in {path}: {exc.strerror or exc}")
+
+
+def _check_folders(layout: Layout) -> None:
+    """The results and build folders exist or can be made, before any key is touched."""
+    for what, folder in (("results", layout.results), ("build", layout.executed)):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise PipelineError(
+                f"cannot write the {what} folder {folder}: {exc.strerror or exc}"
+            ) from None
 
 
 def run_profile(
@@ -142,13 +171,15 @@ def run_profile(
 
     Execution cache: a notebook runs again only when its key changed: its source, its
     parameters (as injected), the library's code (``racer_lib/**/*.py``), the files its
-    parameters name (paths, sizes and modification times), what its requirements resolve to
+    parameters name (their paths and contents), what its requirements resolve to
     (the manifest's sha256 of the data files, the model packages' versions), or the keys of the
     chapters it reads (:data:`racer_lib.paper.registry.READS`); or when one of those re-ran.
-    Otherwise its executed notebook and results are reused. The key is written to
-    ``<build>/<profile>/cache/<stem>.json`` only after a successful execution, and removed before
+    Otherwise its executed notebook and results are reused, once the files it wrote are checked
+    (a missing or changed one re-runs it; :mod:`~racer_lib.book.cache`). The key is written to
+    ``<build>/<profile>/cache/<stem>.json`` only after a successful execution, and removed as
     one starts and for a chapter whose page says its data is missing, so a failed, killed or
-    unavailable chapter is never reused.
+    unavailable chapter is never reused; a chapter that does not start keeps its key. One build
+    of a profile at a time (:mod:`~racer_lib.book.lock`).
     """
     root_path = Path(root).resolve() if root is not None else find_root()
     resolved = load_profile(profile, root_path)
@@ -167,15 +198,25 @@ def run_profile(
                     f"  {stem}: {missing_sentence(profile, stem, m)}" for stem, m in unmet.items()
                 )
             )
-        layout.executed.mkdir(parents=True, exist_ok=True)
-        description = resolved.description or "(no description)"
-        _say(f"profile {profile}: {description}")
-        plan = _plan(prepared, resolved, layout, unmet, force, result)
-        _execute_plan(plan, resolved, layout, max(1, int(jobs or cpu_count())), verbose, result)
-        result.executed = [plan.paths[stem] for stem in to_run]
-        _record_timings(layout, result.seconds)
-    if build_book:
-        result.html_index = make_book(resolved, layout, verbose)
+        _check_folders(layout)
+        with build_lock(layout.build, profile, _say):
+            description = resolved.description or "(no description)"
+            _say(f"profile {profile}: {description}")
+            digests = digests_for(layout)
+            _verify_store(layout)
+            try:
+                plan = _plan(prepared, resolved, layout, unmet, force, result, digests)
+                jobs = max(1, int(jobs or cpu_count()))
+                _execute_plan(plan, resolved, layout, jobs, verbose, result, digests)
+            finally:
+                try:
+                    digests.save()
+                except OSError:  # a read-only build: files are hashed again next time
+                    pass
+            result.executed = [plan.paths[stem] for stem in to_run]
+            _record_timings(layout, result.seconds)
+            if build_book:
+                result.html_index = make_book(resolved, layout, verbose)
     return result
 
 
@@ -203,6 +244,7 @@ def _plan(
     unmet: dict[str, list],
     force: bool,
     result: RunResult,
+    digests: Digests,
 ) -> _Plan:
     """Decide, chapter by chapter in run order, what to run: a chapter whose requirements are
     not met gets its stand-in page, an unchanged one is reused, the others are planned (each
@@ -217,15 +259,19 @@ def _plan(
     reran: set[str] = set()
     for item in prepared:
         if item.stem in unmet:
-            cache_path(layout, item.stem).unlink(missing_ok=True)
+            _build_write(cache_path(layout, item.stem).unlink, missing_ok=True)
             plan.paths[item.stem] = stage_missing_page(item, profile.name, unmet[item.stem], layout)
             result.unavailable[item.stem] = [what for _, what in unmet[item.stem]]
             keys[item.stem] = None  # no valid run: its readers see it as changed once
             continue
-        entry = cache_entry(item, profile, layout, library, keys)
+        entry = cache_entry(item, profile, layout, library, keys, digests)
         keys[item.stem] = entry.key
-        stored = stored_key(layout, item.stem)
-        reasons = ["--force"] if force else rerun_reasons(entry, stored, layout, item.stem, reran)
+        stored = read_key(layout, item.stem)
+        reasons = (
+            ["--force"]
+            if force
+            else rerun_reasons(entry, stored, layout, item.stem, reran, digests)
+        )
         result.results_dirs[item.stem] = layout.results_dir(item.stem)
         if not reasons:
             _say(f"reused {item.stem}: unchanged")
@@ -233,21 +279,31 @@ def _plan(
             result.reused.append(item.stem)
             continue
         _say(f"re-running {item.stem}: {', '.join(reasons)}")
-        cache_path(layout, item.stem).unlink(missing_ok=True)
-        reran.add(item.stem)
+        reran.add(item.stem)  # its key is removed as it starts: one that never starts keeps it
         plan.entries[item.stem] = entry
         plan.items.append(item)
     return plan
 
 
 def _execute_plan(
-    plan: _Plan, profile: Profile, layout: Layout, jobs: int, verbose: bool, result: RunResult
+    plan: _Plan,
+    profile: Profile,
+    layout: Layout,
+    jobs: int,
+    verbose: bool,
+    result: RunResult,
+    digests: Digests,
 ) -> None:
     """Execute the planned chapters ``jobs`` at a time, each after the planned chapters it
-    follows; store each one's cache key as it succeeds."""
+    follows; remove each one's cache key as it starts, store it with the digests of the files
+    it wrote as it succeeds."""
     from tqdm import tqdm
 
-    env = kernel_environment(jobs, layout.build.parent / POLICY_STORE)
+    from racer_lib.routing.store import damage_since
+
+    store = layout.build.parent / POLICY_STORE
+    env = kernel_environment(jobs, store)
+    offset = damage_since(store)[1]
     after = {
         item.stem: [o for o in chapter_after(item.stem, profile) if o in plan.entries]
         for item in plan.items
@@ -255,13 +311,40 @@ def _execute_plan(
     start = time.perf_counter()
     with tqdm(total=len(plan.items), desc=profile.name, unit="notebook", file=sys.stderr) as bar:
 
+        def on_start(item: Prepared) -> None:
+            _build_write(cache_path(layout, item.stem).unlink, missing_ok=True)
+
         def on_done(item: Prepared, path: Path, seconds: float) -> None:
+            nonlocal offset
+            lines, offset = damage_since(store, offset)  # what the notebooks found damaged
+            for line in lines:
+                _say(f"{item.stem}: {line}")
             plan.paths[item.stem] = path
             result.seconds[item.stem] = seconds
-            write_key(layout, item.stem, plan.entries[item.stem])
+            entry = plan.entries[item.stem]
+            entry.outputs = output_digests(layout.results_dir(item.stem), digests)
+            _build_write(write_key, layout, item.stem, entry)
             bar.set_postfix_str(f"{item.stem} {seconds:.0f} s")
             bar.update()
 
-        execute_plan(plan.items, after, layout, jobs, env, on_done, verbose)
+        execute_plan(plan.items, after, layout, jobs, env, on_done, verbose, on_start)
     result.wall_seconds = time.perf_counter() - start
     result.jobs = jobs
+
+
+def _verify_store(layout: Layout) -> None:
+    """Check the router store's entries against their digests; a damaged one is named on
+    stderr, removed, and trained again by the chapter that needs it
+    (:meth:`racer_lib.routing.store.PolicyStore.verify`)."""
+    from racer_lib.routing.store import PolicyStore
+
+    PolicyStore(layout.build.parent / POLICY_STORE).verify()
+
+
+def _build_write(write, *args, **kwargs) -> None:
+    """``write(*args, **kwargs)``, a write into the build folder; a one-line error if it fails."""
+    try:
+        write(*args, **kwargs)
+    except OSError as exc:
+        name = exc.filename or "the build folder"
+        raise PipelineError(f"cannot write {name}: {exc.strerror or exc}") from None

@@ -9,11 +9,19 @@ policy store ``build/policies`` (:mod:`racer_lib.routing.store`).
 While a notebook runs, papermill saves it cell by cell as ``<stem>.partial.ipynb``; it becomes
 ``<stem>.ipynb`` on success, or ``<stem>.failed.ipynb`` (and any older ``<stem>.ipynb`` is
 removed) on failure, so ``--only`` never builds the book from a broken or outdated execution.
+A chapter's results folder is emptied before it runs, so it holds only what its last run wrote;
+the folders of judge runs in it (``racer judge run`` output, marked by its ``config.json``) are
+kept, since a re-run resumes them (hours of GPU judging) after checking their configuration.
+
+No worker outlives the runner: each watches its parent and, when the runner is gone (killed by
+any signal), kills its kernel and exits; an exception in the runner (Ctrl-C included) kills the
+workers and their kernels. A kernel also exits by itself when its parent goes (ipykernel).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -48,13 +56,36 @@ def chapter_after(stem: str, profile: Profile) -> list[str]:
     return [other for other in before if other in wanted]
 
 
+def _empty(folder: Path) -> None:
+    """Remove everything under ``folder`` but the folders of judge runs (which hold the run's
+    ``config.json``: a re-run resumes them)."""
+    from racer_lib.judging.store import CONFIG_NAME
+
+    for entry in list(folder.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            if not (entry / CONFIG_NAME).is_file():
+                _empty(entry)
+                if not any(entry.iterdir()):
+                    entry.rmdir()
+        else:
+            entry.unlink()
+
+
 def _execute(prepared: Prepared, layout: Layout, verbose: bool) -> Path:
     """Run one notebook with papermill; return the executed notebook's path."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
     stem = prepared.stem
-    layout.results_dir(stem).mkdir(parents=True, exist_ok=True)
+    results = layout.results_dir(stem)
+    try:
+        if results.is_dir():
+            _empty(results)  # only what this run writes: no stale figure of a dropped judge
+        results.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PipelineError(
+            f"notebook {stem!r}: cannot empty its results folder {results}: {exc.strerror or exc}"
+        ) from None
     partial = layout.executed_notebook(stem, "partial")
     done, failed = layout.executed_notebook(stem), layout.executed_notebook(stem, "failed")
     try:
@@ -136,6 +167,63 @@ def _execute_with(
                 os.environ[name] = value
 
 
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid``, read from /proc (none where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [entry for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found
+
+
+def _kill_tree(pid: int, itself: bool = True) -> None:
+    """SIGKILL the processes below ``pid`` (a worker's kernel), then ``pid`` itself."""
+    for other in [*_descendants(pid), *([pid] if itself else [])]:
+        try:
+            os.kill(other, signal.SIGKILL)
+        except OSError:  # gone already
+            pass
+
+
+def _worker_start(runner: int) -> None:
+    """A worker's initializer: it ignores Ctrl-C (the runner stops it), and when the runner
+    ``runner`` is gone or sends SIGTERM it kills its kernel and exits at once."""
+    import threading
+
+    def end(*_) -> None:
+        _kill_tree(os.getpid(), itself=False)
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == runner:
+            time.sleep(0.2)
+        end()
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, end)
+    threading.Thread(target=watch, name="racer-watch-runner", daemon=True).start()
+
+
+def _stop_workers(pool) -> None:
+    """Kill the pool's worker processes and their kernels."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.pid is not None:
+            _kill_tree(process.pid)
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def execute_plan(
     plan: list[Prepared],
     after: dict[str, list[str]],
@@ -144,45 +232,69 @@ def execute_plan(
     env: dict[str, str],
     on_done,
     verbose: bool = False,
+    on_start=None,
 ) -> None:
     """Execute ``plan`` with at most ``jobs`` notebooks at a time, each once the chapters it
     must follow (``after``, stems of ``plan``) have succeeded; among the ready ones the first in
-    ``plan`` starts first. ``on_done(prepared, path, seconds)`` is called, in this process, as
-    each one succeeds. After a failure nothing new starts; the running ones finish, then the
-    first error is raised. ``jobs == 1`` runs them in this process, one after the other."""
+    ``plan`` starts first. ``on_start(prepared)`` is called, in this process, as each one is
+    about to start, ``on_done(prepared, path, seconds)`` as each one succeeds. After a failure
+    nothing new starts; the running ones finish, then the first error is raised. ``jobs == 1``
+    runs them in this process, one after the other. An exception here (Ctrl-C) kills the
+    workers and their kernels; a worker dies with this process (:func:`_worker_start`)."""
+    on_start = on_start or (lambda item: None)
     if jobs <= 1 or len(plan) <= 1:
         for item in plan:
+            on_start(item)
             on_done(item, *_execute_with(item, layout, verbose, env))
         return
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")  # no inherited threads or open kernels
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(plan)),
+        mp_context=context,
+        initializer=_worker_start,
+        initargs=(os.getpid(),),
+    ) as pool:
+        try:
+            _run_pool(pool, plan, after, layout, jobs, env, verbose, on_start, on_done)
+        except BaseException:
+            _stop_workers(pool)
+            raise
+
+
+def _run_pool(
+    pool, plan: list[Prepared], after, layout, jobs, env, verbose, on_start, on_done
+) -> None:
+    """The scheduling loop of :func:`execute_plan` over a process pool."""
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     pending, running, done = list(plan), {}, set()
     error: BaseException | None = None
-    context = multiprocessing.get_context("spawn")  # no inherited threads or open kernels
-    with ProcessPoolExecutor(max_workers=min(jobs, len(plan)), mp_context=context) as pool:
-        while pending or running:
-            for item in list(pending) if error is None else []:
-                if len(running) < jobs and all(other in done for other in after[item.stem]):
-                    future = pool.submit(_execute_with, item, layout, verbose, env)
-                    running[future] = item
-                    pending.remove(item)
-            if not running:
-                break  # what is left waits for a chapter that failed
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                item = running.pop(future)
-                try:
-                    path, seconds = future.result()
-                except PipelineError as exc:
-                    error = error or exc
-                    continue
-                except Exception as exc:  # the worker process died
-                    error = error or PipelineError(
-                        f"notebook {item.stem!r} could not be executed: {type(exc).__name__}: {exc}"
-                    )
-                    continue
-                done.add(item.stem)
-                on_done(item, path, seconds)
+    while pending or running:
+        for item in list(pending) if error is None else []:
+            if len(running) < jobs and all(other in done for other in after[item.stem]):
+                on_start(item)
+                future = pool.submit(_execute_with, item, layout, verbose, env)
+                running[future] = item
+                pending.remove(item)
+        if not running:
+            break  # what is left waits for a chapter that failed
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            item = running.pop(future)
+            try:
+                path, seconds = future.result()
+            except PipelineError as exc:
+                error = error or exc
+                continue
+            except Exception as exc:  # the worker process died
+                error = error or PipelineError(
+                    f"notebook {item.stem!r} could not be executed: {type(exc).__name__}: {exc}"
+                )
+                continue
+            done.add(item.stem)
+            on_done(item, path, seconds)
     if error is not None:
         raise error

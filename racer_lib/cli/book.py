@@ -31,7 +31,9 @@ def cmd_book_build(args: argparse.Namespace) -> int:
 def _add_build(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Execute the notebooks of a profile in order with papermill, then build the Jupyter "
-        "Book from the executed notebooks (offline, warnings are errors)."
+        "Book from the executed notebooks (offline, warnings are errors). One build of a "
+        "profile at a time: a second one waits for the first, naming its PID "
+        "(RACER_LOCK_TIMEOUT=SECONDS: it gives up after that long)."
     )
     parser.add_argument("--profile", required=True, help="profile name (profiles/NAME.yaml)")
     parser.add_argument(

@@ -13,7 +13,7 @@ records (atomically, :func:`racer_lib.records.io.write_records`).
 (``outputs/dataset=judgebench,response_model=...,judge_name=...,judge_model=....jsonl``), one
 JSON line per pair: the pair's fields (``pair_id``, ``source``, ``question``,
 ``response_model``, ``response_A``, ``response_B``, ``label``, read by
-:func:`racer_lib.records.judgebench.read_judgebench`) and ``judgments``, two games: the first
+:func:`racer_lib.records.judgebench.judgebench_pair`) and ``judgments``, two games: the first
 shows the responses in the pair's order, the second swapped. A game holds ``judgment``
 (``judge_model``, ``prompt`` and ``response``, the judge's text; a mapping, or the same as a
 Python-literal string, read with :func:`ast.literal_eval`, never evaluated) and ``decision``
@@ -40,7 +40,10 @@ as LLMBar names them (:func:`racer_lib.records.llmbar.llmbar_subsets`); by defau
 folder).
 
 Errors name the file, the line (JSONL, from 1) or item (JSON list, from 0) and the field
-(:class:`racer_lib.records.sources.DataFormatError`).
+(:class:`racer_lib.records.sources.DataFormatError`). A JSONL file is read once, one line at a
+time, keeping of each line only the judge's texts and the pair's identity, and tokens are
+counted piece by piece (:func:`racer_lib.records.llmbar.count_tokens`): a runaway judge's 50 MB
+text costs a few times its size in memory, not the gigabytes of tokenizing it whole.
 """
 
 from __future__ import annotations
@@ -158,11 +161,13 @@ def read_judgebench_outputs(path: str | os.PathLike) -> pd.DataFrame:
             row[f"text_{order}"] = judgment["response"]
             row[f"judgebench_decision_{order}"] = decision or ""
             row.setdefault("judge_model", str(judgment.get("judge_model") or ""))
-        rows.append(row)
+            game["judgment"] = judgment = None  # the judge's text is kept once, in the row
+        pair = judgebench.judgebench_pair(path, n, item)  # the pair's fields, checked
+        rows.append({key: pair[key] for key in PAIR_ID_COLUMNS} | row)
+        item = games = None
     if not rows:
         raise data.DataFormatError(path, "(json)", "no pairs (an empty file)")
-    pairs = judgebench.read_judgebench(path)  # the pair's fields, checked line by line
-    out = pd.concat([pairs[PAIR_ID_COLUMNS], pd.DataFrame(rows)], axis=1)
+    out = pd.DataFrame(rows)
     dup = out["id"].duplicated().to_numpy()
     if dup.any():
         i = int(np.flatnonzero(dup)[0])

@@ -28,9 +28,14 @@ from racer_lib.records.schema import (
     SELF_ROUTE,
     STRING_COLUMNS,
     RecordsError,
+    look_alikes,
     mode_columns,
     validate_records,
 )
+
+#: The formats of a records file, by suffix.
+RECORDS_FORMATS = {".parquet": "parquet", ".csv": "CSV"}
+FORMATS_TEXT = "records files are .parquet or .csv (UTF-8)"
 
 
 def atomic_write(path: str | os.PathLike, write) -> None:
@@ -68,19 +73,41 @@ def read_records(path: str | os.PathLike) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise MissingFileError(f"{path}: no such records file")
-    if path.suffix == ".csv":
-        df = pd.read_csv(
-            path,
-            dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
-            keep_default_na=False,
-            na_values={c: [""] for c in [*df_numeric_columns(), SELF_ROUTE]},
-        )
-    else:
-        df = pd.read_parquet(path)
+    _check_format(path)
+    try:
+        if path.suffix == ".csv":
+            df = pd.read_csv(
+                path,
+                dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
+                keep_default_na=False,
+                na_values={c: [""] for c in [*df_numeric_columns(), SELF_ROUTE]},
+            )
+        else:
+            df = pd.read_parquet(path)
+    except (pa.ArrowException, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        problem = " ".join(str(exc).split())
+        raise InputError(
+            f"{path}: cannot be read as {RECORDS_FORMATS[path.suffix]} ({problem}); {FORMATS_TEXT}"
+        ) from None
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1]
+        raise InputError(
+            f"{path}: not UTF-8 text (byte {exc.start} is {bad!r}); {FORMATS_TEXT}"
+        ) from None
     out = validate_records(df, file=path)
     if out.empty:
         raise RecordsError(path, "id", "no records: the file has a header but no rows")
     return out
+
+
+def _check_format(path: Path) -> None:
+    """Refuse a records path whose suffix names no records format (:data:`RECORDS_FORMATS`)."""
+    if path.suffix not in RECORDS_FORMATS:
+        got = f"{path.suffix!r}" if path.suffix else "no suffix"
+        raise InputError(
+            f"{path}: not a records file ({got}); {FORMATS_TEXT}. Judge outputs of other tools "
+            "(JSONL) become records with `racer records import`"
+        )
 
 
 def df_numeric_columns() -> list[str]:
@@ -93,6 +120,8 @@ def df_numeric_columns() -> list[str]:
 def write_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Validate and write records atomically (parquet, or CSV for a ``.csv`` path)."""
     path = Path(path)
+    if not path.is_dir():  # a folder: atomic_write says so
+        _check_format(path)
     clean = validate_records(df, file=path)
     if path.suffix == ".csv":
         atomic_write(path, lambda tmp: clean.to_csv(tmp, index=False))
@@ -215,7 +244,10 @@ def read_embeddings(path: str | os.PathLike) -> Embeddings:
     table = pq.read_table(path)
     if "id" not in table.column_names or "embedding" not in table.column_names:
         missing = "id" if "id" not in table.column_names else "embedding"
-        raise RecordsError(path, missing, "missing column; embeddings need 'id' and 'embedding'")
+        hint = look_alikes(table.column_names, [missing])
+        raise RecordsError(
+            path, missing, f"missing column{hint}; embeddings need 'id' and 'embedding'"
+        )
     meta = table.schema.metadata or {}
     ids = np.asarray(table.column("id").to_pylist(), dtype=object)
     col = table.column("embedding").combine_chunks()

@@ -46,8 +46,9 @@ def judgebench_domain(source: str) -> str | None:
 
 
 def jsonl_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for every non-blank line of a JSONL file; a line that is not
-    a JSON object is an error naming the file and the line."""
+    """``(line number, object)`` for every non-blank line of a JSONL file, read one line at a
+    time (memory: the longest line, never the file); a line that is not a JSON object is an
+    error naming the file and the line."""
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
@@ -56,6 +57,7 @@ def jsonl_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]
                 item = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataFormatError(path, "(json)", f"not JSON: {exc}", f"line {n}") from None
+            line = ""  # not held while the caller reads the object (a line may be huge)
             if not isinstance(item, dict):
                 raise DataFormatError(
                     path, "(json)", f"expected an object, got {type(item).__name__}", f"line {n}"
@@ -65,50 +67,51 @@ def jsonl_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]
 
 def read_judgebench(path: str | os.PathLike) -> pd.DataFrame:
     """One JudgeBench JSONL file as pairs (subset = the response model)."""
-    rows = []
-    for n, row in jsonl_objects(path):
-        where = f"line {n}"
-        for key in (
-            "pair_id",
-            "source",
-            "question",
-            "response_model",
-            "response_A",
-            "response_B",
-            "label",
-        ):
-            if row.get(key) is None:
-                raise DataFormatError(path, key, "missing value", where)
-        if row["label"] not in JUDGEBENCH_LABELS:
-            raise DataFormatError(
-                path,
-                "label",
-                f"{row['label']!r} is not a JudgeBench label; labels are 'A>B' or 'B>A'",
-                where,
-            )
-        domain = judgebench_domain(row["source"])
-        if domain is None:
-            raise DataFormatError(
-                path,
-                "source",
-                f"{row['source']!r} is not a known "
-                "JudgeBench source (mmlu-pro-*, livebench-reasoning, "
-                "livebench-math, livecodebench)",
-                where,
-            )
-        rows.append(
-            {
-                "id": f"judgebench/{row['pair_id']}",
-                "dataset": "judgebench",
-                "subset": row["response_model"],
-                "domain": domain,
-                "prompt": row["question"],
-                "response_a": row["response_A"],
-                "response_b": row["response_B"],
-                "label": JUDGEBENCH_LABELS[row["label"]],
-            }
-        )
+    rows = [judgebench_pair(path, n, row) for n, row in jsonl_objects(path)]
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def judgebench_pair(path: str | os.PathLike, n: int, row: dict[str, Any]) -> dict[str, Any]:
+    """The pair (:data:`PAIR_COLUMNS`) of line ``n`` of a JudgeBench file, checked."""
+    where = f"line {n}"
+    for key in (
+        "pair_id",
+        "source",
+        "question",
+        "response_model",
+        "response_A",
+        "response_B",
+        "label",
+    ):
+        if row.get(key) is None:
+            raise DataFormatError(path, key, "missing value", where)
+    if row["label"] not in JUDGEBENCH_LABELS:
+        raise DataFormatError(
+            path,
+            "label",
+            f"{row['label']!r} is not a JudgeBench label; labels are 'A>B' or 'B>A'",
+            where,
+        )
+    domain = judgebench_domain(row["source"])
+    if domain is None:
+        raise DataFormatError(
+            path,
+            "source",
+            f"{row['source']!r} is not a known "
+            "JudgeBench source (mmlu-pro-*, livebench-reasoning, "
+            "livebench-math, livecodebench)",
+            where,
+        )
+    return {
+        "id": f"judgebench/{row['pair_id']}",
+        "dataset": "judgebench",
+        "subset": row["response_model"],
+        "domain": domain,
+        "prompt": row["question"],
+        "response_a": row["response_A"],
+        "response_b": row["response_B"],
+        "label": JUDGEBENCH_LABELS[row["label"]],
+    }
 
 
 def judgebench_pairs(manifest: Manifest | None = None) -> pd.DataFrame:

@@ -29,7 +29,13 @@ import pandas as pd
 
 from racer_lib.errors import ConfigError, InputError, MissingFileError
 from racer_lib.records import judgebench, llmbar
-from racer_lib.records.schema import PAIR_COLUMNS, TEXT_FIELDS, RecordsError, raise_at
+from racer_lib.records.schema import (
+    PAIR_COLUMNS,
+    TEXT_FIELDS,
+    RecordsError,
+    look_alikes,
+    raise_at,
+)
 
 #: What a pairs table may leave out, and the value it then gets.
 DEFAULTS = {"dataset": "pairs", "subset": "all", "domain": "all"}
@@ -64,7 +70,7 @@ def validate_pairs(
         raise RecordsError(
             file,
             missing[0],
-            "missing column; pairs need the columns "
+            f"missing column{look_alikes(out.columns, missing)}; pairs need the columns "
             + ", ".join(c for c in needed if c not in DEFAULTS)
             + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""),
         )

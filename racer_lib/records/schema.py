@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -133,17 +134,84 @@ def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> p
     return out
 
 
+#: Characters that draw nothing (zero-width spaces and joiners, the soft hyphen, the BOM).
+INVISIBLE = {"\u00ad", "\u180e", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
+#: Cyrillic and Greek letters drawn like a Latin one (Unicode's confusables, the common ones).
+CONFUSABLES = str.maketrans(
+    "\u0430\u0432\u0435\u0456\u0458\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0443\u0445\u0455\u0501\u04bb"
+    "\u0410\u0412\u0415\u0406\u0408\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0423\u0425\u0405"
+    "\u03b1\u03bf\u03b9\u03ba\u03bd\u03c1\u03c4\u03c5\u03c7"
+    "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7",
+    "abeijkmhopctyxsdhABEIJKMHOPCTYXSaoikvptuxABEZHIKMNOPTYX",
+)
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like: NFKC-normalised (fullwidth and other compatibility forms to
+    their plain letters), invisible characters dropped, look-alike Cyrillic and Greek letters
+    read as the Latin ones they resemble."""
+    plain = unicodedata.normalize("NFKC", name)
+    return "".join(c for c in plain if c not in INVISIBLE).translate(CONFUSABLES)
+
+
+def _odd_character(char: str) -> str:
+    """A character a reader would not tell from a Latin one, in words (``Cyrillic і``)."""
+    if char in INVISIBLE:
+        return (
+            unicodedata.name(char, "invisible character")
+            .lower()
+            .replace("zero width", "zero-width")
+        )
+    name = unicodedata.name(char, "")
+    for script, word in (("CYRILLIC", "Cyrillic"), ("GREEK", "Greek"), ("FULLWIDTH", "fullwidth")):
+        if name.startswith(script):
+            return f"{word} {char}"
+    return char
+
+
+def look_alike(found: str, wanted: str) -> str | None:
+    """``'іd' (Cyrillic і, U+0456 CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I) looks like
+    'id'`` when column ``found`` is not ``wanted`` but looks like it (:func:`skeleton`), else
+    ``None``."""
+    if found == wanted or skeleton(found) != skeleton(wanted):
+        return None
+    odd = list(dict.fromkeys(c for c in found if not c.isascii()))
+    words = ", ".join(_odd_character(c) for c in odd)
+    codes = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '(unnamed)')}" for c in odd)
+    return f"{found!r} ({words}) looks like {wanted!r}: it holds {codes}"
+
+
+def look_alikes(columns: Iterable, wanted: Iterable[str]) -> str:
+    """``"; the file's column ... looks like ..."`` for every column of ``columns`` that looks
+    like one of ``wanted`` without being it ("" when none does)."""
+    found = [
+        hint
+        for want in wanted
+        for col in columns
+        if isinstance(col, str) and (hint := look_alike(col, want)) is not None
+    ]
+    return "".join(f"; the column {hint}" for hint in found) + (
+        " (rename it)" if len(found) == 1 else " (rename them)" if found else ""
+    )
+
+
 def _check_columns(df: pd.DataFrame, file) -> None:
-    """Every required column present; an unknown column close to an optional one is a typo."""
+    """Every required column present; an unknown column close to an optional one is a typo,
+    and a column that looks like a missing one (look-alike letters) is named as such."""
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise RecordsError(
             file,
             missing[0],
-            "missing column; judge records need the columns "
+            "missing column"
+            + look_alikes(df.columns, missing)
+            + "; judge records need the columns "
             + ", ".join(REQUIRED_COLUMNS)
             + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""),
         )
+    for want in [c for c in OPTIONAL_COLUMNS if c not in df.columns]:
+        if hint := look_alikes(df.columns, [want]):
+            raise RecordsError(file, want, f"unknown column{hint}")
     for col in df.columns:
         near = difflib.get_close_matches(
             str(col), [c for c in OPTIONAL_COLUMNS if c not in df.columns], n=1, cutoff=0.8

@@ -47,13 +47,36 @@ LAYOUT = RECORDS_DIR_LAYOUT
 TRAINING_SPLITS = ("train", "valid", "test")
 
 
+NOT_LISTED = "(outside the repository: not listed)"
+
+
+def _repository() -> Path:
+    """The repository the notebooks run in: the first folder at or above the working folder
+    holding ``notebooks/`` and ``profiles/`` (else the working folder itself)."""
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "notebooks").is_dir() and (folder / "profiles").is_dir():
+            return folder
+    return here
+
+
 def _listing(folder: Path, pattern: str = "*") -> str:
+    """``holds a, b/`` (what ``folder`` holds), for an error message; never the contents of
+    a folder outside the repository (the message may reach a notebook, and the book): there,
+    :data:`NOT_LISTED`."""
+    try:
+        where = folder.resolve()  # a symbolic link counts where it leads
+    except (OSError, RuntimeError):
+        return NOT_LISTED
+    root = _repository()
+    if where != root and root not in where.parents:
+        return NOT_LISTED
     names = sorted(
         p.name + ("/" if p.is_dir() else "")
         for p in folder.glob(pattern)
         if not p.name.startswith(".")
     )
-    return ", ".join(names) if names else "nothing"
+    return f"holds {', '.join(names)}" if names else "is empty"
 
 
 def _embeddings_meta(path: Path) -> tuple[int | None, str]:
@@ -115,13 +138,12 @@ def _set_path(root: Path, judge: str, name: str) -> Path:
         raise MissingFileError(f"{root}: no such records folder; {layout}")
     if not folder.is_dir():
         raise MissingFileError(
-            f"{folder}: no records of judge {judge!r} (the folder {root} "
-            f"holds {_listing(root)}); {layout}"
+            f"{folder}: no records of judge {judge!r}; the folder {root} {_listing(root)}; {layout}"
         )
     if not path.is_file():
         raise MissingFileError(
-            f"{path}: no such records file (set {name!r} of judge "
-            f"{judge!r}; {folder} holds {_listing(folder)}); {layout}"
+            f"{path}: no such records file (set {name!r} of judge {judge!r}); the folder "
+            f"{folder} {_listing(folder)}; {layout}"
         )
     return path
 

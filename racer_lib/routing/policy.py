@@ -9,10 +9,20 @@ weight of shape ``(P, in, out)``), so one matrix product per layer runs all of t
 initialised from its own seed exactly as :func:`reference_policy` initialises a plain
 ``torch.nn.Sequential`` (uniform in ``±1/sqrt(fan_in)``, as ``nn.Linear`` does), which is what
 lets the tests compare the two.
+
+Checked files. A saved router (:meth:`Router.save`) and a stored one
+(:mod:`racer_lib.routing.store`) carry the sha256 of their contents (:func:`state_digest`: every
+tensor's dtype, shape and bytes, every setting) under :data:`DIGEST`, inside the file;
+:func:`seal_problem` recomputes it on loading. Flipped bytes in a weight, a truncated file or a
+file written before files carried a digest are caught: :meth:`Router.load` refuses them
+(:class:`DamagedError`, naming the file) and the store retrains them. Files are read with
+``torch.load(weights_only=True)``: reading one runs no pickled code.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,6 +35,56 @@ from racer_lib.errors import ConfigError, InputError, MissingFileError
 from racer_lib.records.io import atomic_write
 
 ARCHS: dict[str, tuple[int, ...]] = {"mlp": (256, 128, 64), "linear": ()}
+DIGEST = "digest"  # the key of a checked file's digest (:func:`seal`)
+
+
+class DamagedError(InputError):
+    """A router file whose contents do not match the digest it carries, or that carries none."""
+
+
+def state_digest(state) -> str:
+    """sha256 of a nested structure of tensors, lists, tuples, dicts and plain values: each
+    tensor's dtype, shape and bytes, each value's JSON (a list and a tuple hash alike, as
+    ``torch.load`` may give back either)."""
+    digest = hashlib.sha256()
+    _feed(digest, state)
+    return digest.hexdigest()
+
+
+def _feed(digest, item) -> None:
+    if isinstance(item, torch.Tensor):
+        t = item.detach().cpu().contiguous()
+        digest.update(f"T{t.dtype}{tuple(t.shape)}\0".encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    elif isinstance(item, dict):
+        digest.update(f"D{len(item)}\0".encode())
+        for key in sorted(item, key=str):
+            _feed(digest, str(key))
+            _feed(digest, item[key])
+    elif isinstance(item, (list, tuple)):
+        digest.update(f"L{len(item)}\0".encode())
+        for part in item:
+            _feed(digest, part)
+    else:
+        value = item.item() if isinstance(item, np.generic) else item
+        digest.update(f"V{json.dumps(value)}\0".encode())
+
+
+def seal(state: dict) -> dict:
+    """``state`` with the digest of its contents (:func:`state_digest`) under :data:`DIGEST`."""
+    return {**state, DIGEST: state_digest(state)}
+
+
+def seal_problem(blob) -> str | None:
+    """Why ``blob``, a loaded :func:`seal`ed state, cannot be trusted (``"no digest"``,
+    ``"digest mismatch"``), or None when its contents match its digest."""
+    if not isinstance(blob, dict) or not isinstance(blob.get(DIGEST), str):
+        return "no digest"
+    try:
+        ok = blob[DIGEST] == state_digest({k: v for k, v in blob.items() if k != DIGEST})
+    except (TypeError, ValueError):  # a value that is no tensor, number, text or container
+        ok = False
+    return None if ok else "digest mismatch"
 
 
 def _hidden(arch: str) -> tuple[int, ...]:
@@ -163,7 +223,7 @@ class Router:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {k: v for k, v in asdict(self).items() if k != "layers"}
-        blob = {"layers": [(w, b) for w, b in self.layers], "meta": meta}
+        blob = seal({"layers": [(w, b) for w, b in self.layers], "meta": meta})
         atomic_write(path, lambda tmp: torch.save(blob, tmp))
         return path
 
@@ -175,10 +235,24 @@ class Router:
         # Tensors and plain metadata only: a router file cannot run code when it is loaded.
         try:
             blob = torch.load(path, weights_only=True)
-        except Exception as exc:  # not a torch file, or one holding more than tensors
-            raise InputError(f"{path}: not a router file ({type(exc).__name__}: {exc})") from exc
+        except Exception as exc:  # not a torch file, a truncated one, or one holding more
+            raise InputError(
+                f"{path}: not a router file, or a damaged one ({type(exc).__name__}: {exc})"
+            ) from exc
         if not isinstance(blob, dict) or not {"layers", "meta"} <= set(blob):
             raise InputError(f"{path}: not a router file (no layers and meta; see Router.save)")
+        problem = seal_problem(blob)
+        if problem == "no digest":
+            raise DamagedError(
+                f"{path}: router file carries no digest (saved before router files were "
+                "checked, or altered), so its weights cannot be checked; save it again with "
+                "Router.save"
+            )
+        if problem:
+            raise DamagedError(
+                f"{path}: router file is damaged: {problem} (its weights or settings changed "
+                "after Router.save); refusing to use it"
+            )
         try:
             router = cls(layers=[(w, b) for w, b in blob["layers"]], **blob["meta"])
         except (TypeError, ValueError) as exc:  # meta of another version, layers not pairs

@@ -28,7 +28,18 @@ so the same chapter trains them in a sequential and in a parallel run.
 
 The store is a folder of ``<key[:2]>/<key>.pt`` files (``torch.save`` of tensors, lists and
 numbers, loaded with ``weights_only=True``), written atomically; a lock per input set
-(``filelock``) keeps two processes from training the same policies at once. ``racer book build``
+(``filelock``) keeps two processes from training the same policies at once.
+
+Checked entries. Each file carries the sha256 of its contents
+(:func:`racer_lib.routing.policy.seal`), recomputed on every load, ``--force`` or not. An
+entry that is truncated, unreadable, without a digest (written before entries carried one) or
+whose digest does not match (flipped bytes in a weight) is named on stderr and in
+:data:`DAMAGE_LOG` ("stored router PATH is damaged: digest mismatch; retraining"), removed and
+trained again. Trained again in the batch it was first trained in (each input set's
+``<inputs[:32]>.batches.json`` records which policies were trained together), so the retrained
+policy is bit for bit the one of a clean run. :meth:`PolicyStore.verify` checks every entry at
+once (``racer book build`` calls it before planning), reading again only those written since
+they were last found sound (``verified.json``). ``racer book build``
 points the notebooks at ``build/policies`` through the environment variable :data:`ENV_STORE`;
 without it (a notebook run by hand, the library on its own) nothing is stored.
 """
@@ -39,6 +50,7 @@ import hashlib
 import importlib
 import json
 import os
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -48,10 +60,12 @@ import torch
 
 from racer_lib.records.schema import CostUnit
 from racer_lib.routing import train as tr
-from racer_lib.routing.policy import _hidden
+from racer_lib.routing.policy import _hidden, seal, seal_problem
 
 ENV_STORE = "RACER_POLICY_STORE"
-STORE_FORMAT = 1
+DAMAGE_LOG = "damaged.log"  # in the store's folder: one line per damaged entry found
+VERIFIED = "verified.json"  # in the store's folder: the stamps of entries found sound
+STORE_FORMAT = 2  # 2: entries carry a digest (policy.seal)
 #: Memory one batch of policies may take while it trains (parameters, gradients, AdamW's two
 #: moments, the best checkpoint, a step's activations, the validation pass). A larger grid is
 #: trained in equal chunks that fit (:func:`chunks`): at the paper's 7680-d embeddings about 90
@@ -143,6 +157,19 @@ def train_in_chunks(
     return assemble(list(configs), settings, unit, int(train.x.shape[1]), stored)
 
 
+def damage_since(root: str | os.PathLike, offset: int = 0) -> tuple[list[str], int]:
+    """The lines :meth:`PolicyStore.discard` wrote to the :data:`DAMAGE_LOG` of the store at
+    ``root`` after byte ``offset``, and the offset to pass next time (for a runner that says
+    which stored routers its notebooks found damaged)."""
+    log = Path(root) / DAMAGE_LOG
+    if not log.is_file():
+        return [], 0
+    with open(log, "rb") as stream:
+        stream.seek(offset)
+        data = stream.read()
+    return data.decode("utf-8", "replace").splitlines(), offset + len(data)
+
+
 class PolicyStore:
     """A folder of trained policies, one file per key."""
 
@@ -173,23 +200,118 @@ class PolicyStore:
         return self.root / key[:2] / f"{key}.pt"
 
     def load(self, key: str) -> dict | None:
-        """The stored policy under ``key``, or None (absent or unreadable: trained again)."""
+        """The stored policy under ``key``, or None: absent, or damaged (truncated, unreadable,
+        its digest missing or not matching its contents: named by :meth:`discard`, then
+        trained again)."""
         path = self.path(key)
         if not path.is_file():
             return None
         try:
-            return torch.load(path, weights_only=True)
-        except Exception:  # a truncated or foreign file is not a policy: train it again
-            return None
+            stored = torch.load(path, weights_only=True)
+        except Exception as exc:  # a truncated or foreign file is not a policy
+            problem = f"truncated or unreadable ({type(exc).__name__})"
+        else:
+            problem = seal_problem(stored)
+            if problem is None:
+                return stored
+        self.discard(path, problem)
+        return None
+
+    def verify(self) -> list[str]:
+        """Check every entry of the store against its digest and discard the damaged ones
+        (:meth:`discard`, which names each); the lines said. An entry whose size, modification
+        and change times are those it had when last found sound (``verified.json``) is not read
+        again: every write moves its change time, which cannot be set back."""
+        if not self.root.is_dir():
+            return []
+        record = self.root / VERIFIED
+        try:
+            sound = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            sound = {}
+        sound = sound if isinstance(sound, dict) else {}
+        said, now = [], {}
+        for path in sorted(self.root.glob("??/*.pt")):
+            try:
+                stat = path.stat()
+            except OSError:  # removed meanwhile by another build
+                continue
+            stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+            name = path.relative_to(self.root).as_posix()
+            if sound.get(name) == stamp:
+                now[name] = stamp
+                continue
+            try:
+                problem = seal_problem(torch.load(path, weights_only=True))
+            except Exception as exc:
+                problem = f"truncated or unreadable ({type(exc).__name__})"
+            if problem is None:
+                now[name] = stamp
+            else:
+                said.append(self.discard(path, problem))
+        if now != sound:
+            tmp = record.with_suffix(f".{os.getpid()}.tmp")
+            try:
+                tmp.write_text(json.dumps(now, sort_keys=True), encoding="utf-8")
+                tmp.replace(record)
+            except OSError:  # a read-only store: checked again next time
+                tmp.unlink(missing_ok=True)
+        return said
+
+    def discard(self, path: Path, problem: str) -> str:
+        """Remove a damaged entry, saying so on stderr and in :data:`DAMAGE_LOG` (which the
+        runner may show after the notebooks' own output)."""
+        line = f"stored router {path} is damaged: {problem}; retraining"
+        print(line, file=sys.stderr, flush=True)
+        try:
+            with open(self.root / DAMAGE_LOG, "a", encoding="utf-8") as log:
+                log.write(line + "\n")
+            path.unlink(missing_ok=True)
+        except OSError:  # a read-only store: the entry is not used all the same
+            pass
+        return line
 
     def save(self, key: str, stored: dict) -> Path:
-        """Write one policy atomically (a temporary file renamed into place)."""
+        """Write one policy atomically (a temporary file renamed into place), with the digest
+        of its contents (:func:`~racer_lib.routing.policy.seal`)."""
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        torch.save(stored, tmp)
+        torch.save(seal(stored), tmp)
         tmp.replace(path)
         return path
+
+    def batches_path(self, inputs: str) -> Path:
+        return self.root / f"{inputs[:32]}.batches.json"
+
+    def batches(self, inputs: str) -> dict[str, list[tuple[str, tr.PolicyConfig]]]:
+        """Each key trained on the inputs hashed as ``inputs``, with the batch it was first
+        trained in (``(key, config)`` in order), so that a damaged policy is trained again
+        in that batch, bit for bit (a damaged or absent index: {})."""
+        path = self.batches_path(inputs)
+        try:
+            index = json.loads(path.read_text(encoding="utf-8"))
+            if seal_problem(index):
+                raise ValueError("digest mismatch")
+            parts = [[(k, tr.PolicyConfig(**c)) for k, c in part] for part in index["batches"]]
+        except FileNotFoundError:
+            return {}
+        except Exception as exc:  # damaged: policies are trained as a fresh store trains them
+            print(f"batch index {path} is damaged ({exc}); ignoring it", file=sys.stderr)
+            return {}
+        return {key: part for part in parts for key, _ in part}
+
+    def record_batch(self, inputs: str, part: list[tuple[str, tr.PolicyConfig]]) -> None:
+        """Add a batch trained now to the index of :meth:`batches` (atomically)."""
+        known = self.batches(inputs)
+        if all(key in known for key, _ in part):
+            return
+        parts = {id(p): p for p in known.values()}.values()
+        index = seal({"batches": [[[k, asdict(c)] for k, c in p] for p in [*parts, part]]})
+        path = self.batches_path(inputs)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(index, sort_keys=True), encoding="utf-8")
+        tmp.replace(path)
 
     def lock(self, inputs: str):
         """A lock held while the policies of one input set are looked up and trained."""
@@ -263,13 +385,40 @@ def train_stored(
     with store.lock(inputs):
         found = {key: store.load(key) for key in dict.fromkeys(keys)}
         missing = {key: config for key, config in zip(keys, configs) if found[key] is None}
-        todo = list(missing.values())
-        for part in chunks(todo, settings, int(train.x.shape[1]), valid.n, memory_bytes):
-            result = tr.train_policies(train, valid, part, settings, unit, progress=progress)
-            for p, config in enumerate(part):
-                key = keys[configs.index(config)]
-                store.save(key, _stored(result, p))
-                found[key] = store.load(key)
+        for part, new in _plan(store, inputs, missing, settings, train, valid, memory_bytes):
+            result = tr.train_policies(
+                train, valid, [c for _, c in part], settings, unit, progress=progress
+            )
+            for p, (key, _) in enumerate(part):
+                if key in missing:
+                    store.save(key, _stored(result, p))
+                    found[key] = store.load(key)
+            if new:
+                store.record_batch(inputs, part)
             del result
     stored = [found[key] for key in keys]
     return assemble(list(configs), settings, unit, int(train.x.shape[1]), stored), len(missing)
+
+
+def _plan(store, inputs, missing, settings, train, valid, memory_bytes):
+    """The batches that train the ``missing`` policies (key -> config), each with whether it is
+    new: a policy trained before (now damaged or removed) is trained again in the batch it was
+    first trained in, as the store's index records it, so that its bits are the first run's;
+    the others in chunks that fit in ``memory_bytes`` (:func:`chunks`)."""
+    known = store.batches(inputs) if missing else {}
+    again: dict[int, list] = {}
+    fresh = {}
+    for key, config in missing.items():
+        if key in known:
+            again.setdefault(id(known[key]), known[key])
+        else:
+            fresh[key] = config
+    plan = [(part, False) for part in again.values()]
+    todo = list(fresh.items())
+    start = 0
+    for part in chunks(
+        [c for _, c in todo], settings, int(train.x.shape[1]), valid.n, memory_bytes
+    ):
+        plan.append((todo[start : start + len(part)], True))
+        start += len(part)
+    return plan

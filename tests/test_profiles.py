@@ -1,0 +1,108 @@
+"""Profiles that cannot be read as meant are refused with one line naming the file: bytes that
+are not UTF-8, a key given twice (with its line), a profile that names no notebook."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from racer_lib import cli
+from racer_lib.book.profiles import PipelineError, load_profile
+
+FIXTURE = Path(__file__).parent / "fixtures" / "pipeline"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository root with the toy book's notebooks and profiles."""
+    root = tmp_path / "repo"
+    for folder in ("notebooks", "profiles"):
+        shutil.copytree(FIXTURE / folder, root / folder)
+    return root
+
+
+def refused(repo: Path, name: str, text: str | bytes) -> str:
+    """The one-line message of loading profile ``name`` written as ``text``."""
+    path = repo / "profiles" / f"{name}.yaml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(PipelineError) as info:
+        load_profile(name, repo)
+    message = str(info.value)
+    assert "\n" not in message
+    assert str(path) in message
+    return message
+
+
+def test_a_profile_that_is_not_utf8_is_refused_naming_the_file(repo: Path) -> None:
+    message = refused(
+        repo, "latin", "description: caf\xe9\nnotebooks:\n  01_alpha: {}\n".encode("latin-1")
+    )
+    assert "not UTF-8" in message and "byte 16" in message
+
+
+def test_a_child_of_a_non_utf8_profile_names_the_parent(repo: Path) -> None:
+    parent = repo / "profiles" / "parent.yaml"
+    parent.write_bytes(b"description: \xff\nnotebooks: {01_alpha: {}}\n")
+    (repo / "profiles" / "kid.yaml").write_text("extends: parent\n", encoding="utf-8")
+    with pytest.raises(PipelineError, match=f"{parent} is not UTF-8 text"):
+        load_profile("kid", repo)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "line", "first"),
+    [
+        ("description: a\nnotebooks:\n  01_alpha: {}\ndescription: b\n", "description", 4, 1),
+        (
+            "notebooks:\n  01_alpha: {seed: 1}\n  02_beta: {}\n  01_alpha: {seed: 2}\n",
+            "01_alpha",
+            4,
+            2,
+        ),
+        ("notebooks:\n  01_alpha:\n    seed: 1\n    label: x\n    seed: 2\n", "seed", 5, 3),
+        ("notebooks:\n  01_alpha: {seed: 1, seed: 2}\n", "seed", 2, 2),
+    ],
+)
+def test_a_key_given_twice_is_refused_with_its_line(
+    repo: Path, text: str, key: str, line: int, first: int
+) -> None:
+    message = refused(repo, "twice", text)
+    assert f"line {line}: key {key!r} given twice (first at line {first})" in message
+
+
+def test_the_duplicate_check_leaves_yaml_merge_keys_alone(repo: Path) -> None:
+    path = repo / "profiles" / "merged.yaml"
+    path.write_text(
+        "notebooks:\n  01_alpha: &common {seed: 1, label: x}\n  02_beta:\n    <<: *common\n"
+        "    seed: 2\n",
+        encoding="utf-8",
+    )
+    assert load_profile("merged", repo).notebooks["02_beta"] == {"seed": 2, "label": "x"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "# nothing but a comment\n", "description: nothing to run\n", "notebooks: {}\n"],
+)
+def test_an_empty_profile_is_refused(repo: Path, text: str) -> None:
+    message = refused(repo, "empty", text)
+    assert "names no notebook" in message
+
+
+def test_a_profile_that_only_extends_keeps_its_parents_notebooks(repo: Path) -> None:
+    (repo / "profiles" / "same.yaml").write_text("extends: base\n", encoding="utf-8")
+    assert list(load_profile("same", repo).notebooks) == list(load_profile("base", repo).notebooks)
+
+
+def test_racer_prints_a_bad_profile_as_one_line(repo: Path, capsys) -> None:
+    (repo / "profiles" / "twice.yaml").write_text(
+        "notebooks:\n  01_alpha: {}\nnotebooks:\n  02_beta: {}\n", encoding="utf-8"
+    )
+    status = cli.main(["book", "build", "--profile", "twice", "--root", str(repo), "--no-book"])
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "key 'notebooks' given twice" in err[0], err
