@@ -441,3 +441,89 @@ def test_default_config_is_the_papers_benchmark_protocol():
     assert config.variant == "RACER-R"
     assert config.taus == (1.0, math.inf)
     assert config.beta == 0.005
+
+
+# ----------------------------------------------------------------------------------------
+# Seed groups, bf16 and the device (issue 24)
+
+GROUPED = [
+    tr.PolicyConfig(budget=budget, seed=seed, variant=variant, tau_c=0.5)
+    for seed in (5, 6)
+    for budget, variant in ((2.0, "ACER"), (3.0, "RACER-R"), (4.0, "RACER-C"), (50.0, "RACER"))
+]
+
+
+@pytest.mark.parametrize("arch", ["mlp", "linear"])
+def test_seed_groups_train_what_the_per_policy_trainer_trains(data, arch):
+    """Two seeds of four policies each: one first-layer matmul per seed, the same policies to
+    float32 rounding (1e-5 relative) as one matmul per policy."""
+    seeds = [c.seed for c in GROUPED]
+    kwargs = {"arch": arch, "epochs": 2, "lr": 1e-3, "dual_step": 1e-2}
+    assert tr.SeedGroups.applies(seeds, tr.TrainSettings(group_seeds=True, **kwargs))
+    grouped = _train(data, GROUPED, group_seeds=True, **kwargs)
+    plain = _train(data, GROUPED, **kwargs)  # the default: one first-layer matmul per policy
+    assert grouped.best_epoch == plain.best_epoch
+    for p in range(len(GROUPED)):
+        for (wg, bg), (wp, bp) in zip(
+            grouped.policies.policy_layers(p), plain.policies.policy_layers(p), strict=True
+        ):
+            torch.testing.assert_close(wg, wp, rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(bg, bp, rtol=1e-5, atol=1e-6)
+    columns = ["lambda", "train_reward", "train_cost", "valid_accuracy", "valid_cost"]
+    np.testing.assert_allclose(
+        grouped.history[columns].to_numpy(), plain.history[columns].to_numpy(), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_seed_groups_apply_to_equal_groups_of_two_or_more():
+    on = tr.TrainSettings(group_seeds=True)
+    assert tr.SeedGroups.applies([0, 1, 0, 1], on)
+    assert not tr.SeedGroups.applies([0, 1, 2], on)  # groups of one: nothing shared
+    assert not tr.SeedGroups.applies([0, 0, 1], on)  # unequal groups
+    assert not tr.SeedGroups.applies([0, 0, 1, 1], tr.TrainSettings())  # off by default
+
+
+def test_bf16_trains_close_to_fp32_and_is_not_fp32(data):
+    """bf16 matmuls with float32 master weights: other numbers than fp32 (the path is taken),
+    close policies after two epochs (float32 weights, only the products rounded)."""
+    kwargs = {"epochs": 2, "lr": 1e-3, "dual_step": 1e-2}
+    fp32 = _train(data, GROUPED, **kwargs)
+    bf16 = _train(data, GROUPED, precision="bf16", **kwargs)
+    grouped = _train(data, GROUPED, precision="bf16", group_seeds=True, **kwargs)
+    assert np.abs(grouped.p_reasoning(data[3].x) - bf16.p_reasoning(data[3].x)).max() < 0.05
+    assert all(w.dtype == torch.float32 for w, _ in bf16.policies.policy_layers(0))
+    _, _, _, train, _ = data
+    a, b = fp32.p_reasoning(train.x), bf16.p_reasoning(train.x)
+    assert not np.array_equal(a, b)
+    assert np.abs(a - b).max() < 0.05
+    assert all(np.corrcoef(a[p], b[p])[0, 1] > 0.99 for p in range(len(GROUPED)))
+
+
+def test_precision_and_device_are_checked(data):
+    with pytest.raises(ConfigError, match="precision must be one of fp32, bf16"):
+        tr.TrainSettings(precision="fp16")
+    with pytest.raises(ConfigError, match="device must be 'cpu' or 'cuda'"):
+        tr.TrainSettings(device="tpu")
+    result = _train(data, GROUPED[:2], epochs=1, device="cpu")  # the CPU passed through
+    assert result.policies.weights[0].device.type == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="no CUDA device is available"):
+            _train(data, GROUPED[:2], epochs=1, device="cuda")
+
+
+def test_batches_of_seed_groups_hold_whole_rounds_of_seeds():
+    """A grid too large for one batch is cut at whole rounds of its seeds when it trains in seed
+    groups (every batch then has equal groups); otherwise as before, in equal parts."""
+    from racer_lib.paper import experiments
+    from racer_lib.routing import store
+
+    configs = experiments.grid([float(b) for b in range(1, 11)], list(range(20)))
+    grouped = tr.TrainSettings(group_seeds=True)
+    each = store.policy_bytes(7680, eval_rows=4000, grouped=True)
+    parts = store.chunks(configs, grouped, 7680, 4000, memory_bytes=80 * each)
+    assert [len(part) for part in parts] == [60, 80, 60]
+    assert all(tr.SeedGroups.applies([c.seed for c in part], grouped) for part in parts)
+    assert [c for part in parts for c in part] == configs  # in order
+    plain = store.chunks(configs, tr.TrainSettings(), 7680, 4000, memory_bytes=80 * each)
+    assert [len(part) for part in plain] == [67, 66, 67]
+    assert store.policy_bytes(7680, grouped=True) > store.policy_bytes(7680)

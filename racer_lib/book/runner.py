@@ -200,8 +200,7 @@ def run_profile(
             )
         _check_folders(layout)
         with build_lock(layout.build, profile, _say):
-            description = resolved.description or "(no description)"
-            _say(f"profile {profile}: {description}")
+            _say(f"profile {profile}: {resolved.description or '(no description)'}")
             digests = digests_for(layout)
             _verify_store(layout)
             try:

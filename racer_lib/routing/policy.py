@@ -155,7 +155,10 @@ class PolicyBatch(torch.nn.Module):
     def p_reasoning(self, x: np.ndarray | torch.Tensor, chunk: int = 8192) -> np.ndarray:
         """``pi(1 | z)`` of every policy on every row of ``x``: shape ``(P, n)``."""
         x = torch.as_tensor(np.asarray(x, dtype=np.float32))
-        out = [torch.sigmoid(self(x[i : i + chunk])) for i in range(0, len(x), chunk)]
+        device = self.weights[0].device  # chunks go to the policies' device, come back here
+        out = [
+            torch.sigmoid(self(x[i : i + chunk].to(device))).cpu() for i in range(0, len(x), chunk)
+        ]
         return torch.cat(out, dim=1).numpy() if out else np.zeros((self.size, 0), np.float32)
 
     def policy_layers(self, p: int) -> list[tuple[torch.Tensor, torch.Tensor]]:

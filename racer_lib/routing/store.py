@@ -99,12 +99,18 @@ def inputs_hash(train: tr.Split, valid: tr.Split, unit: CostUnit) -> str:
 
 
 def policy_bytes(
-    in_dim: int, arch: str = "mlp", batch_size: int = 64, eval_rows: int = EVAL_ROWS
+    in_dim: int,
+    arch: str = "mlp",
+    batch_size: int = 64,
+    eval_rows: int = EVAL_ROWS,
+    grouped: bool = False,
 ) -> int:
     """Memory one policy takes while a batch trains, in bytes (float32).
 
-    Six copies of its parameters (the parameters, their gradient, a fresh gradient buffer of the
-    next step, AdamW's two moments, the best checkpoint), a step's input rows and first-layer
+    Six copies of its parameters (the parameters, their gradient, a fresh gradient buffer of
+    the next step, AdamW's two moments, the best checkpoint; seven when it trains in seed groups,
+    ``grouped``, which keep the first layer's weight once more), a step's input rows and
+    first-layer
     activations, and the hidden activations of the validation pass over ``eval_rows`` rows (at
     most :data:`EVAL_ROWS` at a time). Measured at 7680-d with 1,024 validation rows: 54 MB per
     policy beyond the data; this formula gives 56 MB there, 82 MB with 8,192 rows.
@@ -113,7 +119,7 @@ def policy_bytes(
     params = sum((fan_in + 1) * fan_out for fan_in, fan_out in zip(sizes[:-1], sizes[1:]))
     step = batch_size * (2 * in_dim + 4 * sum(sizes[1:]))
     validation = min(int(eval_rows), EVAL_ROWS) * 2 * sum(sizes[1:-1])
-    return 4 * (6 * params + step + validation)
+    return 4 * ((7 if grouped else 6) * params + step + validation)
 
 
 def chunks(
@@ -128,11 +134,31 @@ def chunks(
     when they all fit (none when there are none)."""
     if not configs:
         return []
-    each = policy_bytes(in_dim, settings.arch, settings.batch_size, eval_rows)
+    each = policy_bytes(in_dim, settings.arch, settings.batch_size, eval_rows, settings.group_seeds)
     per_batch = max(1, memory_bytes // each)
-    n = max(1, -(-len(configs) // per_batch))
-    bounds = np.linspace(0, len(configs), n + 1).round().astype(int)
+    period = _seed_period(configs) if settings.group_seeds else None
+    if period and per_batch >= 2 * period:  # whole rounds of seeds: every batch in seed groups
+        per_batch = per_batch // period
+        blocks = len(configs) // period
+        n = max(1, -(-blocks // per_batch))
+        bounds = np.linspace(0, blocks, n + 1).round().astype(int) * period
+    else:
+        n = max(1, -(-len(configs) // per_batch))
+        bounds = np.linspace(0, len(configs), n + 1).round().astype(int)
     return [list(configs[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _seed_period(configs: list[tr.PolicyConfig]) -> int | None:
+    """``S`` when ``configs`` repeat one sequence of ``S`` distinct seeds two or more times
+    (budgets outside, seeds inside: :func:`racer_lib.paper.experiments.grid`); then batches cut
+    at multiples of ``S`` hold every seed equally often and train in seed groups
+    (:class:`~racer_lib.routing.train.SeedGroups`). None otherwise."""
+    seeds = [c.seed for c in configs]
+    period = len(set(seeds))
+    if len(seeds) % period or len(seeds) < 2 * period:
+        return None
+    first = seeds[:period]
+    return period if all(seed == first[i % period] for i, seed in enumerate(seeds)) else None
 
 
 def train_in_chunks(

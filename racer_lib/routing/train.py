@@ -40,7 +40,7 @@ from tqdm import tqdm
 from racer_lib.errors import ConfigError
 from racer_lib.records.schema import CostUnit, RecordsError, correct_matrix, infeasible_budget
 from racer_lib.routing import dro
-from racer_lib.routing.policy import PolicyBatch, Router, expected, reference_policy
+from racer_lib.routing.policy import PolicyBatch, Router, expected, forward, reference_policy
 
 VARIANTS: dict[str, tuple[bool, bool]] = {  # (reweight rewards, reweight costs)
     "ACER": (False, False),
@@ -48,6 +48,9 @@ VARIANTS: dict[str, tuple[bool, bool]] = {  # (reweight rewards, reweight costs)
     "RACER-C": (False, True),
     "RACER": (True, True),
 }
+
+
+PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,18 @@ class TrainSettings:
     dual_step: float = 1e-3
     lam0: float = 0.0
     fused: bool = True  # PyTorch's fused AdamW kernel (same update, one pass per tensor)
+    group_seeds: bool = False  # policies sharing a seed: one first-layer matmul (SeedGroups)
+    precision: str = "fp32"  # "bf16": matmuls in bfloat16, fp32 master weights and loss
+    device: str = "cpu"  # "cuda" (or "cuda:N") trains on a GPU
 
     def __post_init__(self):
+        if self.precision not in PRECISIONS:
+            raise ConfigError(
+                f"precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r})"
+            )
+        kind = str(self.device).split(":")[0]
+        if kind not in ("cpu", "cuda"):
+            raise ConfigError(f"device must be 'cpu' or 'cuda' (got {self.device!r})")
         for name in ("epochs", "batch_size"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be at least 1 (got {getattr(self, name)})")
@@ -325,30 +338,134 @@ def _gather(x: torch.Tensor, flat: torch.Tensor, shape, buf: torch.Tensor) -> to
     return out.view(*shape, *x.shape[1:])
 
 
+class SeedGroups:
+    """The first layer of policies that share a seed, as one matrix product per group.
+
+    Policies with the same seed draw the same data order (:func:`_orders`), so at every step
+    they multiply the *same* ``B x D`` minibatch by their own first-layer weights. When every
+    seed of a batch has the same number ``m >= 2`` of policies, the first-layer weights are
+    trained as one ``D x (m * H)`` matrix per seed (``weight``, of shape ``(G, D, m * H)``):
+    one gather of ``G x B`` rows and one ``bmm`` of ``(G, B, D)`` by ``(G, D, m * H)``
+    forward, one backward, where the plain path gathers ``P x B`` rows and multiplies ``P``
+    separate ``B x D`` by ``D x H`` blocks. The maths is the same; only the order of the sums
+    inside a matrix product differs (results agree to float32 rounding,
+    tests/test_train.py). The batch's own first-layer weight is kept in step once per epoch
+    (:meth:`write_back`), before the validation pass and the checkpoints read it.
+    """
+
+    def __init__(self, policies: PolicyBatch, seeds: list[int]):
+        order = list(dict.fromkeys(seeds))
+        groups = [[p for p, seed in enumerate(seeds) if seed == s] for s in order]
+        self.G, self.m = len(groups), len(groups[0])
+        flat = [p for group in groups for p in group]
+        self.firsts = torch.tensor([group[0] for group in groups])
+        self.flat = torch.tensor(flat)
+        self.back = torch.tensor([flat.index(p) for p in range(len(seeds))])  # p -> row
+        w = policies.weights[0].detach()  # (P, D, H)
+        self.H = w.shape[2]
+        grouped = w[self.flat].view(self.G, self.m, w.shape[1], self.H).permute(0, 2, 1, 3)
+        self.weight = torch.nn.Parameter(grouped.reshape(self.G, w.shape[1], self.m * self.H))
+        self.policies = policies
+
+    @staticmethod
+    def applies(seeds: list[int], settings: TrainSettings) -> bool:
+        """Whether a batch of policies with these seeds trains in seed groups."""
+        sizes = [seeds.count(s) for s in dict.fromkeys(seeds)]
+        return settings.group_seeds and len(set(sizes)) == 1 and sizes[0] >= 2
+
+    def to(self, device) -> SeedGroups:
+        for name in ("firsts", "flat", "back"):
+            setattr(self, name, getattr(self, name).to(device))
+        return self
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        """What the optimizer steps: this weight, and the batch's other tensors."""
+        rest = [*self.policies.weights[1:], *self.policies.biases]
+        return [self.weight, *rest]
+
+    def logits(self, x: torch.Tensor, order: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
+        """``(P, B)`` logits of every policy on the minibatch ``order`` (``(P, B)`` rows)."""
+        rows = order[self.firsts]  # (G, B): one row set per seed
+        h = torch.bmm(_gather(x, rows.reshape(-1), rows.shape, buf), self.weight)
+        B = rows.shape[1]
+        h = h.view(self.G, B, self.m, self.H).permute(0, 2, 1, 3).reshape(-1, B, self.H)
+        h = h.index_select(0, self.back) + self.policies.biases[0].unsqueeze(-2)
+        layers = self.policies.layers()[1:]
+        return forward(layers, torch.relu(h)) if layers else h.squeeze(-1)
+
+    @torch.no_grad()
+    def write_back(self) -> None:
+        """Copy the grouped weight into the batch's ``(P, D, H)`` first-layer weight."""
+        w = self.weight.view(self.G, -1, self.m, self.H).permute(0, 2, 1, 3)
+        self.policies.weights[0].index_copy_(0, self.flat, w.reshape(-1, *w.shape[2:]))
+
+
+def _device(settings: TrainSettings) -> torch.device:
+    """The device to train on; a clear error when CUDA is asked for and absent."""
+    device = torch.device(settings.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(
+            f"device {settings.device!r}: no CUDA device is available to this PyTorch "
+            f"({torch.__version__}); train with device='cpu'"
+        )
+    return device
+
+
+@torch.no_grad()
+def _load(policies: PolicyBatch, best: list) -> None:
+    """Load each policy's best checkpoint (``best[p]``: its layers) and move the batch to the
+    CPU, where the result is used."""
+    for p, layers in enumerate(best):
+        for (w, b), (bw, bb) in zip(policies.layers(), layers):
+            w[p].copy_(bw)
+            b[p].copy_(bb)
+    policies.to("cpu")
+
+
+def _policies(seeds, in_dim, settings, device) -> tuple[PolicyBatch, SeedGroups | None]:
+    """The batch of policies on ``device``, and its seed groups when they apply."""
+    policies = PolicyBatch(seeds, in_dim, settings.arch)
+    grouped = SeedGroups(policies, seeds) if SeedGroups.applies(seeds, settings) else None
+    policies.to(device)
+    if grouped is not None:
+        grouped.weight.data = grouped.weight.data.to(device)
+        grouped.to(device)
+    return policies, grouped
+
+
 def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult:
-    """:func:`train_policies` on checked inputs."""
-    P = len(configs)
-    policies = PolicyBatch([c.seed for c in configs], train.x.shape[1], settings.arch)
-    opt = _optimizer(policies.parameters(), settings)
-    budget = torch.tensor([c.budget for c in configs])
-    beta = torch.tensor([c.beta for c in configs])
-    tau_r = torch.tensor([c.taus[0] for c in configs])
-    tau_c = torch.tensor([c.taus[1] for c in configs])
-    lam = torch.full((P,), float(settings.lam0))
+    """:func:`train_policies` on checked inputs (on ``settings.device``; the result on the CPU)."""
+    P, device, seeds = len(configs), _device(settings), [c.seed for c in configs]
+    policies, grouped = _policies(seeds, train.x.shape[1], settings, device)
+    opt = _optimizer(grouped.parameters() if grouped else policies.parameters(), settings)
+    budget, beta, tau_r, tau_c = (
+        torch.tensor(values, device=device)
+        for values in zip(*[(c.budget, c.beta, *c.taus) for c in configs])
+    )
+    lam = torch.full((P,), float(settings.lam0), device=device)
     pairs = torch.tensor(float(train.n))  # each policy's pairs per epoch (float32, as the sums)
-    rc_all = torch.cat([train.r, train.c], dim=1)  # (n, 4): one gather for both
-    x_buf = torch.empty(P * min(settings.batch_size, train.n), train.x.shape[1])
-    rc_buf = torch.empty(len(x_buf), 4)
+    x = train.x.to(device)
+    rc_all = torch.cat([train.r, train.c], dim=1).to(device)  # (n, 4): one gather for both
+    step = min(settings.batch_size, train.n)  # rows per policy and step
+    x_buf = torch.empty((grouped.G if grouped else P) * step, x.shape[1], device=device)
+    rc_buf = torch.empty(P * step, 4, device=device)
+    bf16 = torch.autocast(device.type, dtype=torch.bfloat16, enabled=settings.precision == "bf16")
     best = [None] * P
     rows, valid_hist = [], []
     epochs = range(settings.epochs)
     bar = tqdm(epochs, desc=f"training {P} policies", disable=not progress, leave=False)
-    for epoch, order in zip(bar, _orders([c.seed for c in configs], train.n, settings.epochs)):
-        sums = torch.zeros(2, P)  # reward, cost
+    for epoch, order in zip(bar, _orders(seeds, train.n, settings.epochs)):
+        order = order.to(device)
+        sums = torch.zeros(2, P, device=device)  # reward, cost
         for start in range(0, train.n, settings.batch_size):
             idx = order[:, start : start + settings.batch_size]  # (P, B)
             flat = idx.reshape(-1)
-            logits = policies(_gather(train.x, flat, idx.shape, x_buf))
+            with bf16:
+                if grouped is not None:
+                    logits = grouped.logits(x, idx, x_buf)
+                else:
+                    logits = policies(_gather(x, flat, idx.shape, x_buf))
+            logits = logits.float()  # the loss, its weights and the dual step in float32
             rc = _gather(rc_all, flat, idx.shape, rc_buf)  # r and c of the minibatch, side by side
             rew, cost, w_r, w_c, ent = _step_terms(logits, rc[..., :2], rc[..., 2:], tau_r, tau_c)
             worst_cost = (w_c * cost).sum(dim=1)
@@ -361,6 +478,9 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
                     lam + settings.dual_step * (worst_cost.detach() - budget - beta * lam), min=0.0
                 )
                 sums += torch.stack([rew, cost]).sum(2)
+        if grouped is not None:
+            grouped.write_back()
+        sums, lam_now = sums.cpu(), lam.cpu()
         acc, vcost = _evaluate(policies, valid)
         valid_hist.append((acc, vcost))
         for p in range(P):
@@ -368,7 +488,7 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
                 {
                     "policy": p,
                     "epoch": epoch + 1,
-                    "lambda": float(lam[p]),
+                    "lambda": float(lam_now[p]),
                     "train_reward": float(sums[0, p] / pairs),
                     "train_cost": float(sums[1, p] / pairs),
                     "valid_accuracy": float(acc[p]),
@@ -384,11 +504,7 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
         _select([h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist], configs[p].budget) + 1
         for p in range(P)
     ]
-    with torch.no_grad():  # load the best checkpoints into the batch
-        for p in range(P):
-            for (w, b), (bw, bb) in zip(policies.layers(), best[p]):
-                w[p].copy_(bw)
-                b[p].copy_(bb)
+    _load(policies, best)
     history = pd.DataFrame(rows)
     cfg = pd.DataFrame([asdict(c) for c in configs]).rename_axis("policy").reset_index()
     return TrainResult(
