@@ -106,3 +106,56 @@ def test_racer_prints_a_bad_profile_as_one_line(repo: Path, capsys) -> None:
     assert status == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "key 'notebooks' given twice" in err[0], err
+
+
+# --------------------------------------------------------------------------- set, --set
+
+
+def test_set_gives_every_notebook_that_declares_a_parameter_its_value(repo: Path, tmp_path):
+    """A profile's ``set`` (inherited through ``extends``) and ``--set`` reach each notebook
+    that declares the parameter, over its own entry, and are type-checked like it."""
+    from racer_lib.book.profiles import Folders, prepare
+
+    (repo / "profiles" / "everywhere.yaml").write_text(
+        "extends: child\nset:\n  scale: 4.0\n  label: everywhere\n", encoding="utf-8"
+    )
+    (repo / "profiles" / "below.yaml").write_text("extends: everywhere\n", encoding="utf-8")
+    profile = load_profile("below", repo)
+    assert profile.set_all == {"scale": 4.0, "label": "everywhere"}
+    layout = Folders().layout(repo, "below")
+    alpha, beta, gamma = (
+        prepare(stem, profile, layout, tmp_path).parameters
+        for stem in ("01_alpha", "02_beta", "03_gamma")
+    )
+    assert (alpha["label"], alpha["seed"], beta["scale"]) == ("everywhere", 3, 4.0)
+    assert "scale" not in alpha and "label" not in beta and "scale" not in gamma
+    again = profile.with_set({"scale": 5.0})  # racer book build --set scale=5.0
+    assert prepare("02_beta", again, layout, tmp_path).parameters["scale"] == 5.0
+    assert profile.set_all["scale"] == 4.0  # the loaded profile is left as it was
+    with pytest.raises(PipelineError, match="parameter 'scale': 'big' is a string"):
+        prepare("02_beta", profile.with_set({"scale": "big"}), layout, tmp_path)
+    with pytest.raises(PipelineError, match="the runner sets these itself"):
+        profile.with_set({"results_dir": "elsewhere"})
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [("set: [scale]\n", "'set' must map parameter names to values"),
+     ("set:\n  profile: x\n", "the runner sets these itself")],
+)  # fmt: skip
+def test_a_bad_set_is_refused(repo: Path, text: str, says: str) -> None:
+    assert says in refused(repo, "bad", "extends: base\n" + text)
+
+
+def test_the_cli_reads_set_as_yaml_and_refuses_what_is_no_assignment(capsys) -> None:
+    from racer_lib.cli.book import _assignment
+
+    assert _assignment("trainer={device: cuda, precision: bf16}") == (
+        "trainer",
+        {"device": "cuda", "precision": "bf16"},
+    )
+    assert _assignment("seed=4") == ("seed", 4)
+    with pytest.raises(SystemExit) as info:
+        cli.main(["book", "build", "--profile", "sim", "--set", "no assignment"])
+    assert info.value.code == 2
+    assert "'no assignment' is not NAME=VALUE" in capsys.readouterr().err

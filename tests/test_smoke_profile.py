@@ -407,3 +407,35 @@ def test_beta_table_has_all_twelve_cells_with_the_paper_values(smoke):
     assert set(table["evaluation_set"]) == {"in-distribution test split"}
     runs = _csv(smoke, BETA, "beta_runs.csv")
     assert len(runs) == 12 * _smoke_params(BETA)["n_seeds"]
+
+
+def test_every_training_chapter_receives_the_profiles_trainer_settings(smoke):
+    """smoke's ``set: {trainer: ...}`` reaches each chapter that declares ``trainer`` (the path
+    a GPU or bf16 build takes) and no other; the chapter trains with it."""
+    import ast
+    import json
+
+    result, _ = smoke
+    given = profiles.load_profile(result.profile, ROOT).set_all["trainer"]
+    declaring = []
+    for path in result.executed:
+        if not path.name.endswith(".ipynb") or path.stem not in result.results_dirs:
+            continue
+        cells = json.loads(path.read_text())["cells"]
+        source = "".join(
+            "".join(c["source"])
+            for c in cells
+            if "parameters" in c.get("metadata", {}).get("tags", [])
+        )
+        injected = "".join(
+            "".join(c["source"])
+            for c in cells
+            if "injected-parameters" in c.get("metadata", {}).get("tags", [])
+        )
+        if "\ntrainer = " in f"\n{source}":
+            declaring.append(path.stem)
+            lines = [line for line in injected.splitlines() if line.startswith("trainer = ")]
+            assert [ast.literal_eval(line.split(" = ", 1)[1]) for line in lines] == [given]
+        else:
+            assert "trainer" not in injected, path.stem
+    assert len(declaring) >= 6, declaring  # 06, 07, 08, 09, 10, 12 (14, 15 on real data)

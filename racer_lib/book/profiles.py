@@ -9,6 +9,11 @@ A profile names the notebooks it runs, in run order, with their parameters::
     on_missing: page        # or error: what happens when a chapter's requirements are not met
     notebooks:
       07_budget_frontier: {budgets: [2.0, 3.0], n_seeds: 2}
+    set:                    # optional: for every notebook that declares the parameter
+      trainer: {device: cuda}
+
+``set`` is inherited through ``extends`` and wins over the notebooks' own entries; ``racer book
+build --set NAME=VALUE`` adds to it (:meth:`Profile.with_set`).
 
 What a chapter needs beyond the repository (``data:<source>``, ``model:<name>``) is stated once,
 in the chapter registry (:data:`racer_lib.paper.registry.REQUIRES`); a profile's own ``requires``
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +40,7 @@ from racer_lib.paper import registry
 PARAMETERS_TAG = "parameters"
 INJECTED_PARAMETERS = ("profile", "results_dir")
 RUN_LAST = registry.RUN_LAST  # run after every other notebook of a profile
-PROFILE_KEYS = {"description", "extends", "notebooks", "requires", "on_missing"}
+PROFILE_KEYS = {"description", "extends", "notebooks", "requires", "on_missing", "set"}
 ON_MISSING = ("page", "error")
 REQUIREMENT_KINDS = ("data", "model")
 MODELS = ("smollm2",)  # model:<name> requirements the runner knows how to look for
@@ -56,6 +61,14 @@ class Profile:
     requires: dict[str, list[str]] = field(default_factory=dict)  # stem -> "data:X", "model:Y"
     on_missing: str = "page"  # unmet requirements: a generated page ("page") or an error
     files: dict[tuple[str, str], Path] = field(default_factory=dict)  # (stem, parameter) -> file
+    #: parameters given to every notebook of the run that declares them (the profile's ``set``,
+    #: then ``racer book build --set``), over the notebooks' own entries
+    set_all: dict[str, Any] = field(default_factory=dict)
+
+    def with_set(self, values: dict[str, Any]) -> Profile:
+        """This profile with ``values`` set in every notebook that declares them."""
+        _check_set(f"profile {self.name!r} (--set)", values)
+        return replace(self, set_all={**self.set_all, **values})
 
 
 @dataclass(frozen=True)
@@ -255,9 +268,25 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
             f"profile {name!r} names notebook(s) not in notebooks/: {', '.join(missing)}; "
             f"available: {', '.join(sorted(available)) or '(none)'}"
         )
+    set_all = dict(base.set_all) if parent is not None else {}
+    where = f"profile {name!r}: {root / 'profiles' / f'{name}.yaml'}"
+    set_all.update(_check_set(where, data.get("set") or {}))
     return Profile(
-        name, description, notebooks, with_registry(requires, notebooks), on_missing, files
+        name, description, notebooks, with_registry(requires, notebooks), on_missing, files, set_all
     )
+
+
+def _check_set(where: str, values: Any) -> dict[str, Any]:
+    """A profile's ``set`` (or ``--set``): a mapping of parameter names, none the runner's own;
+    ``where`` names the profile in the error."""
+    if not isinstance(values, dict) or not all(isinstance(k, str) for k in values):
+        raise PipelineError(f"{where}: 'set' must map parameter names to values")
+    reserved = [key for key in values if key in INJECTED_PARAMETERS]
+    if reserved:
+        raise PipelineError(
+            f"{where}: 'set' gives {', '.join(reserved)}; the runner sets these itself"
+        )
+    return values
 
 
 def with_registry(requires: dict[str, list[str]], notebooks: Iterable[str]) -> dict[str, list[str]]:
@@ -425,6 +454,7 @@ def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
             f"profile {profile.name!r} gives notebook {stem!r} parameter(s) it does not "
             f"declare: {', '.join(undeclared)}; declared parameters: {', '.join(declared)}"
         )
+    given = {**given, **{k: v for k, v in profile.set_all.items() if k in declared}}
     for name, value in given.items():
         file = profile.files.get((stem, name), f"profile {profile.name!r}")
         _check_parameter_type(file, stem, source, name, value, inspected[name].get("default"))

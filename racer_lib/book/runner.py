@@ -138,7 +138,7 @@ def _check_folders(layout: Layout) -> None:
 
 
 def run_profile(
-    profile: str,
+    profile: str | Profile,
     only: Iterable[str] | None = None,
     build_book: bool = True,
     root: Path | str | None = None,
@@ -150,7 +150,8 @@ def run_profile(
     """Execute the notebooks of ``profile`` in order, then (optionally) build the book.
 
     Args:
-        profile: name of ``profiles/<profile>.yaml``.
+        profile: name of ``profiles/<profile>.yaml``, or that profile loaded (``--set``:
+            :meth:`~racer_lib.book.profiles.Profile.with_set`).
         only: run only these notebooks (stems or unique prefixes); the book then uses the
             other notebooks' earlier executions from ``<build_dir>/<profile>/executed``.
         build_book: build the HTML book after running.
@@ -169,20 +170,18 @@ def run_profile(
             are done. The results do not depend on it: chapters pin torch's threads in their
             parameters, and the routers they share are trained by the same chapter in any order.
 
-    Execution cache: a notebook runs again only when its key changed: its source, its
-    parameters (as injected), the library's code (``racer_lib/**/*.py``), the files its
-    parameters name (their paths and contents), what its requirements resolve to
-    (the manifest's sha256 of the data files, the model packages' versions), or the keys of the
-    chapters it reads (:data:`racer_lib.paper.registry.READS`); or when one of those re-ran.
-    Otherwise its executed notebook and results are reused, once the files it wrote are checked
-    (a missing or changed one re-runs it; :mod:`~racer_lib.book.cache`). The key is written to
-    ``<build>/<profile>/cache/<stem>.json`` only after a successful execution, and removed as
-    one starts and for a chapter whose page says its data is missing, so a failed, killed or
-    unavailable chapter is never reused; a chapter that does not start keeps its key. One build
-    of a profile at a time (:mod:`~racer_lib.book.lock`).
+    Execution cache (:mod:`~racer_lib.book.cache`): a notebook runs again only when its key
+    changed (its source, parameters as injected, ``racer_lib``'s code, the contents of the
+    files its parameters name, what its requirements resolve to, the keys of the chapters it
+    reads) or a file it wrote is missing or changed; otherwise its executed notebook and results
+    are reused. A key is written only after a successful execution and removed as the chapter
+    starts (or gets its missing-data page), so a failed, killed or unavailable chapter is never
+    reused, and one that does not start keeps it. One build of a profile at a time
+    (:mod:`~racer_lib.book.lock`).
     """
     root_path = Path(root).resolve() if root is not None else find_root()
-    resolved = load_profile(profile, root_path)
+    resolved = profile if isinstance(profile, Profile) else load_profile(profile, root_path)
+    profile = resolved.name
     layout = (folders or Folders()).layout(root_path, profile)
     to_run = resolve_only(only, resolved) if only else list(resolved.notebooks)
     result = RunResult(profile=profile)

@@ -11,11 +11,15 @@ from racer_lib.cli.common import Noun, Verb, positive_int
 
 def cmd_book_build(args: argparse.Namespace) -> int:
     """``racer book build``: execute a profile's notebooks, then build the book."""
-    from racer_lib.book.profiles import Folders
+    from racer_lib.book.profiles import Folders, find_root, load_profile
     from racer_lib.book.runner import run_profile
 
+    profile = args.profile
+    if args.set:
+        root = Path(args.root).resolve() if args.root else find_root()
+        profile = load_profile(args.profile, root).with_set(dict(args.set))
     result = run_profile(
-        args.profile,
+        profile,
         only=args.only,
         build_book=not args.no_book,
         root=args.root,
@@ -26,6 +30,20 @@ def cmd_book_build(args: argparse.Namespace) -> int:
     )
     print(result.summary())
     return 0
+
+
+def _assignment(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` of ``--set``, the value read as YAML (``4``, ``[1, 2]``, ``{a: b}``)."""
+    import yaml
+
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE (e.g. seed=1)")
+    try:
+        return name.strip(), yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        problem = " ".join(str(exc).split())
+        raise argparse.ArgumentTypeError(f"{text!r}: the value is not YAML ({problem})") from None
 
 
 def _add_build(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +63,16 @@ def _add_build(parser: argparse.ArgumentParser) -> None:
         "reuses the other notebooks' previous executions",
     )
     parser.add_argument("--no-book", action="store_true", help="do not build the book")
+    parser.add_argument(
+        "--set",
+        action="append",
+        type=_assignment,
+        default=[],
+        metavar="NAME=VALUE",
+        help="give every notebook that declares parameter NAME this VALUE (read as YAML), over "
+        "the profile; repeatable, e.g. --set 'trainer={device: cuda, precision: bf16}' trains "
+        "on a GPU in bfloat16",
+    )
     parser.add_argument(
         "--force",
         action="store_true",
