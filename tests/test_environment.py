@@ -4,6 +4,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,3 +66,23 @@ def test_torch_range_admits_the_cpu_wheel():
     assert "2.13.0" in spec
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^TORCH_SPEC\s*\?=\s*torch==2\.13\.0$", makefile, re.M)
+
+
+def test_make_test_leaves_the_ci_only_tests_to_ci():
+    """``make test`` deselects the ci_only tests (the suite inside ten minutes, issue 24);
+    ``TEST_ALL=1``, which .ci/run passes, runs everything."""
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+
+    def pytest_line(*args: str) -> str:
+        out = subprocess.run(
+            ["make", "-n", "-C", str(ROOT), "test", *args], capture_output=True, text=True
+        ).stdout
+        return next(line for line in out.splitlines() if "-m pytest" in line)
+
+    assert '-m "not ci_only"' in pytest_line()
+    assert "ci_only" not in pytest_line("TEST_ALL=1")
+    assert "make test TEST_ALL=1" in (ROOT / ".ci" / "run").read_text()
