@@ -18,6 +18,7 @@ from racer_lib.records import io as rio
 from racer_lib.routing import policy as pol
 from racer_lib.routing import routed, store
 from racer_lib.routing import train as tr
+from tests.test_pipeline import MYST_HEADER
 
 SETTINGS = tr.TrainSettings(epochs=2, lr=1e-3)
 CONFIGS = experiments.grid([2.0, 4.0], [0, 1])
@@ -225,18 +226,9 @@ def test_route_then_judge_refuses_a_flipped_router(saved, tmp_path):
 # ----------------------------------------------------------------------------------------
 # racer book build --force: the chapter runs again and does not reuse a damaged entry
 
-ROUTERS_NOTEBOOK = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+ROUTERS_NOTEBOOK = (
+    MYST_HEADER
+    + """
 # Alpha
 
 Trains two routers through the build's policy store and writes their probabilities.
@@ -268,12 +260,13 @@ p = fit.result.p_reasoning(emb)
 pd.DataFrame({"p0": p[0], "p1": p[1]}).to_csv(Path(results_dir) / "p.csv", index=False)
 ```
 """
+)
 
 
 @pytest.mark.slow
 def test_force_does_not_reuse_a_damaged_stored_router(tmp_path, capsys):
-    from test_pipeline import cli as book
-    from test_pipeline import make_repo, write_profile
+    from tests.test_pipeline import cli as book
+    from tests.test_pipeline import make_repo, write_profile
 
     repo = make_repo(tmp_path / "repo")
     (repo / "notebooks" / "01_alpha.md").write_text(ROUTERS_NOTEBOOK)

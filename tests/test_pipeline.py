@@ -30,6 +30,21 @@ NOTEBOOKS = ["01_alpha", "02_beta", "03_gamma"]
 IMG = re.compile(r"<img\b[^>]*_images/")
 
 
+#: The front matter of a MyST notebook, for the toy notebooks tests write.
+MYST_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
 def make_repo(dest: Path) -> Path:
     """Copy the fake repository to ``dest`` with the real book config and an adjusted toc."""
     shutil.copytree(FIXTURE, dest)

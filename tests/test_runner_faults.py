@@ -22,20 +22,11 @@ import pytest
 from racer_lib.book import cache, runner
 from racer_lib.book.profiles import Folders
 from racer_lib.book.runner import run_profile
-from tests.test_pipeline import cli, make_repo, run_messages, write_profile
+from tests.test_pipeline import MYST_HEADER, cli, make_repo, run_messages, write_profile
 
-DELTA = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+DELTA = (
+    MYST_HEADER
+    + """
 # Delta
 
 Reads a file, waits, writes tables.
@@ -62,6 +53,7 @@ for index in range(tables):
     (out / f"table_{index}.csv").write_text(f"index,text\\n{index},{text}\\n")
 ```
 """
+)
 RECORDS = "data/records.txt"
 
 

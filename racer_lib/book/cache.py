@@ -28,6 +28,7 @@ from racer_lib.book.profiles import (
     Profile,
 )
 from racer_lib.book.scheduling import chapter_reads
+from racer_lib.records.sources import file_stamp, sha256sum
 
 CACHE_FORMAT = 2  # 2: the keys hold the digests of the files read and written
 # What a chapter's key is made of, in the order the reasons for re-running are given.
@@ -39,7 +40,6 @@ _KEY_PARTS = {
     "requires": "required data or model changed",
 }
 _LISTED = 3  # files named one by one in a reason; more are counted
-_CHUNK = 1 << 20
 
 
 def _sha256(value: Any) -> str:
@@ -49,21 +49,10 @@ def _sha256(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes, read in chunks."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 class Digests:
-    """Files' sha256, remembered with their (size, mtime_ns, ctime_ns): a file whose three
-    stamps are those remembered keeps its hash, any other is hashed again. ``os.utime`` sets a
-    file's mtime back, but not its ctime, which every write moves."""
+    """Files' sha256, remembered with their stamp (:func:`racer_lib.records.sources.file_stamp`:
+    size, modification and change times): a file whose stamp is the one remembered keeps its
+    hash, any other is hashed again."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
@@ -81,13 +70,12 @@ class Digests:
             }
 
     def __call__(self, path: Path) -> str:
-        stat = path.stat()
-        stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+        stamp = file_stamp(path)
         name = str(path)
         old = self.known.get(name)
         if old is not None and old[:3] == stamp:
             return old[3]
-        digest = file_sha256(path)
+        digest = sha256sum(path)
         self.known[name] = [*stamp, digest]
         self.changed = True
         return digest

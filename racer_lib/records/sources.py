@@ -291,6 +291,14 @@ def sha256sum(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def file_stamp(path: str | os.PathLike) -> list[int]:
+    """``[size, mtime_ns, ctime_ns]`` of a file: while they stay the same its bytes have not been
+    written, so a hash or a check made under this stamp still holds. ``os.utime`` sets a file's
+    modification time back, but not its change time, which every write moves."""
+    stat = os.stat(path)
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
 @dataclass(frozen=True)
 class Problem:
     """A file that cannot be used: ``kind`` is ``missing`` or ``mismatch``; ``unreachable``

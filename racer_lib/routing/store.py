@@ -59,6 +59,7 @@ import pandas as pd
 import torch
 
 from racer_lib.records.schema import CostUnit
+from racer_lib.records.sources import file_stamp
 from racer_lib.routing import train as tr
 from racer_lib.routing.policy import _hidden, seal, seal_problem
 
@@ -259,10 +260,9 @@ class PolicyStore:
         said, now = [], {}
         for path in sorted(self.root.glob("??/*.pt")):
             try:
-                stat = path.stat()
+                stamp = file_stamp(path)
             except OSError:  # removed meanwhile by another build
                 continue
-            stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
             name = path.relative_to(self.root).as_posix()
             if sound.get(name) == stamp:
                 now[name] = stamp
