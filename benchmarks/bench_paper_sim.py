@@ -18,6 +18,19 @@ chapter 07 (racer_lib.routing.store) count once. Chapter 07's work besides train
 judge;
 other chapters' work besides training (e.g. 03's cvxpy solves at n = 40,000) is not projected.
 
+The **floor** is what no trainer on this machine can beat while it keeps the paper's
+optimizer (AdamW with float32 moments, every step, appendix B.3): for every chapter, the fused
+AdamW's measured time per parameter times the parameters it steps (every policy, every step),
+plus the chapter's matrix products (forward and backward of every step, the validation pass of
+every epoch) at this machine's measured matmul peak, in fp32 and in bf16 (square 4096 x 4096
+``torch.matmul``, best of several). The optimizer is memory-bound (it reads and writes every
+parameter and both moments once a step) and no grouping of the matrix products changes how
+many parameters it steps. The **hard floor** puts the optimizer at the least memory traffic
+any AdamW with float32 parameters and moments needs (read and write each of the three,
+:data:`ADAMW_BYTES` per parameter and step) at this machine's streaming bandwidth. When the
+hard floor exceeds the 8-hour target, the target cannot be met here without changing the
+protocol.
+
 Writes ``results/bench/paper_sim_07.json`` and the re-running page's paragraph,
 ``book/_paper_sim_time.md`` (included by ``book/rerun.md``). About ten minutes on two cores.
 """
@@ -27,6 +40,7 @@ from __future__ import annotations
 import os
 import platform
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +49,10 @@ from racer_lib.book import profiles, scheduling
 from racer_lib.paper import experiments
 from racer_lib.paper.chapters import robustness_ablation
 from racer_lib.records import simulate
-from racer_lib.routing.policy import ARCHS
+from racer_lib.routing.policy import ARCHS, matmul_flops, n_parameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import best_time, peak_gflops, stream_gb_per_s  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 STEM = "07_budget_frontier"
@@ -46,6 +63,8 @@ PAGE = ROOT / "book" / "_paper_sim_time.md"
 MIX_TRAIN = sum(simulate.RECIPES["training_mix"].values())  # pairs of the 40k mixture
 TRAIN_SHARE = simulate.SPLIT_SHARES["train"]
 TARGET_S = 8 * 3600  # issue 24: the profile overnight on a laptop
+BATCH = 64  # the paper's minibatch (appendix B.3), the profile's too
+VALID_PER_TRAIN = simulate.SPLIT_SHARES["valid"] / TRAIN_SHARE
 
 
 def _run(epochs: int, work: Path) -> tuple[float, int]:
@@ -79,10 +98,9 @@ def _run(epochs: int, work: Path) -> tuple[float, int]:
     return seconds, peak
 
 
-def _macs(dim: int, arch: str = "mlp") -> int:
+def _macs(dim: int, arch: str = "mlp") -> float:
     """Multiply-adds of one router's forward pass on one pair."""
-    sizes = [dim, *ARCHS[arch], 1]
-    return sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
+    return matmul_flops(dim, arch) / 2
 
 
 def workload(profile: profiles.Profile) -> list[dict]:
@@ -150,20 +168,101 @@ def _policy_epoch(profile: profiles.Profile, precision: str = "fp32") -> float:
     return (time.perf_counter() - start) / len(configs)
 
 
+ADAMW_BYTES = 6 * 4  # per parameter and step, at the least: read and write it and both moments
+
+
+def rates(policies: int = 20, dim: int = 7680) -> dict:
+    """This machine's rates that bound training: the fused AdamW's seconds per parameter (one
+    step over ``policies`` routers' parameters at ``dim``, as one chapter-07 batch), the
+    streaming bandwidth over as many floats, the fp32 and bf16 matmul peaks (GFLOP/s), and
+    the rates PyTorch reaches here on the first layer's own products, forward (``64 x dim`` by
+    ``dim x 256``) and weight gradient (``dim x 64`` by ``64 x 256``), for ``policies``
+    routers at once."""
+    import torch
+
+    numel = policies * n_parameters(dim)
+    param = torch.nn.Parameter(torch.rand(numel))
+    param.grad = torch.rand(numel)
+    opt = torch.optim.AdamW([param], lr=1e-4, weight_decay=0.01, fused=True)
+    adamw_s = best_time(opt.step) / numel
+    del opt, param
+    first, width = {}, ARCHS["mlp"][0]
+    for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        x = torch.rand(policies, BATCH, dim, dtype=dtype)
+        w = torch.rand(policies, dim, width, dtype=dtype)
+        g = torch.rand(policies, BATCH, width, dtype=dtype)
+        flops = 2.0 * policies * BATCH * dim * width
+        first[name] = {
+            "forward": flops / best_time(lambda x=x, w=w: torch.bmm(x, w)) / 1e9,
+            "weight_gradient": flops / best_time(lambda x=x, g=g: torch.bmm(x.mT, g)) / 1e9,
+        }
+        del x, w, g
+    return {
+        "adamw_s_per_parameter": adamw_s,
+        "stream_gb_per_s": stream_gb_per_s(numel),
+        "peak_gflops": {"fp32": peak_gflops(torch.float32), "bf16": peak_gflops(torch.bfloat16)},
+        "first_layer_gflops": first,
+    }
+
+
+def floor(row: dict, measured: dict) -> dict:
+    """The least time of a chapter's training on this machine with the paper's optimizer
+    (see the module's docstring), with fp32 and with bf16 matrix products, from :func:`rates`:
+    ``floor_*`` with the optimizer at the fused AdamW's measured rate, ``hard_floor_*`` with
+    it at the streaming bandwidth moving :data:`ADAMW_BYTES` per parameter (no AdamW keeping
+    float32 parameters and moments in memory moves less), and ``kernel_floor_*`` with the
+    first layer's products at the rates PyTorch's kernels reach on their shapes here (the
+    other layers' at the peak)."""
+    steps = row["routers"] * row["epochs"] * -(-row["train_pairs"] // BATCH)
+    valid = round(row["train_pairs"] * VALID_PER_TRAIN)
+    flops = (
+        row["routers"]
+        * row["epochs"]
+        * (
+            matmul_flops(row["dim"], rows=row["train_pairs"], backward=True)
+            + matmul_flops(row["dim"], rows=valid)
+        )
+    )
+    stepped = steps * n_parameters(row["dim"])
+    optimizer_s = stepped * measured["adamw_s_per_parameter"]
+    traffic_s = stepped * ADAMW_BYTES / measured["stream_gb_per_s"] / 1e9
+    out = {
+        "optimizer_s": optimizer_s,
+        "optimizer_traffic_s": traffic_s,
+        "matmul_gflop": flops / 1e9,
+    }
+    for name, peak in measured["peak_gflops"].items():
+        out[f"floor_{name}_s"] = optimizer_s + flops / peak / 1e9
+        out[f"hard_floor_{name}_s"] = traffic_s + flops / peak / 1e9
+    width, runs = ARCHS["mlp"][0], row["routers"] * row["epochs"]
+    forward = runs * 2.0 * (row["train_pairs"] + valid) * row["dim"] * width
+    gradient = runs * 2.0 * row["train_pairs"] * row["dim"] * width
+    for name, rate in measured.get("first_layer_gflops", {}).items():
+        rest = (flops - forward - gradient) / measured["peak_gflops"][name]
+        first = forward / rate["forward"] + gradient / rate["weight_gradient"]
+        out[f"kernel_floor_{name}_s"] = optimizer_s + (first + rest) / 1e9
+    return out
+
+
 def run() -> dict:
     with tempfile.TemporaryDirectory(prefix="racer-paper-sim-") as tmp:
         seconds, peak = _run(EPOCHS, Path(tmp))
     profile = profiles.load_profile(PROFILE, ROOT)
     fp32 = _policy_epoch(profile)
-    return summarise(seconds, peak, fp32, _policy_epoch(profile, "bf16"))
+    bf16 = _policy_epoch(profile, "bf16")
+    return summarise(seconds, peak, fp32, bf16, rates())
 
 
 def summarise(
-    seconds: float, peak: int, policy_epoch_s: float, policy_epoch_bf16_s: float | None = None
+    seconds: float,
+    peak: int,
+    policy_epoch_s: float,
+    policy_epoch_bf16_s: float | None = None,
+    measured: dict | None = None,
 ) -> dict:
-    """The result of :func:`run` from the chapter's wall time and peak memory and the time of
+    """The result of :func:`run` from the chapter's wall time and peak memory, the time of
     one policy-epoch (in fp32, and in bf16 when measured: the profile's training then scales by
-    their ratio)."""
+    their ratio) and, when given, this machine's :func:`rates` (the floor)."""
     profile = profiles.load_profile(PROFILE, ROOT)
     p05 = profile.notebooks[STEM]
     policies = p05["n_seeds"]
@@ -179,6 +278,18 @@ def summarise(
     bf16 = (policy_epoch_bf16_s or policy_epoch_s) / policy_epoch_s
     for row in rows:
         row["projected_bf16_s"] = row["projected_s"] * bf16
+        if measured:
+            row.update(floor(row, measured))
+    floors = (
+        {
+            f"{kind}{name}": sum(row[f"{kind}{name}_s"] for row in rows) + other_05_s
+            for kind in ("floor_", "hard_floor_", "kernel_floor_")
+            for name in ("fp32", "bf16")
+            if f"{kind}{name}_s" in rows[0]
+        }
+        if measured
+        else None
+    )
     one_run_s = seconds + (p05["epochs"] - EPOCHS) * policies * policy_epoch_s
     result = {
         "name": "paper_sim_07",
@@ -198,6 +309,9 @@ def summarise(
         "projected_profile_s": training_s + other_05_s,
         "policy_epoch_bf16_s": policy_epoch_bf16_s,
         "projected_profile_bf16_s": training_s * bf16 + other_05_s if policy_epoch_bf16_s else None,
+        "floor_s": floors,
+        "rates": measured,
+        "target_verdict": verdict(floors, TARGET_S) if floors else None,
         "target_s": TARGET_S,
         "meets_target": {
             "fp32": bool(training_s + other_05_s <= TARGET_S),
@@ -222,6 +336,40 @@ def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.1f} hours" if seconds >= 5400 else f"{seconds / 60:.0f} minutes"
 
 
+def verdict(floors: dict, target: float) -> str:
+    """Whether ``target`` seconds can be met, from the floors of :func:`floor` (summed)."""
+    if floors["hard_floor_bf16"] > target:
+        return (
+            "out of reach, at the rates this run measured, for any trainer that keeps the protocol"
+        )
+    if floors.get("kernel_floor_bf16", 0.0) > target:
+        return "out of reach with PyTorch's kernels at the rates this run measured"
+    return "within reach of a faster trainer at the rates this run measured"
+
+
+def _bound_text(floors: dict, rates_: dict, target: float) -> str:
+    first = rates_["first_layer_gflops"]["bf16"]
+    return (
+        " No trainer can go below a floor on this machine while it keeps the paper's optimizer: "
+        "AdamW steps every parameter and both its float32 moments at every step (the fused "
+        f"kernel at {rates_['adamw_s_per_parameter'] * 1e9:.2f} ns per parameter here), and the "
+        "matrix products cannot run faster than the measured matmul peak "
+        f"({rates_['peak_gflops']['fp32']:.0f} GFLOP/s in float32, "
+        f"{rates_['peak_gflops']['bf16']:.0f} in bfloat16). With nothing but these, the "
+        f"profile takes {_hours(floors['floor_fp32'])} with float32 products and "
+        f"{_hours(floors['floor_bf16'])} with bfloat16 ones; an optimizer moving only "
+        f"the {ADAMW_BYTES} bytes per parameter and step that it must, at the streaming "
+        f"bandwidth measured in the same run ({rates_['stream_gb_per_s']:.0f} GB/s; it varies "
+        "from run to run on a shared machine), would leave "
+        f"{_hours(floors['hard_floor_bf16'])} in bfloat16. With the first layer's products at "
+        "the rates PyTorch reaches on their own shapes here (in bfloat16, "
+        f"{first['forward']:.0f} GFLOP/s forward and {first['weight_gradient']:.0f} for the "
+        "weight gradient, whose inner dimension is the minibatch of 64), the floor is "
+        f"{_hours(floors['kernel_floor_bf16'])}. The {target / 3600:g}-hour target is "
+        f"therefore {verdict(floors, target)}."
+    )
+
+
 def page(result: dict) -> str:
     """The re-running page's paragraph on the time of ``paper-sim``, from a measurement."""
     rows = "\n".join(
@@ -238,6 +386,8 @@ def page(result: dict) -> str:
         if result.get("policy_epoch_bf16_s")
         else ""
     )
+    floors, target = result.get("floor_s"), result["target_s"]
+    bound = _bound_text(floors, result.get("rates"), target) if floors else ""
     s = result["settings"]
     return (
         f"Measured on {s['date']} on {s['cores']} CPU cores ({s['machine']}) by "
@@ -253,7 +403,7 @@ def page(result: dict) -> str:
         f"**{_hours(result['projected_profile_s'])}** on this machine: training, multiplied "
         "out per chapter below (each policy-epoch scaled by the chapter's training pairs and "
         "router size), plus chapter 07's other work per judge; the other chapters' work besides "
-        f"training is not included.{bf16}\n\n"
+        f"training is not included.{bf16}{bound}\n\n"
         "| chapter | routers trained | epochs | training pairs | dim | projected (fp32) "
         "| projected (bf16) |\n"
         "|---|---:|---:|---:|---:|---:|---:|\n" + rows + "\n"
@@ -267,7 +417,16 @@ def line(result: dict) -> str:
         f"{result['peak_kernel_rss_gb']:.1f} GB; {result['policy_epoch_s']:.1f} s per "
         f"policy-epoch ({result['policy_epoch_bf16_s'] or float('nan'):.1f} s in bf16); "
         f"projected profile {_hours(result['projected_profile_s'])} fp32, "
-        f"{_hours(result['projected_profile_bf16_s'] or float('nan'))} bf16 [target <= 8 hours: "
+        f"{_hours(result['projected_profile_bf16_s'] or float('nan'))} bf16; floor "
+        + (
+            f"{_hours(result['floor_s']['floor_fp32'])} fp32, "
+            f"{_hours(result['floor_s']['floor_bf16'])} bf16 (at the streaming bandwidth "
+            f"{_hours(result['floor_s']['hard_floor_bf16'])}, at PyTorch's first-layer kernel "
+            f"rates {_hours(result['floor_s']['kernel_floor_bf16'])}; {result['target_verdict']})"
+            if result.get("floor_s")
+            else "not measured"
+        )
+        + " [target <= 8 hours: "
         f"{'met' if any(result['meets_target'].values()) else 'NOT met'}] "
         f"(page: {PAGE})"
     )

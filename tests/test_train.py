@@ -9,7 +9,7 @@ import torch
 
 from racer_lib.errors import ConfigError
 from racer_lib.records.schema import CostUnit, RecordsError
-from racer_lib.routing import dro
+from racer_lib.routing import dro, steps
 from racer_lib.routing import train as tr
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -97,7 +97,7 @@ def test_gather_copies_the_indexed_rows_into_the_buffer():
     x = torch.arange(60.0).reshape(20, 3)
     idx = torch.tensor([[4, 0, 19], [7, 7, 1]])
     buf = torch.full((10, 3), -1.0)  # larger than needed, as for a last, partial minibatch
-    got = tr._gather(x, idx.reshape(-1), idx.shape, buf)
+    got = steps.gather(x, idx.reshape(-1), idx.shape, buf)
     assert torch.equal(got, x[idx]) and got.data_ptr() == buf.data_ptr()
 
 
@@ -127,7 +127,7 @@ def test_step_terms_reweight_costs_towards_the_expensive_pairs():
     logits = torch.zeros(2, 4)
     r = torch.tensor([[1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]).expand(2, 4, 2)
     c = torch.tensor([[1.0, 2.0], [1.0, 9.0], [1.0, 3.0], [1.0, 5.0]]).expand(2, 4, 2)
-    rew, cost, w_r, w_c, ent = tr._step_terms(
+    rew, cost, w_r, w_c, ent = steps.step_terms(
         logits, r, c, torch.tensor([0.1, math.inf]), torch.tensor([0.1, math.inf])
     )
     torch.testing.assert_close(rew[0], torch.tensor([1.0, 0.5, 0.5, 0.0]))
@@ -147,7 +147,7 @@ def test_step_terms_reweight_costs_towards_the_expensive_pairs():
 
 def test_entropy_matches_bernoulli_and_has_finite_gradients_when_saturated():
     logits = torch.tensor([-200.0, -30.0, -2.0, 0.0, 3.0, 30.0, 200.0], requires_grad=True)
-    h = tr._entropy(logits)
+    h = steps.entropy(logits)
     p = torch.sigmoid(logits.detach()).double()
     expected = -(torch.xlogy(p, p) + torch.xlogy(1 - p, 1 - p))
     torch.testing.assert_close(h.double(), expected, rtol=1e-5, atol=1e-6)
@@ -459,7 +459,7 @@ def test_seed_groups_train_what_the_per_policy_trainer_trains(data, arch):
     float32 rounding (1e-5 relative) as one matmul per policy."""
     seeds = [c.seed for c in GROUPED]
     kwargs = {"arch": arch, "epochs": 2, "lr": 1e-3, "dual_step": 1e-2}
-    assert tr.SeedGroups.applies(seeds, tr.TrainSettings(group_seeds=True, **kwargs))
+    assert steps.SeedGroups.applies(seeds, tr.TrainSettings(group_seeds=True, **kwargs))
     grouped = _train(data, GROUPED, group_seeds=True, **kwargs)
     plain = _train(data, GROUPED, **kwargs)  # the default: one first-layer matmul per policy
     assert grouped.best_epoch == plain.best_epoch
@@ -477,10 +477,10 @@ def test_seed_groups_train_what_the_per_policy_trainer_trains(data, arch):
 
 def test_seed_groups_apply_to_equal_groups_of_two_or_more():
     on = tr.TrainSettings(group_seeds=True)
-    assert tr.SeedGroups.applies([0, 1, 0, 1], on)
-    assert not tr.SeedGroups.applies([0, 1, 2], on)  # groups of one: nothing shared
-    assert not tr.SeedGroups.applies([0, 0, 1], on)  # unequal groups
-    assert not tr.SeedGroups.applies([0, 0, 1, 1], tr.TrainSettings())  # off by default
+    assert steps.SeedGroups.applies([0, 1, 0, 1], on)
+    assert not steps.SeedGroups.applies([0, 1, 2], on)  # groups of one: nothing shared
+    assert not steps.SeedGroups.applies([0, 0, 1], on)  # unequal groups
+    assert not steps.SeedGroups.applies([0, 0, 1, 1], tr.TrainSettings())  # off by default
 
 
 def test_bf16_trains_close_to_fp32_and_is_not_fp32(data):
@@ -522,7 +522,7 @@ def test_batches_of_seed_groups_hold_whole_rounds_of_seeds():
     each = store.policy_bytes(7680, eval_rows=4000, grouped=True)
     parts = store.chunks(configs, grouped, 7680, 4000, memory_bytes=80 * each)
     assert [len(part) for part in parts] == [60, 80, 60]
-    assert all(tr.SeedGroups.applies([c.seed for c in part], grouped) for part in parts)
+    assert all(steps.SeedGroups.applies([c.seed for c in part], grouped) for part in parts)
     assert [c for part in parts for c in part] == configs  # in order
     plain = store.chunks(configs, tr.TrainSettings(), 7680, 4000, memory_bytes=80 * each)
     assert [len(part) for part in plain] == [67, 66, 67]

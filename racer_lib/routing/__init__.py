@@ -3,6 +3,7 @@
 - ``dro``: the worst case over a KL ball, exact and Algorithm 1's batch approximation;
 - ``theory``: the tabular primal-dual of the paper's §4 (Theorems 4.1 and 4.2);
 - ``policy``: the MLP and linear routers, a batch of them, a saved router;
+- ``steps``: one training step of a batch of policies, its gradient (Eq. (7)) by hand;
 - ``train``: Algorithm 1 (ACER, RACER-R, RACER-C, RACER) and model selection;
 - ``store``: trained routers stored by the hash of their configuration and inputs;
 - ``baselines``: RouterBench-KNN, RouteLLM-MF, M-IRT and the budget-matching rule;

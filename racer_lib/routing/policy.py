@@ -121,6 +121,27 @@ def forward(layers, x: torch.Tensor) -> torch.Tensor:
     return h.squeeze(-1)
 
 
+def matmul_flops(in_dim: int, arch: str = "mlp", rows: int = 1, backward: bool = False) -> float:
+    """FLOPs of one policy's matrix products on ``rows`` pairs.
+
+    Forward: ``2 rows in out`` per layer. With ``backward``, also every layer's weight gradient
+    (``2 rows in out``) and every layer's input gradient but the first's (the embeddings need
+    no gradient): what one training step on a minibatch of ``rows`` multiplies.
+    """
+    sizes = [in_dim, *_hidden(arch), 1]
+    total = 0.0
+    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        per = 2.0 * rows * fan_in * fan_out
+        total += per + ((per + (per if i > 0 else 0.0)) if backward else 0.0)
+    return total
+
+
+def n_parameters(in_dim: int, arch: str = "mlp") -> int:
+    """Weights and biases of one policy."""
+    sizes = [in_dim, *_hidden(arch), 1]
+    return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+
+
 class PolicyBatch(torch.nn.Module):
     """``P`` independent policies of one architecture, parameters stacked on a leading axis."""
 

@@ -61,7 +61,7 @@ import torch
 from racer_lib.records.schema import CostUnit
 from racer_lib.records.sources import file_stamp
 from racer_lib.routing import train as tr
-from racer_lib.routing.policy import _hidden, seal, seal_problem
+from racer_lib.routing.policy import _hidden, n_parameters, seal, seal_problem
 
 ENV_STORE = "RACER_POLICY_STORE"
 DAMAGE_LOG = "damaged.log"  # in the store's folder: one line per damaged entry found
@@ -117,7 +117,7 @@ def policy_bytes(
     policy beyond the data; this formula gives 56 MB there, 82 MB with 8,192 rows.
     """
     sizes = [int(in_dim), *_hidden(arch), 1]
-    params = sum((fan_in + 1) * fan_out for fan_in, fan_out in zip(sizes[:-1], sizes[1:]))
+    params = n_parameters(int(in_dim), arch)
     step = batch_size * (2 * in_dim + 4 * sum(sizes[1:]))
     validation = min(int(eval_rows), EVAL_ROWS) * 2 * sum(sizes[1:-1])
     return 4 * ((7 if grouped else 6) * params + step + validation)
@@ -153,7 +153,7 @@ def _seed_period(configs: list[tr.PolicyConfig]) -> int | None:
     """``S`` when ``configs`` repeat one sequence of ``S`` distinct seeds two or more times
     (budgets outside, seeds inside: :func:`racer_lib.paper.experiments.grid`); then batches cut
     at multiples of ``S`` hold every seed equally often and train in seed groups
-    (:class:`~racer_lib.routing.train.SeedGroups`). None otherwise."""
+    (:class:`~racer_lib.routing.steps.SeedGroups`). None otherwise."""
     seeds = [c.seed for c in configs]
     period = len(set(seeds))
     if len(seeds) % period or len(seeds) < 2 * period:

@@ -9,7 +9,8 @@ One step, for each policy ``p`` and its minibatch ``D_t`` of pairs (both actions
   detached values (the appendix treats the worst-case distributions as fixed in a step);
   ``tau = inf`` means no reweighting;
 * primal step on ``-(sum_i w^R_i r_i - lam sum_i w^C_i c_i + beta mean_i H(pi(.|z_i)))`` with
-  AdamW (Eq. (7), the policy maximises the regularised Lagrangian);
+  AdamW (Eq. (7), the policy maximises the regularised Lagrangian); the batched trainer takes
+  its gradient by hand (:mod:`racer_lib.routing.steps`), the reference loop by autograd;
 * dual step of appendix A.3: ``lam <- [lam + eta (sum_i w^C_i c_i - C - beta lam)]_+``, with
   the batch's worst-case cost from the same forward pass.
 
@@ -39,8 +40,15 @@ from tqdm import tqdm
 
 from racer_lib.errors import ConfigError
 from racer_lib.records.schema import CostUnit, RecordsError, correct_matrix, infeasible_budget
-from racer_lib.routing import dro
-from racer_lib.routing.policy import PolicyBatch, Router, expected, forward, reference_policy
+from racer_lib.routing.policy import PolicyBatch, Router, expected, reference_policy
+from racer_lib.routing.steps import (
+    SeedGroups,
+    Step,
+    expected_terms,
+    gather,
+    objective_gradient,
+    step_terms,
+)
 
 VARIANTS: dict[str, tuple[bool, bool]] = {  # (reweight rewards, reweight costs)
     "ACER": (False, False),
@@ -160,30 +168,6 @@ def make_split(name: str, records: pd.DataFrame, embeddings: np.ndarray, unit: C
     )
 
 
-def _entropy(logits: torch.Tensor) -> torch.Tensor:
-    """Entropy of Bernoulli(sigmoid(logits)), from the logits.
-
-    ``H = p1 softplus(-l) + p0 softplus(l)`` (since ``-log p1 = softplus(-l)``): the same
-    value as ``-(p1 log p1 + p0 log p0)``, with a finite gradient where ``sigmoid`` saturates
-    to exactly 0 or 1 in float32 (the ``xlogy`` form's gradient is NaN there).
-    """
-    p1 = torch.sigmoid(logits)
-    softplus = torch.nn.functional.softplus
-    return p1 * softplus(-logits) + (1 - p1) * softplus(logits)
-
-
-def _step_terms(logits, r, c, tau_r, tau_c):
-    """Expected reward/cost per pair, their worst-case weights, and the entropy."""
-    p1 = torch.sigmoid(logits)
-    rew = (1 - p1) * r[..., 0] + p1 * r[..., 1]
-    cost = (1 - p1) * c[..., 0] + p1 * c[..., 1]
-    w_r = dro.batch_weights_torch(rew.detach().reshape(-1, rew.shape[-1]), tau_r).reshape(rew.shape)
-    w_c = dro.batch_weights_torch(cost.detach().reshape(-1, cost.shape[-1]), tau_c, "cost").reshape(
-        cost.shape
-    )
-    return rew, cost, w_r, w_c, _entropy(logits)
-
-
 def _optimizer(params, settings: TrainSettings) -> torch.optim.AdamW:
     """AdamW as the paper trains; ``settings.fused`` picks PyTorch's fused kernel."""
     return torch.optim.AdamW(
@@ -200,12 +184,14 @@ _GLIBC_DEFAULTS = {_M_MMAP_MAX: 65536, _M_TRIM_THRESHOLD: 128 * 1024}
 def _keeping_freed_memory():
     """While the batch trains, glibc's malloc keeps freed memory for reuse (speed only).
 
-    Every step's backward pass allocates a fresh gradient for the first layer's stacked weight
-    (``P x D x 256`` floats: 126 MB for 16 policies at the paper's D = 7680), and the fused
-    AdamW step then reads it. glibc serves a block that large (above its mmap threshold, at
-    most 32 MiB) with a fresh ``mmap`` and unmaps it when freed, so by default every step
-    faults its gradient's pages in one at a time, each zeroed by the kernel: a third of a
-    step's time at the paper's sizes. Inside this context ``M_MMAP_MAX = 0`` serves big blocks
+    Gradients are allocated once (:class:`~racer_lib.routing.steps.Step`), but a bf16 step
+    still allocates blocks the size of the first layer's stacked weight (``P x D x 256``: 63 MB
+    in bfloat16 for 16 policies at the paper's D = 7680): the weight's bfloat16 copy and its
+    bfloat16 gradient. glibc serves
+    a block that large (above its mmap threshold, at most 32 MiB) with a fresh ``mmap`` and
+    unmaps it when freed, so by default every step faults such pages in one at a time, each
+    zeroed by the kernel (a third of a step's time at the paper's sizes when autograd
+    allocated every gradient afresh). Inside this context ``M_MMAP_MAX = 0`` serves big blocks
     from the heap and a huge ``M_TRIM_THRESHOLD`` keeps freed heap memory, so each step reuses
     the previous step's pages (what ``MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=...`` in the
     environment, or jemalloc, would do for a whole process). On exit glibc's defaults come
@@ -327,79 +313,6 @@ def train_policies(
         return _train_batch(train, valid, configs, settings, unit, progress)
 
 
-def _gather(x: torch.Tensor, flat: torch.Tensor, shape, buf: torch.Tensor) -> torch.Tensor:
-    """``x[idx]`` for ``idx`` of shape ``(P, B)`` flattened to ``flat``, copied into ``buf``.
-
-    The same values as ``x[idx]`` (a copy), without a fresh ``(P, B, D)`` tensor every step
-    and through ``index_select``, which costs less per call than advanced indexing.
-    """
-    out = buf[: flat.numel()]
-    torch.index_select(x, 0, flat, out=out)
-    return out.view(*shape, *x.shape[1:])
-
-
-class SeedGroups:
-    """The first layer of policies that share a seed, as one matrix product per group.
-
-    Policies with the same seed draw the same data order (:func:`_orders`), so at every step
-    they multiply the *same* ``B x D`` minibatch by their own first-layer weights. When every
-    seed of a batch has the same number ``m >= 2`` of policies, the first-layer weights are
-    trained as one ``D x (m * H)`` matrix per seed (``weight``, of shape ``(G, D, m * H)``):
-    one gather of ``G x B`` rows and one ``bmm`` of ``(G, B, D)`` by ``(G, D, m * H)``
-    forward, one backward, where the plain path gathers ``P x B`` rows and multiplies ``P``
-    separate ``B x D`` by ``D x H`` blocks. The maths is the same; only the order of the sums
-    inside a matrix product differs (results agree to float32 rounding,
-    tests/test_train.py). The batch's own first-layer weight is kept in step once per epoch
-    (:meth:`write_back`), before the validation pass and the checkpoints read it.
-    """
-
-    def __init__(self, policies: PolicyBatch, seeds: list[int]):
-        order = list(dict.fromkeys(seeds))
-        groups = [[p for p, seed in enumerate(seeds) if seed == s] for s in order]
-        self.G, self.m = len(groups), len(groups[0])
-        flat = [p for group in groups for p in group]
-        self.firsts = torch.tensor([group[0] for group in groups])
-        self.flat = torch.tensor(flat)
-        self.back = torch.tensor([flat.index(p) for p in range(len(seeds))])  # p -> row
-        w = policies.weights[0].detach()  # (P, D, H)
-        self.H = w.shape[2]
-        grouped = w[self.flat].view(self.G, self.m, w.shape[1], self.H).permute(0, 2, 1, 3)
-        self.weight = torch.nn.Parameter(grouped.reshape(self.G, w.shape[1], self.m * self.H))
-        self.policies = policies
-
-    @staticmethod
-    def applies(seeds: list[int], settings: TrainSettings) -> bool:
-        """Whether a batch of policies with these seeds trains in seed groups."""
-        sizes = [seeds.count(s) for s in dict.fromkeys(seeds)]
-        return settings.group_seeds and len(set(sizes)) == 1 and sizes[0] >= 2
-
-    def to(self, device) -> SeedGroups:
-        for name in ("firsts", "flat", "back"):
-            setattr(self, name, getattr(self, name).to(device))
-        return self
-
-    def parameters(self) -> list[torch.nn.Parameter]:
-        """What the optimizer steps: this weight, and the batch's other tensors."""
-        rest = [*self.policies.weights[1:], *self.policies.biases]
-        return [self.weight, *rest]
-
-    def logits(self, x: torch.Tensor, order: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
-        """``(P, B)`` logits of every policy on the minibatch ``order`` (``(P, B)`` rows)."""
-        rows = order[self.firsts]  # (G, B): one row set per seed
-        h = torch.bmm(_gather(x, rows.reshape(-1), rows.shape, buf), self.weight)
-        B = rows.shape[1]
-        h = h.view(self.G, B, self.m, self.H).permute(0, 2, 1, 3).reshape(-1, B, self.H)
-        h = h.index_select(0, self.back) + self.policies.biases[0].unsqueeze(-2)
-        layers = self.policies.layers()[1:]
-        return forward(layers, torch.relu(h)) if layers else h.squeeze(-1)
-
-    @torch.no_grad()
-    def write_back(self) -> None:
-        """Copy the grouped weight into the batch's ``(P, D, H)`` first-layer weight."""
-        w = self.weight.view(self.G, -1, self.m, self.H).permute(0, 2, 1, 3)
-        self.policies.weights[0].index_copy_(0, self.flat, w.reshape(-1, *w.shape[2:]))
-
-
 def _device(settings: TrainSettings) -> torch.device:
     """The device to train on; a clear error when CUDA is asked for and absent."""
     device = torch.device(settings.device)
@@ -428,7 +341,6 @@ def _policies(seeds, in_dim, settings, device) -> tuple[PolicyBatch, SeedGroups 
     grouped = SeedGroups(policies, seeds) if SeedGroups.applies(seeds, settings) else None
     policies.to(device)
     if grouped is not None:
-        grouped.weight.data = grouped.weight.data.to(device)
         grouped.to(device)
     return policies, grouped
 
@@ -444,12 +356,12 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
     )
     lam = torch.full((P,), float(settings.lam0), device=device)
     pairs = torch.tensor(float(train.n))  # each policy's pairs per epoch (float32, as the sums)
-    x = train.x.to(device)
+    bf16 = settings.precision == "bf16"
+    x = train.x.to(device, torch.bfloat16 if bf16 else torch.float32)  # cast once
     rc_all = torch.cat([train.r, train.c], dim=1).to(device)  # (n, 4): one gather for both
-    step = min(settings.batch_size, train.n)  # rows per policy and step
-    x_buf = torch.empty((grouped.G if grouped else P) * step, x.shape[1], device=device)
-    rc_buf = torch.empty(P * step, 4, device=device)
-    bf16 = torch.autocast(device.type, dtype=torch.bfloat16, enabled=settings.precision == "bf16")
+    per_step = min(settings.batch_size, train.n)  # rows per policy and step
+    step = Step(policies, grouped, x, per_step, bf16)
+    rc_buf = torch.empty(P * per_step, 4, device=device)
     best = [None] * P
     rows, valid_hist = [], []
     epochs = range(settings.epochs)
@@ -459,25 +371,18 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
         sums = torch.zeros(2, P, device=device)  # reward, cost
         for start in range(0, train.n, settings.batch_size):
             idx = order[:, start : start + settings.batch_size]  # (P, B)
-            flat = idx.reshape(-1)
-            with bf16:
-                if grouped is not None:
-                    logits = grouped.logits(x, idx, x_buf)
-                else:
-                    logits = policies(_gather(x, flat, idx.shape, x_buf))
-            logits = logits.float()  # the loss, its weights and the dual step in float32
-            rc = _gather(rc_all, flat, idx.shape, rc_buf)  # r and c of the minibatch, side by side
-            rew, cost, w_r, w_c, ent = _step_terms(logits, rc[..., :2], rc[..., 2:], tau_r, tau_c)
-            worst_cost = (w_c * cost).sum(dim=1)
-            objective = (w_r * rew).sum(dim=1) - lam * worst_cost + beta * ent.mean(dim=1)
-            opt.zero_grad(set_to_none=True)
-            (-objective.sum()).backward()
+            logits = step.forward(idx)
+            rc = gather(rc_all, idx.reshape(-1), idx.shape, rc_buf)  # r and c, side by side
+            r, c = rc[..., :2], rc[..., 2:]
+            terms = expected_terms(logits, r, c, tau_r, tau_c)
+            step.backward(objective_gradient(logits, r, c, terms, lam, beta))
             opt.step()
-            with torch.no_grad():
-                lam = torch.clamp(
-                    lam + settings.dual_step * (worst_cost.detach() - budget - beta * lam), min=0.0
-                )
-                sums += torch.stack([rew, cost]).sum(2)
+            rew, cost, _, w_c = terms
+            worst_cost = (w_c * cost).sum(dim=1)
+            lam = torch.clamp(
+                lam + settings.dual_step * (worst_cost - budget - beta * lam), min=0.0
+            )
+            sums += torch.stack([rew, cost]).sum(2)
         if grouped is not None:
             grouped.write_back()
         sums, lam_now = sums.cpu(), lam.cpu()
@@ -529,7 +434,7 @@ def train_reference(
         for start in range(0, train.n, settings.batch_size):
             idx = order[0, start : start + settings.batch_size]
             logits = model(train.x[idx]).squeeze(-1)
-            rew, cost, w_r, w_c, ent = _step_terms(
+            rew, cost, w_r, w_c, ent = step_terms(
                 logits[None], train.r[idx][None], train.c[idx][None], tau_r, tau_c
             )
             worst_cost = (w_c * cost).sum()

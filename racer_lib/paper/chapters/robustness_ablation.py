@@ -30,7 +30,7 @@ from racer_lib.paper.experiments import BASIS_LEARNED, Fit
 from racer_lib.records import schema as rec
 from racer_lib.records.sets import judge_set
 from racer_lib.records.summary import mode_summary
-from racer_lib.routing import train
+from racer_lib.routing import steps, train
 
 
 def subset_statistics(
@@ -77,7 +77,7 @@ def trainer_cost_weights(costs: Sequence[float], tau_c: float = 1.0) -> np.ndarr
     are ``costs`` (both modes at that cost), at temperature ``tau_c``, as the trainer computes
     them: the costlier pairs must weigh more."""
     c = torch.tensor([[[float(v), float(v)] for v in costs]])
-    *_, w_c, _ = train._step_terms(
+    *_, w_c = steps.expected_terms(
         torch.zeros(1, len(costs)),
         torch.zeros(1, len(costs), 2),
         c,

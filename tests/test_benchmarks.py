@@ -1,0 +1,99 @@
+"""What the benchmarks compute: FLOP and parameter counts, paper-sim's floor, and the claim by
+claim comparison of two books."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from racer_lib.routing.policy import matmul_flops, n_parameters, reference_policy
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _bench(name: str = "paper_sim"):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"bench_{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("arch", ["mlp", "linear"])
+@pytest.mark.parametrize("backward", [False, True])
+def test_matmul_flops_count_what_torch_multiplies(arch, backward):
+    model, x = reference_policy(0, 40, arch), torch.rand(8, 40)  # no gradient for the input
+    with FlopCounterMode(display=False) as counter:
+        out = model(x).sum()
+        if backward:
+            out.backward()
+    assert matmul_flops(40, arch, rows=8, backward=backward) == counter.get_total_flops()
+
+
+@pytest.mark.parametrize("arch", ["mlp", "linear"])
+def test_n_parameters_counts_the_policy(arch):
+    model = reference_policy(0, 24, arch)
+    assert n_parameters(24, arch) == sum(p.numel() for p in model.parameters())
+
+
+def test_floor_adds_the_optimizer_to_the_matmuls_at_peak():
+    bench = _bench()
+    rates = {
+        "adamw_s_per_parameter": 1e-9,
+        "stream_gb_per_s": 12.0,
+        "peak_gflops": {"fp32": 100.0, "bf16": 400.0},
+    }
+    row = {"routers": 3, "epochs": 2, "train_pairs": 640, "dim": 16}
+    out = bench.floor(row, rates)
+    steps = 3 * 2 * 10  # 640 pairs in minibatches of 64
+    assert out["optimizer_s"] == pytest.approx(steps * n_parameters(16) * 1e-9)
+    flops = 3 * 2 * (matmul_flops(16, rows=640, backward=True) + matmul_flops(16, rows=80))
+    assert out["matmul_gflop"] == pytest.approx(flops / 1e9)
+    assert out["floor_fp32_s"] == pytest.approx(out["optimizer_s"] + flops / 100e9)
+    assert out["floor_bf16_s"] == pytest.approx(out["optimizer_s"] + flops / 400e9)
+    traffic = steps * n_parameters(16) * 24 / 12e9  # 24 bytes a parameter at 12 GB/s
+    assert out["hard_floor_bf16_s"] == pytest.approx(traffic + flops / 400e9)
+    twice = bench.floor({**row, "routers": 6}, rates)
+    assert twice["floor_fp32_s"] == pytest.approx(2 * out["floor_fp32_s"])
+    # the first layer's products at their own (slower) rates, the rest at the peak
+    kernels = {"fp32": {"forward": 50.0, "weight_gradient": 25.0}}
+    slow = bench.floor(row, {**rates, "first_layer_gflops": kernels})
+    forward = 3 * 2 * 2.0 * (640 + 80) * 16 * 256
+    gradient = 3 * 2 * 2.0 * 640 * 16 * 256
+    rest = (flops - forward - gradient) / 100e9
+    assert slow["kernel_floor_fp32_s"] == pytest.approx(
+        out["optimizer_s"] + forward / 50e9 + gradient / 25e9 + rest
+    )
+    assert slow["kernel_floor_fp32_s"] > slow["floor_fp32_s"]
+
+
+@pytest.mark.parametrize(
+    ("hard", "kernel", "words"),
+    [(9.0, 10.0, "for any trainer that keeps the protocol"), (7.0, 9.0, "PyTorch's kernels"),
+     (7.0, 7.5, "within reach")],
+)  # fmt: skip
+def test_verdict_reads_the_floors(hard, kernel, words):
+    floors = {"hard_floor_bf16": hard * 3600, "kernel_floor_bf16": kernel * 3600}
+    assert words in _bench().verdict(floors, 8 * 3600)
+
+
+def test_bf16_book_comparison_names_every_changed_claim(tmp_path):
+    bench = _bench("bf16_book")
+    header = "artifact,claim,build_value,status\n"
+    fp32, bf16 = tmp_path / "a.csv", tmp_path / "b.csv"
+    fp32.write_text(header + "Fig. 2,gain,+3.1,reproduced\nTab. 1,cost,0.5,reproduced\n")
+    bf16.write_text(header + "Fig. 2,gain,+3.0,reproduced\nTab. 1,cost,0.5,not reproduced\n")
+    out = bench.compare(bench.read_claims(fp32), bench.read_claims(bf16))
+    assert out["claims"] == 2 and not out["statuses_unchanged"]
+    assert [
+        (c["artifact"], c["status_fp32"], c["status_bf16"]) for c in out["statuses_changed"]
+    ] == [("Tab. 1", "reproduced", "not reproduced")]
+    assert [(c["value_fp32"], c["value_bf16"]) for c in out["values_changed"]] == [("+3.1", "+3.0")]
+    same = bench.compare(bench.read_claims(fp32), bench.read_claims(fp32))
+    assert same["statuses_unchanged"] and not same["values_changed"]
+    run = {"fp32_build_s": 200.0, "bf16_build_s": 150.0, "settings": {"date": "d", "cores": 2}}
+    text = bench.page({**out, **run})
+    assert "1 of them changed status, so float32 stays" in text
+    assert "| Tab. 1 | cost | reproduced | not reproduced |" in text
+    assert "Every status is the same" in bench.page({**same, **run})
