@@ -108,13 +108,13 @@ def policy_bytes(
 ) -> int:
     """Memory one policy takes while a batch trains, in bytes (float32).
 
-    Six copies of its parameters (the parameters, their gradient, a fresh gradient buffer of
-    the next step, AdamW's two moments, the best checkpoint; seven when it trains in seed groups,
-    ``grouped``, which keep the first layer's weight once more), a step's input rows and
-    first-layer
-    activations, and the hidden activations of the validation pass over ``eval_rows`` rows (at
-    most :data:`EVAL_ROWS` at a time). Measured at 7680-d with 1,024 validation rows: 54 MB per
-    policy beyond the data; this formula gives 56 MB there, 82 MB with 8,192 rows.
+    Six copies of its parameters (the parameters, their gradient, a third gradient-sized block
+    for a bf16 step's cast weight and gradient, AdamW's two moments, the best checkpoint; seven
+    when it trains in seed groups, ``grouped``, which keep the first layer's weight once more),
+    a step's input rows and first-layer activations, and the hidden activations of the
+    validation pass over ``eval_rows`` rows (at most :data:`EVAL_ROWS` at a time). Measured at
+    7680-d with 1,024 validation rows: 54 MB per policy beyond the data; this formula gives
+    56 MB there, 82 MB with 8,192 rows.
     """
     sizes = [int(in_dim), *_hidden(arch), 1]
     params = n_parameters(int(in_dim), arch)
