@@ -257,7 +257,7 @@ def _paper_sizes() -> dict:
             "matmul per policy)",
             "seed_groups": "TrainSettings(group_seeds=True): the first layers of the policies "
             "sharing a seed as one matmul per seed",
-            "bf16": "TrainSettings(precision='bf16'): matmuls in bfloat16 under torch.autocast, "
+            "bf16": "TrainSettings(precision='bf16'): matmuls with bfloat16 inputs (as autocast), "
             "fp32 master weights, loss and optimizer",
             "bf16_seed_groups": "TrainSettings(precision='bf16', group_seeds=True)",
         },

@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 
 from racer_lib.routing import dro
-from racer_lib.routing.policy import PolicyBatch, forward
+from racer_lib.routing.policy import PolicyBatch
 
 
 def entropy(logits: torch.Tensor) -> torch.Tensor:
@@ -141,14 +141,6 @@ class SeedGroups:
         dz = dz.index_select(0, self.flat).view(self.G, self.m, B, self.H)
         return dz.permute(0, 2, 1, 3).reshape(self.G, B, self.m * self.H)
 
-    def logits(self, x: torch.Tensor, order: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
-        """``(P, B)`` logits of every policy on the minibatch ``order`` (``(P, B)`` rows)."""
-        rows = self.rows(order)
-        h = self.to_policies(torch.bmm(gather(x, rows.reshape(-1), rows.shape, buf), self.weight))
-        h = h + self.policies.biases[0].unsqueeze(-2)
-        layers = self.policies.layers()[1:]
-        return forward(layers, torch.relu(h)) if layers else h.squeeze(-1)
-
     @torch.no_grad()
     def write_back(self) -> None:
         """Copy the grouped weight into the batch's ``(P, D, H)`` first-layer weight."""
@@ -158,7 +150,8 @@ class SeedGroups:
 
 class Step:
     """Forward and backward passes of a batch of policies, by hand, into gradients allocated
-    once (``param.grad`` of every tensor the optimizer steps; each step overwrites them).
+    once (``param.grad`` of every tensor the optimizer steps, :attr:`params`; each step
+    overwrites them).
 
     ``x`` holds the split's embeddings on the training device, already in bfloat16 when
     ``bf16`` (they are then cast once, not at every step): the matrix products then take

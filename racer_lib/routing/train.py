@@ -349,7 +349,6 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
     """:func:`train_policies` on checked inputs (on ``settings.device``; the result on the CPU)."""
     P, device, seeds = len(configs), _device(settings), [c.seed for c in configs]
     policies, grouped = _policies(seeds, train.x.shape[1], settings, device)
-    opt = _optimizer(grouped.parameters() if grouped else policies.parameters(), settings)
     budget, beta, tau_r, tau_c = (
         torch.tensor(values, device=device)
         for values in zip(*[(c.budget, c.beta, *c.taus) for c in configs])
@@ -361,6 +360,7 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
     rc_all = torch.cat([train.r, train.c], dim=1).to(device)  # (n, 4): one gather for both
     per_step = min(settings.batch_size, train.n)  # rows per policy and step
     step = Step(policies, grouped, x, per_step, bf16)
+    opt = _optimizer(step.params, settings)
     rc_buf = torch.empty(P * per_step, 4, device=device)
     best = [None] * P
     rows, valid_hist = [], []
