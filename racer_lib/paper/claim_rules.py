@@ -1,18 +1,22 @@
 """The rules that decide a claim of the paper from the CSVs a chapter wrote (the reproduction
 report, :mod:`racer_lib.paper.report`, applies them to every claim of
-:data:`racer_lib.paper.claims_table.CLAIMS`):
+:data:`racer_lib.paper.claims_table.CLAIMS`). Every rule but the numerical identities goes
+through the book's statistical protocol (:mod:`racer_lib.evaluation.verdicts`): its data are one
+number per replicate seed (rows sharing a seed are averaged first), and its decision carries the
+test, the interval and the seeds.
 
-* :class:`Difference` — a claimed sign of a difference (per seed): the build's value is its
-  mean ± sd and a 95 % percentile-bootstrap interval of the mean (seeded); it holds when the
-  whole interval lies on the claimed side of zero;
-* :class:`Level` — the paper's number(s): holds when every build value (mean over seeds) is
-  within the claim's stated tolerance of the paper's (:data:`ACCURACY_TOLERANCE` points for an
-  accuracy, :data:`RATIO_TOLERANCE` relative for a cost ratio, unless the claim says otherwise);
-* :class:`Bound` — each column, reduced over the rows, meets a bound;
+* :class:`Difference` — a claimed sign of a difference (a one-sided t-test over seeds), or a
+  one-sided bound on a value ("stays within budget": ``cost / budget - 1`` below a margin);
+  with ``members`` ("every budget"), one test per member, Holm-corrected;
+* :class:`Equivalence` — "alike", "matches": TOST over seeds with the margin the claim states;
+* :class:`Level` — the paper's number(s): TOST of the build's per-seed values against the
+  paper's, within the claim's tolerance (:data:`ACCURACY_TOLERANCE` points for an accuracy,
+  :data:`RATIO_TOLERANCE` relative for a cost ratio), Holm over the cells; the value says how
+  far the build is from the paper;
 * :class:`Identity` — a mathematical statement checked numerically (a :class:`Bound` on the
   theory chapter's instances), optionally with a second bound shown beside it;
-* :class:`Finding` — a finding a chapter decided itself (its findings CSV): holds when every
-  matching row holds (the report computes the status, never copies the CSV's);
+* :class:`Finding` — a finding a chapter decided with the protocol itself (its findings CSV's
+  verdict columns); the report computes the status, never copies the CSV's;
 * :class:`HalfCost`, :class:`MarginOverBest` — two rules of one claim each (Fig. 4, §5.4);
 * :class:`Excerpts` — §2.2's case studies: never decided by a rule; the reason says what the
   build's excerpts are of.
@@ -24,6 +28,7 @@ which the report tells whether the simulator was given the claim (:mod:`racer_li
 from __future__ import annotations
 
 import fnmatch
+import math
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,13 +38,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from racer_lib.evaluation.intervals import bootstrap_interval
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS, Verdict
 from racer_lib.paper import numbers as paper
 from racer_lib.paper.given import Read
 
-#: Tolerances of the level rules: accuracy in points, cost ratios relative.
+#: Tolerances of the level rules (their TOST margins): accuracy in points, cost ratios relative.
 ACCURACY_TOLERANCE = 1.0
 RATIO_TOLERANCE = 0.05
+#: The column of a run CSV that names its replicate seed.
+SEED = "seed"
 
 
 class NotAvailable(Exception):
@@ -48,29 +56,25 @@ class NotAvailable(Exception):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a rule found: the build's value as text, whether the claim holds, the provenance
-    of the rows read, the CSV, what it read (``reads``), the basis a findings CSV gives
-    (``reason``) and, for a level that misses its tolerance, by how much (``miss``)."""
+    """What a rule found: the build's value as text, the protocol's ``verdict`` (``None`` for
+    a numerical identity), the provenance of the rows read, the CSV, what it read (``reads``),
+    the basis a findings CSV gives (``reason``) and, for a level that misses its tolerance, by
+    how much (``miss``). ``holds``: the identity's check (identities only)."""
 
     value: str
-    holds: bool
+    verdict: Verdict | None
     provenance: str
     csv: str
     reads: tuple[Read, ...] = ()
     reason: str = ""
     miss: str = ""
+    check: bool = False
 
-
-def difference_holds(lo: float, hi: float, sign: int = 1) -> bool:
-    """A claimed positive (``sign`` 1) or negative (-1) difference holds when the whole
-    interval ``[lo, hi]`` lies on that side of zero."""
-    return lo > 0 if sign > 0 else hi < 0
-
-
-def level_holds(value: float, paper_value: float, tol: float, relative: bool = False) -> bool:
-    """A level holds when ``|value - paper_value| <= tol`` (``tol * |paper_value|`` when
-    ``relative``)."""
-    return abs(value - paper_value) <= (tol * abs(paper_value) if relative else tol)
+    @property
+    def decision(self) -> str:
+        if self.verdict is None:
+            return HOLDS if self.check else FAILS
+        return self.verdict.decision
 
 
 def _read(folder: Path, csv: str) -> tuple[pd.DataFrame, Path]:
@@ -111,78 +115,172 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 0.01 and x != 0 else f"{x:.2f}"
 
 
+def per_seed(rows: pd.DataFrame, column: str, by: tuple[str, ...] = ()) -> pd.DataFrame:
+    """``column`` averaged within each replicate seed (and each group of ``by``): one value per
+    seed, so that runs sharing a record draw count once. Rows without a seed column form one
+    replicate."""
+    keys = [*by, SEED] if SEED in rows.columns else list(by)
+    if not keys:
+        return pd.DataFrame({column: [rows[column].mean()]})
+    return rows.groupby(keys, sort=False)[column].mean().reset_index()
+
+
+def _member_name(key: Any, by: tuple[str, ...]) -> str:
+    values = key if isinstance(key, tuple) else (key,)
+    return ", ".join(f"{k} {_fmt(v) if isinstance(v, float) else v}" for k, v in zip(by, values))
+
+
+def decide_members(
+    d: pd.DataFrame, by: tuple[str, ...], test: Callable[[np.ndarray], Verdict]
+) -> tuple[Verdict, dict[str, Verdict]]:
+    """The verdict of ``test`` on the per-seed values of column ``d`` of ``d``: over all seeds
+    when ``by`` is empty, else per member of ``by`` with Holm's correction
+    (:func:`racer_lib.evaluation.verdicts.every`)."""
+    if not by:
+        x = per_seed(d, "d")["d"].to_numpy(dtype=float)
+        return test(x), {}
+    members = {
+        _member_name(key, by): test(group["d"].to_numpy(dtype=float))
+        for key, group in per_seed(d, "d", by).groupby(list(by), sort=False)
+    }
+    return verdicts.every(members), members
+
+
+def verdict_text(verdict: Verdict, unit: str = "", members: Mapping[str, Verdict] = ()) -> str:
+    """``+4.81 [+4.45, +5.16] pts, n = 10; one-sided t (> 0), p = 0.001`` (a family: the
+    weakest member, named, and each member's effect)."""
+    text = verdict.interval_text(unit)
+    if math.isfinite(verdict.p):
+        text += f"; {verdict.test}, p = {verdict.p:.2g}"
+    else:
+        text += f"; {verdict.test}"
+    if verdict.note:
+        text += f" ({verdict.note})"
+    if members:
+        text += "; " + ", ".join(f"{k}: {v.effect:+.2f}" for k, v in members.items())
+    return text
+
+
 @dataclass(frozen=True)
-class Difference:
-    """The claimed sign of ``column`` at rows ``first`` minus rows ``second`` (paired on
-    ``pair_on``), or of ``column`` minus ``second_column`` on the same rows."""
+class _Paired:
+    """The rows a comparison reads and how it pairs them (shared by :class:`Difference` and
+    :class:`Equivalence`): ``column`` at rows ``first`` minus rows ``second`` (joined on
+    ``pair_on``, the seed always among them), or ``column`` minus ``second_column`` on the same
+    rows (``relative``: ``column / second_column - 1``); ``final``: a column (``epoch``) whose
+    largest value alone is kept; ``members``: the family's axes (every member tested)."""
 
     csv: str
     column: str
     first: Mapping[str, Any] = field(default_factory=dict)
     second: Mapping[str, Any] = field(default_factory=dict)
-    pair_on: tuple[str, ...] = ("seed",)
+    pair_on: tuple[str, ...] = (SEED,)
     where: Mapping[str, Any] = field(default_factory=dict)
     second_column: str | None = None
-    sign: int = 1
+    relative: bool = False
+    members: tuple[str, ...] = ()
     unit: str = " pts"
     final: str = ""
-    kind = "difference"
 
     def reads(self) -> tuple[Read, ...]:
         """The column(s) at the rows of each side."""
         columns = (self.column,) + ((self.second_column,) if self.second_column else ())
-        if self.second_column is not None:
+        if self.second_column is not None or not (self.first or self.second):
             return (Read(self.csv, columns, dict(self.where)),)
         return tuple(
             Read(self.csv, columns, {**self.where, **w}) for w in (self.first, self.second)
         )
 
-    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
-        """``final``: a column (``epoch``) whose largest value alone is kept (the last epoch)."""
+    def differences(self, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, Path]:
+        """``(d, used, path)``: the paired differences (column ``d`` with the pairing keys) and
+        the rows read."""
         table, path = _read(folder, self.csv)
         rows = _select(table, self.where, path)
         if self.final:
             if self.final not in rows.columns:
                 raise NotAvailable(f"{path.name} has no column {self.final!r}")
             rows = rows[rows[self.final] == rows[self.final].max()]
-        if self.second_column is not None:
+        keys = [k for k in dict.fromkeys([*self.pair_on, *self.members]) if k in rows.columns]
+        if self.second_column is None and not self.first and not self.second:
+            used = rows.dropna(subset=[self.column])
+            d = used[keys].assign(d=used[self.column].astype(float))
+        elif self.second_column is not None:
             used = rows.dropna(subset=[self.column, self.second_column])
-            d = (used[self.column] - used[self.second_column]).to_numpy(dtype=float)
+            a, b = used[self.column].astype(float), used[self.second_column].astype(float)
+            d = used[keys].assign(d=(a / b - 1) if self.relative else (a - b))
         else:
             a, b = _select(rows, self.first, path), _select(rows, self.second, path)
             used = pd.concat([a, b])
-            keys = list(self.pair_on)
-            if keys:
-                joined = (
-                    a.set_index(keys)[self.column]
-                    .to_frame("a")
-                    .join(b.set_index(keys)[self.column].to_frame("b"), how="inner")
-                )
-            else:
-                joined = pd.DataFrame({"a": a[self.column].to_numpy()[:1]})
-                joined["b"] = b[self.column].to_numpy()[:1] if len(b) else np.nan
-            d = (joined["a"] - joined["b"]).dropna().to_numpy(dtype=float)
-        if d.size == 0:
+            if not keys:
+                raise NotAvailable(f"{path.name} has none of the columns {self.pair_on}")
+            joined = (
+                a.groupby(keys)[self.column]
+                .mean()
+                .to_frame("a")
+                .join(b.groupby(keys)[self.column].mean().to_frame("b"), how="inner")
+            )
+            d = (joined["a"] - joined["b"]).rename("d").dropna().reset_index()
+        if d.empty:
             raise NotAvailable(f"{path.name}: no rows for this comparison")
-        lo, hi = bootstrap_interval(d, seed, n_boot)
-        sd = f" ± {d.std(ddof=1):.2f}" if d.size > 1 else ""
-        value = f"{d.mean():+.2f}{sd}{self.unit} (95 % CI {lo:+.2f} to {hi:+.2f}; n = {d.size})"
-        holds = difference_holds(lo, hi, self.sign)
-        return Outcome(value, holds, _provenance(used), path.name, self.reads())
+        return d, used, path
+
+
+@dataclass(frozen=True)
+class Difference(_Paired):
+    """A directional claim: the per-seed mean of the paired difference lies above
+    ``threshold`` (``sign`` 1) or below it (-1); a one-sided t-test over the seeds
+    (:func:`racer_lib.evaluation.verdicts.directional`), per member with Holm's correction
+    when ``members`` is set."""
+
+    sign: int = 1
+    threshold: float = 0.0
+    min_seeds: int = MIN_SEEDS
+    kind = "difference"
+
+    def evaluate(self, folder: Path) -> Outcome:
+        d, used, path = self.differences(folder)
+        verdict, members = decide_members(
+            d,
+            self.members,
+            lambda x: verdicts.directional(x, self.sign, self.threshold, self.min_seeds),
+        )
+        value = verdict_text(verdict, self.unit, members)
+        return Outcome(value, verdict, _provenance(used), path.name, self.reads())
+
+
+@dataclass(frozen=True)
+class Equivalence(_Paired):
+    """An equivalence claim ("alike", "matches"): the per-seed mean of the paired difference
+    lies within ``±margin`` (fixed here, before the run): TOST over the seeds
+    (:func:`racer_lib.evaluation.verdicts.equivalent`), per member with Holm's correction when
+    ``members`` is set."""
+
+    margin: float = 0.5
+    min_seeds: int = MIN_SEEDS
+    kind = "equivalence"
+
+    def evaluate(self, folder: Path) -> Outcome:
+        d, used, path = self.differences(folder)
+        verdict, members = decide_members(
+            d, self.members, lambda x: verdicts.equivalent(x, self.margin, self.min_seeds)
+        )
+        value = verdict_text(verdict, self.unit, members)
+        return Outcome(value, verdict, _provenance(used), path.name, self.reads())
 
 
 @dataclass(frozen=True)
 class Level:
-    """``column`` (mean ± sd over the matching rows, e.g. seeds) at each ``cells`` entry
-    ``(where, paper value)`` within ``tol`` of the paper's value (relative with ``relative``)."""
+    """The paper's numbers: ``column`` at each ``cells`` entry ``(where, paper value)``, one
+    value per seed, against the paper's within ``tol`` (relative with ``relative``): TOST per
+    cell, Holm over the cells. The value shows the build's mean, its interval and its distance
+    from the paper's number, also where the status is not reproducible here."""
 
     csv: str
     column: str
     cells: tuple[tuple[Mapping[str, Any], float], ...]
     tol: float = ACCURACY_TOLERANCE
     relative: bool = False
-    sd_column: str | None = None
     unit: str = " pts"
+    min_seeds: int = MIN_SEEDS
     kind = "level"
 
     def reads(self) -> tuple[Read, ...]:
@@ -198,35 +296,42 @@ class Level:
             return f"off by {100 * off:.1f} % (tolerance {100 * self.tol:g} %)"
         return f"off by {_fmt(off)}{self.unit} (tolerance {self.tol:g}{self.unit})"
 
-    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
+    def evaluate(self, folder: Path) -> Outcome:
         table, path = _read(folder, self.csv)
-        parts, holds, used, misses = [], [], [], []
+        parts, members, used, misses = [], {}, [], []
         for where, paper_value in self.cells:
             rows = _select(table, where, path).dropna(subset=[self.column])
             if rows.empty:
                 continue  # a cell this profile did not run (another judge or budget)
-            x = rows[self.column].to_numpy(dtype=float)
-            sd = (
-                rows[self.sd_column].mean()
-                if self.sd_column
-                else (x.std(ddof=1) if x.size > 1 else np.nan)
-            )
+            x = per_seed(rows, self.column)[self.column].to_numpy(dtype=float)
+            margin = self.tol * abs(paper_value) if self.relative else self.tol
             label = ", ".join(
                 f"{k} {_fmt(v) if isinstance(v, float) else v}" for k, v in where.items()
             )
-            sd_text = f" ± {_fmt(sd)}" if np.isfinite(sd) else ""
-            parts.append(f"{label}: {_fmt(x.mean())}{sd_text} (paper {paper_value:g})")
-            holds.append(level_holds(x.mean(), paper_value, self.tol, self.relative))
+            member = verdicts.equivalent(x - paper_value, margin, self.min_seeds)
+            members[label] = member
+            mean = float(x.mean())
+            gap = mean - paper_value
+            spread = (
+                f" [{member.lo + paper_value:.2f}, {member.hi + paper_value:.2f}]"
+                if math.isfinite(member.lo)
+                else ""
+            )
+            parts.append(
+                f"{label}: {_fmt(mean)}{spread} vs paper {paper_value:g} "
+                f"({gap:+.2f}{self.unit}, n = {x.size})"
+            )
             used.append(rows)
-            if not holds[-1]:
-                misses.append((float(x.mean()), paper_value))
+            if abs(gap) > margin:
+                misses.append((mean, paper_value))
         if not parts:
             raise NotAvailable(f"{path.name}: none of the paper's cells ran in this profile")
-        provenance = _provenance(pd.concat(used))
+        verdict = verdicts.every(members)
+        value = "; ".join(parts) + f"; {verdict.test}"
         return Outcome(
-            "; ".join(parts),
-            all(holds),
-            provenance,
+            value,
+            verdict,
+            _provenance(pd.concat(used)),
             path.name,
             self.reads(),
             miss=self._miss_text(misses),
@@ -243,8 +348,10 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 @dataclass(frozen=True)
 class Bound:
-    """Each of ``columns``, reduced over the rows by ``agg`` (min, max, absmax: the largest
-    absolute value, or all for a boolean column), meets ``op threshold``."""
+    """A numerical check of the theory chapter: each of ``columns``, reduced over the rows by
+    ``agg`` (min, max, absmax: the largest absolute value, or all for a boolean column), meets
+    ``op threshold``. Used only inside :class:`Identity`: its rows are numerical instances, not
+    replicates, and it decides no claim about records."""
 
     csv: str
     columns: tuple[str, ...]
@@ -252,13 +359,13 @@ class Bound:
     op: str = ">"
     threshold: float = 0.0
     where: Mapping[str, Any] = field(default_factory=dict)
-    kind = "bound"
 
     def reads(self) -> tuple[Read, ...]:
         """The columns at the rows of ``where``."""
         return (Read(self.csv, self.columns, dict(self.where)),)
 
-    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
+    def check(self, folder: Path) -> tuple[str, bool, pd.DataFrame, Path]:
+        """``(value, holds, rows, path)``."""
         table, path = _read(folder, self.csv)
         rows = _select(table, self.where, path)
         if rows.empty:
@@ -276,7 +383,7 @@ class Bound:
                 v = float(x.abs().max() if self.agg == "absmax" else getattr(x, self.agg)())
                 parts.append(f"{self.agg} {col} = {_fmt(v)}")
                 holds.append(_OPS[self.op](v, self.threshold))
-        return Outcome("; ".join(parts), all(holds), _provenance(rows), path.name, self.reads())
+        return "; ".join(parts), all(holds), rows, path
 
 
 @dataclass(frozen=True)
@@ -284,8 +391,9 @@ class Identity:
     """A mathematical statement of the paper checked numerically: ``check`` (a :class:`Bound` on
     the theory chapter's instances) decides it; ``context``, when given, is a second bound shown
     beside it (``context_label`` first) that does not decide (Thm. 4.2's bound at the paper's
-    β). Its rows are numerical instances, not judge records (``provenance``). The report's
-    status is ``verified numerically`` when it holds."""
+    β). Its rows are numerical instances, not judge records (``provenance``): the check is
+    exact arithmetic on every instance, not a test. The report's status is ``verified
+    numerically`` when it holds."""
 
     check: Bound
     context: Bound | None = None
@@ -293,49 +401,94 @@ class Identity:
     provenance: str = "random instances"
     kind = "identity"
 
-    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
-        outcome = self.check.evaluate(folder, seed, n_boot)
-        value = outcome.value
+    def evaluate(self, folder: Path) -> Outcome:
+        value, holds, _, path = self.check.check(folder)
         if self.context is not None:
             try:
-                beside = self.context.evaluate(folder, seed, n_boot).value
+                beside = self.context.check(folder)[0]
             except NotAvailable as err:
                 beside = str(err)
             value = f"{value}; {self.context_label}{beside}"
-        return Outcome(value, outcome.holds, self.provenance, outcome.csv, outcome.reads)
+        return Outcome(
+            value, None, self.provenance, path.name, self.check.reads(), check=holds
+        )
+
+
+def _row_verdict(row: Mapping[str, Any]) -> Verdict:
+    """A findings row's verdict columns (:data:`racer_lib.paper.claims.VERDICT_COLUMNS`)."""
+
+    def number(name: str) -> float:
+        try:
+            return float(row.get(name, math.nan))
+        except (TypeError, ValueError):
+            return math.nan
+
+    n = number("n")
+    note = row.get("note", "")
+    return Verdict(
+        number("effect"),
+        number("lo"),
+        number("hi"),
+        number("p"),
+        int(n) if math.isfinite(n) else 0,
+        str(row.get("test", "")),
+        str(row["decision"]),
+        note if isinstance(note, str) else "",
+    )
 
 
 @dataclass(frozen=True)
 class Finding:
     """The rows of the chapter's findings CSVs (file names matching ``files``) whose
     ``column`` (default ``finding``) matches the regular expression ``pattern``
-    (case-insensitive). The value is the rows' ``detail`` or ``observed`` text, else the count
-    of rows that hold."""
+    (case-insensitive), each decided by the chapter with the protocol (its verdict columns).
+    Several rows are a conjunction: the claim holds when every row holds, fails when one fails,
+    and is inconclusive otherwise (an intersection of tests needs no correction). The value is
+    the rows' ``observed`` or ``detail`` text with their intervals."""
 
     pattern: str
     files: str = "*findings*.csv"
     column: str = "finding"
     kind = "finding"
 
-    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
+    def evaluate(self, folder: Path) -> Outcome:
         paths = sorted(p for p in folder.glob("*.csv") if fnmatch.fnmatch(p.name, self.files))
         if not paths:
             raise NotAvailable(f"{folder.name} wrote no {self.files}")
         for path in paths:
-            table = pd.read_csv(path)
-            if self.column not in table.columns or "holds" not in table.columns:
+            table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+            if self.column not in table.columns or "decision" not in table.columns:
                 continue
             rows = table[table[self.column].astype(str).str.contains(self.pattern, case=False)]
             if rows.empty:
                 continue
-            ok = rows["holds"].astype(str).str.lower().eq("true")
-            detail = next((c for c in ("detail", "observed") if c in rows.columns), None)
-            texts = rows[detail].astype(str) if detail else [f"{ok.sum()} of {len(ok)} rows hold"]
+            found = [_row_verdict(r) for r in rows.to_dict("records")]
+            decisions = {v.decision for v in found}
+            decision = (
+                HOLDS if decisions == {HOLDS} else FAILS if FAILS in decisions else INCONCLUSIVE
+            )
+            weakest = next(v for v in found if v.decision == decision)
+            verdict = Verdict(
+                weakest.effect,
+                weakest.lo,
+                weakest.hi,
+                weakest.p,
+                weakest.n,
+                weakest.test,
+                decision,
+                weakest.note,
+            )
+            detail = next((c for c in ("observed", "detail") if c in rows.columns), None)
+            texts = []
+            for i, v in enumerate(found):
+                text = str(rows[detail].iloc[i]) if detail else ""
+                stated = verdict_text(v) if math.isfinite(v.effect) else v.test
+                texts.append(f"{text} ({stated})" if text else stated)
             basis = rows["basis"].dropna().astype(str).unique() if "basis" in rows.columns else []
             read = Read(path.name, (self.column,), texts=tuple(rows[self.column].astype(str)))
             return Outcome(
                 " | ".join(texts),
-                bool(ok.all()),
+                verdict,
                 _provenance(rows),
                 path.name,
                 (read,),
@@ -356,7 +509,7 @@ class Excerpts:
     judges: tuple[str, ...] = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
     kind = "reading"
 
-    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
+    def evaluate(self, folder: Path) -> Outcome:
         table, path = _read(folder, self.csv)
         if self.column not in table.columns:
             raise NotAvailable(f"{path.name} has no column {self.column!r}")
@@ -375,77 +528,106 @@ class Excerpts:
 
 @dataclass(frozen=True)
 class HalfCost:
-    """Fig. 4 (§5.3): per judge and split, RACER's best mean accuracy over the budgets whose
-    mean cost is at most ``share`` of All-Reasoning's cost, minus All-Reasoning's accuracy;
-    holds when every gap is at least ``-tol`` (RACER matches All-Reasoning within ``tol``)."""
+    """Fig. 4 (§5.3): per judge, split and seed, RACER's best accuracy over the budgets whose
+    cost is at most ``share`` of All-Reasoning's cost, minus All-Reasoning's accuracy; a
+    non-inferiority test per judge and split that the gap is above ``-tol`` (RACER matches
+    All-Reasoning within ``tol`` or beats it), Holm over the judges (``judges``, default all)
+    and splits."""
 
     sets: tuple[str, ...] = ("train", "test")
+    judges: tuple[str, ...] = ()
     share: float = paper.FRONTIER_HALF_COST
     tol: float = ACCURACY_TOLERANCE
-    kind = "bound"  # a bound on a gap within the build, not a level against the paper's number
+    runs: str = "frontier_runs.csv"
+    ends: str = "frontier_endpoints.csv"
+    kind = "difference"
 
-    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
-        summary, path = _read(folder, "frontier_summary.csv")
-        ends, ends_path = _read(folder, "frontier_endpoints.csv")
-        parts, holds, used = [], [], []
-        for (judge, name), end in _select(ends, {"set": self.sets}, path).groupby(
-            ["judge", "set"], sort=False
-        ):
-            top = end[end["method"] == "All-Reasoning"].iloc[0]
-            racer = _select(summary, {"judge": judge, "set": name, "method": "RACER"}, path)
-            cheap = racer[racer["cost_mean"] <= self.share * top["cost"]]
-            if cheap.empty:
-                parts.append(f"{judge} {name}: no budget at <= {self.share:g} x its cost")
-                holds.append(False)
-                continue
-            best = cheap.loc[cheap["accuracy_mean"].idxmax()]
-            gap = best["accuracy_mean"] - top["accuracy"]
-            parts.append(
-                f"{judge} {name}: {gap:+.2f} pts at cost {best['cost_mean']:.2f} "
-                f"(All-Reasoning {top['cost']:.2f})"
-            )
-            holds.append(gap >= -self.tol)
-            used.append(cheap)
-        if not parts:
-            raise NotAvailable(f"{path.name}: no train or test split")
-        rows = pd.concat(used) if used else summary
-        reads = (
-            Read(path.name, ("accuracy_mean", "cost_mean"), {"method": "RACER", "set": self.sets}),
-            Read(ends_path.name, ("accuracy", "cost"), {"method": "All-Reasoning"}),
+    def evaluate(self, folder: Path) -> Outcome:
+        runs, path = _read(folder, self.runs)
+        ends, _ = _read(folder, self.ends)
+        if self.judges:
+            runs = _select(runs, {"judge": self.judges}, path)
+        top = _select(ends, {"set": self.sets, "method": "All-Reasoning"}, path)
+        on = [c for c in ("judge", "set", SEED) if c in top.columns]
+        racer = _select(runs, {"set": self.sets, "method": "RACER"}, path)
+        racer = racer.merge(
+            top[[*on, "accuracy", "cost"]].rename(columns={"accuracy": "ar_acc", "cost": "ar_cost"}),
+            on=on,
         )
-        return Outcome("; ".join(parts), all(holds), _provenance(rows), path.name, reads)
+        cheap = racer[racer["cost"] <= self.share * racer["ar_cost"]]
+        if cheap.empty:
+            raise NotAvailable(f"{path.name}: no RACER run at <= {self.share:g} x All-Reasoning")
+        keys = [c for c in ("judge", "set", SEED) if c in cheap.columns]
+        best = cheap.groupby(keys).apply(
+            lambda g: g["accuracy"].max() - g["ar_acc"].iloc[0], include_groups=False
+        )
+        d = best.rename("d").reset_index()
+        verdict, members = decide_members(
+            d, ("judge", "set"), lambda x: verdicts.directional(x, 1, -self.tol)
+        )
+        chosen = {"judge": self.judges} if self.judges else {}
+        reads = (
+            Read(path.name, ("accuracy", "cost"), {"method": "RACER", "set": self.sets, **chosen}),
+            Read(self.ends, ("accuracy", "cost"), {"method": "All-Reasoning"}),
+        )
+        value = verdict_text(verdict, " pts", members)
+        return Outcome(value, verdict, _provenance(racer), path.name, reads)
 
 
 @dataclass(frozen=True)
 class MarginOverBest:
-    """§5.4 text: per judge, RACER's accuracy minus the best baseline's in the advanced
-    baselines table, each within ``tol`` points of the paper's margin."""
+    """§5.4 text: per judge and seed, RACER's accuracy minus the best baseline's (the baseline
+    most accurate on average) in ``csv`` at ``where``, against the paper's margin within ``tol``
+    points: a level (TOST per judge, Holm over the judges)."""
 
     margins: Mapping[str, float] = field(default_factory=lambda: paper.ADVANCED_BASELINES_MARGINS)
     tol: float = ACCURACY_TOLERANCE
+    csv: str = "baselines_runs.csv"
+    where: Mapping[str, Any] = field(default_factory=dict)
     kind = "level"
 
-    def evaluate(self, folder: Path, seed: int = 0, n_boot: int = 2000) -> Outcome:
-        table, path = _read(folder, "advanced_baselines_table.csv")
-        parts, holds = [], []
+    def evaluate(self, folder: Path) -> Outcome:
+        table, path = _read(folder, self.csv)
+        table = _select(table, self.where, path)
+        parts, members, misses = [], {}, []
         for judge, rows in table.groupby("judge", sort=False):
             if judge not in self.margins or "RACER" not in set(rows["method"]):
                 continue
-            racer = rows.loc[rows["method"] == "RACER", "accuracy"].mean()
-            others = rows[rows["method"] != "RACER"].groupby("method")["accuracy"].mean()
-            margin = racer - others.max()
-            parts.append(
-                f"{judge}: {margin:+.2f} pts over {others.idxmax()} "
-                f"(paper {self.margins[judge]:+.2f})"
+            by_method = per_seed(rows, "accuracy", ("method",)).pivot_table(
+                index=SEED if SEED in rows.columns else None,
+                columns="method",
+                values="accuracy",
             )
-            holds.append(level_holds(margin, self.margins[judge], self.tol))
+            others = by_method.drop(columns="RACER")
+            best = others.mean().idxmax()
+            x = (by_method["RACER"] - others[best]).dropna().to_numpy(dtype=float)
+            member = verdicts.equivalent(x - self.margins[judge], self.tol)
+            members[str(judge)] = member
+            parts.append(
+                f"{judge}: {x.mean():+.2f} pts over {best} (paper {self.margins[judge]:+.2f}; "
+                f"n = {x.size})"
+            )
+            if abs(x.mean() - self.margins[judge]) > self.tol:
+                misses.append(abs(x.mean() - self.margins[judge]))
         if not parts:
             raise NotAvailable(f"{path.name}: none of the paper's judges ran")
+        verdict = verdicts.every(members)
         read = Read(path.name, ("accuracy",), {"judge": list(self.margins)})
-        return Outcome("; ".join(parts), all(holds), _provenance(table), path.name, (read,))
+        miss = f"off by {max(misses):.2f} pts (tolerance {self.tol:g} pts)" if misses else ""
+        return Outcome(
+            "; ".join(parts) + f"; {verdict.test}",
+            verdict,
+            _provenance(table),
+            path.name,
+            (read,),
+            miss=miss,
+        )
 
 
-Rule = Difference | Level | Bound | Identity | Finding | Excerpts | HalfCost | MarginOverBest
+Rule = Difference | Equivalence | Level | Identity | Finding | Excerpts | HalfCost | MarginOverBest
+#: The kinds of rule whose claims are evidence about the method when the simulator was not
+#: given them (the emergent claims; a level is compared with the paper's own records).
+EMERGENT_KINDS = ("difference", "equivalence", "finding")
 
 
 @dataclass(frozen=True)
@@ -454,10 +636,14 @@ class Claim:
     the paper's number, the chapter that tests it, and the rule. No status: the report computes
     it from the outcome, what the rule read (:mod:`racer_lib.paper.given`) and the records'
     provenance. ``sensitivity``: the key of the claim in chapter 16's ``claim_robustness.csv``
-    (how the verdict moves with the simulator's choices), empty when it has none."""
+    (how the verdict moves with the simulator's choices), empty when it has none. ``null``: the
+    control under which the claim's effect is absent by design (``"embedding"``: the null
+    simulator's embedding says nothing, so an accuracy gain from selecting pairs is zero),
+    used to measure the rule's false-positive rate (``make bench-verdicts``)."""
 
     artifact: str
     claim: str
     chapter: str
     rule: Rule
     sensitivity: str = ""
+    null: str = ""

@@ -17,10 +17,12 @@ from the rule's outcome, the quantities it read and the records' provenance:
   paper's own judge records, which the build lacks;
 * ``verified numerically`` (or ``not reproduced``) for an identity of the theory;
 * on simulated records, a claim whose rule read a quantity the simulator was given
-  (:func:`racer_lib.paper.given.given_by`) is ``by construction`` when it holds, ``not
-  reproduced`` when it does not; a given level is ``by construction`` either way, with the
+  (:func:`racer_lib.paper.given.given_by`) is ``by construction`` unless its test fails (then
+  ``not reproduced``); a given level is ``by construction`` either way, with the
   calibration's miss in the reason;
-* otherwise ``reproduced`` or ``not reproduced`` as the rule holds.
+* otherwise ``reproduced``, ``not reproduced`` or ``inconclusive`` as the rule's test, run by
+  the book's protocol (:mod:`racer_lib.evaluation.verdicts`), decided; the row keeps the
+  test's effect, interval, p-value and number of seeds.
 
 The report also reads chapter 16's ``claim_robustness.csv`` (when that chapter ran) into a
 column ``robustness``: how the verdict of a claim with a ``sensitivity`` key moves over the
@@ -38,20 +40,21 @@ import pandas as pd
 
 from racer_lib.paper import given
 from racer_lib.paper import registry as stems
+from racer_lib.evaluation.verdicts import HOLDS
 from racer_lib.paper.claim_rules import (
     ACCURACY_TOLERANCE,
+    EMERGENT_KINDS,
     RATIO_TOLERANCE,
     Claim,
     NotAvailable,
     Outcome,
 )
 from racer_lib.paper.claims import (
-    BY_CONSTRUCTION,
     NOT_REPRODUCED,
     NOT_REPRODUCIBLE,
-    REPRODUCED,
     STATUSES,
     VERIFIED,
+    status_of,
 )
 from racer_lib.paper.claims_table import CLAIMS
 
@@ -74,6 +77,13 @@ REPORT_COLUMNS = (
     "claim",
     "build_value",
     "status",
+    "emergent",
+    "effect",
+    "lo",
+    "hi",
+    "p",
+    "n",
+    "test",
     "robustness",
     "reason",
     "rule",
@@ -82,6 +92,21 @@ REPORT_COLUMNS = (
     "link",
     "csv",
 )
+
+
+#: The fields of a claim's verdict the report keeps as columns.
+VERDICT_FIELDS = ("effect", "lo", "hi", "p", "n", "test")
+
+
+def emergent(claim: Claim, outcome: Outcome) -> bool:
+    """Whether a decided claim is evidence about the method: a comparison or finding (not a
+    level, an identity or a reading) that the simulator was not given on simulated records,
+    or any such claim on other records."""
+    if claim.rule.kind not in EMERGENT_KINDS:
+        return False
+    if outcome.provenance != "simulated":
+        return True
+    return not given.given_by(claim.chapter, outcome.reads)
 
 
 #: Why a level of a quantity the simulator was not given cannot be compared with the paper's
@@ -95,28 +120,29 @@ NOT_GIVEN_LEVEL = (
 
 def decide(claim: Claim, outcome: Outcome) -> tuple[str, str]:
     """``(status, reason)`` of a claim whose rule gave ``outcome`` (see the module's text)."""
-    holds = outcome.holds
+    decision = outcome.decision
     if claim.rule.kind == "identity":
-        return (VERIFIED, "") if holds else (NOT_REPRODUCED, "a numerical check failed")
+        return (VERIFIED, "") if decision == HOLDS else (NOT_REPRODUCED, "a numerical check failed")
+    note = outcome.verdict.note if outcome.verdict is not None else ""
+    why_not = "; ".join(t for t in (outcome.reason, note) if t)
     if outcome.provenance != "simulated":
-        return (REPRODUCED if holds else NOT_REPRODUCED), outcome.reason
+        return status_of(decision, False, outcome.provenance), why_not
     params = given.given_by(claim.chapter, outcome.reads)
     level = claim.rule.kind == "level"
     if not params:
         if level:
             return NOT_REPRODUCIBLE, NOT_GIVEN_LEVEL
-        return (REPRODUCED if holds else NOT_REPRODUCED), outcome.reason
+        return status_of(decision, False, outcome.provenance), why_not
     why = "the simulator was given it: " + given.describe(params)
-    if level and not holds:
-        return BY_CONSTRUCTION, f"{why}; calibration {outcome.miss}"
-    if holds:
-        return BY_CONSTRUCTION, why
-    return NOT_REPRODUCED, f"{why}, yet it does not hold on the simulator's records"
+    status = status_of(decision, True, outcome.provenance, level)
+    if level and outcome.miss:
+        return status, f"{why}; calibration {outcome.miss}"
+    if status == NOT_REPRODUCED:
+        return status, f"{why}, yet it does not hold on the simulator's records"
+    return status, why
 
 
-def evaluate_claim(
-    claim: Claim, folder: Path | None, ran: bool, profile: str, seed: int = 0, n_boot: int = 2000
-) -> dict[str, Any]:
+def evaluate_claim(claim: Claim, folder: Path | None, ran: bool, profile: str) -> dict[str, Any]:
     """One row of the report (see :data:`REPORT_COLUMNS`)."""
     row = {
         "artifact": claim.artifact,
@@ -138,11 +164,15 @@ def evaluate_claim(
         )
         return row | {"status": NOT_REPRODUCIBLE, "reason": reason}
     try:
-        outcome = claim.rule.evaluate(folder, seed, n_boot)
+        outcome = claim.rule.evaluate(folder)
     except NotAvailable as err:
         return row | {"status": NOT_REPRODUCIBLE, "reason": str(err)}
     status, reason = decide(claim, outcome)
+    verdict = outcome.verdict
+    if verdict is not None:
+        row |= {k: getattr(verdict, k) for k in VERDICT_FIELDS}
     return row | {
+        "emergent": emergent(claim, outcome),
         "build_value": outcome.value,
         "status": status,
         "reason": reason,
@@ -155,19 +185,17 @@ def report(
     results_root: str | Path,
     profile: str,
     chapters: Iterable[str] | None = None,
-    seed: int = 0,
-    n_boot: int = 2000,
     registry: Sequence[Claim] | None = None,
 ) -> pd.DataFrame:
     """The reproduction report: one row per claim of :data:`CLAIMS` (or ``registry``), decided
     from the CSVs under ``results_root`` (``results/<profile>``, one folder per chapter).
     ``chapters``: the stems the profile ran (default: every folder present); a claim of any
-    other chapter is not reproducible here. ``seed`` seeds every bootstrap interval."""
+    other chapter is not reproducible here."""
     root = Path(results_root)
     ran = set(chapters) if chapters is not None else {p.name for p in root.glob("*") if p.is_dir()}
     texts = robustness(root, ran)
     rows = [
-        evaluate_claim(c, root / c.chapter, c.chapter in ran, profile, seed, n_boot)
+        evaluate_claim(c, root / c.chapter, c.chapter in ran, profile)
         | {"robustness": texts.get(c.sensitivity, "") if c.sensitivity else ""}
         for c in (CLAIMS if registry is None else registry)
     ]

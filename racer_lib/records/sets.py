@@ -21,8 +21,9 @@ split, each merged with ``--split``) and a ``racer pairs embed`` file of the set
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -206,13 +207,39 @@ def judge_set(
     seed: int = 0,
     dim: int = 64,
     scale: float = 1.0,
+    simulator: simulate.Simulator | Mapping[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """``(records, embeddings)`` of ``judge`` on set ``name``: read from ``records_dir`` when
     it is given (``records_dir/<judge>/<name>.parquet`` and the embeddings beside it), else
-    simulated with ``seed``, ``dim`` and ``scale``. ``dim = 0``: no embeddings (``None``)."""
+    simulated with ``seed``, ``dim``, ``scale`` and ``simulator`` (a
+    :class:`racer_lib.records.choices.Simulator`, or its knobs as a mapping, e.g. a notebook's
+    ``simulator = {"readable": 0.0}``; default the book's). ``dim = 0``: no embeddings
+    (``None``)."""
     if records_dir:
         return load_set(records_dir, judge, name, embeddings=dim != 0)
-    return simulate.simulate(judge, name, seed=seed, dim=dim, scale=scale)
+    return simulate.simulate(
+        judge, name, seed=seed, dim=dim, scale=scale, simulator=as_simulator(simulator)
+    )
+
+
+def as_simulator(
+    simulator: simulate.Simulator | Mapping[str, Any] | None = None,
+) -> simulate.Simulator:
+    """A :class:`racer_lib.records.choices.Simulator` from itself, from its knobs (a mapping:
+    a notebook's ``simulator`` parameter; an unknown knob is a :class:`ConfigError` naming it)
+    or from ``None`` (the book's default)."""
+    if simulator is None:
+        return simulate.DEFAULT
+    if isinstance(simulator, simulate.Simulator):
+        return simulator
+    known = set(simulate.Simulator.__dataclass_fields__)
+    unknown = sorted(set(simulator) - known)
+    if unknown:
+        raise ConfigError(
+            f"unknown simulator knob(s) {', '.join(map(repr, unknown))}; "
+            f"choose among {', '.join(sorted(known))}"
+        )
+    return simulate.Simulator(**dict(simulator))
 
 
 def write_set(
