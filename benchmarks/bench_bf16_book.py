@@ -79,6 +79,33 @@ def compare(fp32: dict, bf16: dict) -> dict:
     }
 
 
+#: The trainer's code, whose digest the page names (the paragraph holds for that trainer only).
+TRAINER = (
+    "racer_lib/routing/train.py",
+    "racer_lib/routing/steps.py",
+    "racer_lib/routing/policy.py",
+)
+
+
+def provenance() -> dict:
+    """The commit the check ran on (``+changes`` when the library had uncommitted changes) and
+    the sha256 of the trainer's code (its first 12 hex digits)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in TRAINER:
+        digest.update((ROOT / name).read_bytes())
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                              capture_output=True, check=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(["git", "status", "--porcelain", "racer_lib", "notebooks"],
+                               cwd=ROOT, text=True, capture_output=True).stdout.strip()  # fmt: skip
+        commit = head + ("+changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {"commit": commit, "trainer_sha256": digest.hexdigest()[:12]}
+
+
 def run() -> dict:
     with tempfile.TemporaryDirectory(prefix="racer-bf16-book-") as tmp:
         work = Path(tmp)
@@ -97,6 +124,7 @@ def run() -> dict:
             "data_mirror": os.environ.get("RACER_DATA_DIR") or None,
             "date": time.strftime("%Y-%m-%d"),
             "cores": os.cpu_count(),
+            **provenance(),
         },
     }
     PAGE.write_text(page(result), encoding="utf-8")
@@ -122,8 +150,14 @@ def page(result: dict) -> str:
         if not changed
         else f"{len(changed)} of them changed status, so float32 stays the trainer's default:"
     )
+    settings = result["settings"]
+    made = (
+        f"commit {settings['commit']}, trainer code sha256 {settings['trainer_sha256']}"
+        if "commit" in settings
+        else "before the page named its commit"
+    )
     return (
-        f"Checked on {result['settings']['date']} ({result['settings']['cores']} CPU cores; the "
+        f"Checked on {settings['date']} ({made}; {settings['cores']} CPU cores; the "
         f"`sim` build took {result['fp32_build_s']:.0f} s in float32 and "
         f"{result['bf16_build_s']:.0f} s in bfloat16): of the report's {result['claims']} "
         f"claims, {len(result['values_changed'])} measured a different value with the "

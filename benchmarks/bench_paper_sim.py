@@ -46,8 +46,7 @@ import time
 from pathlib import Path
 
 from racer_lib.book import profiles, scheduling
-from racer_lib.paper import experiments
-from racer_lib.paper.chapters import robustness_ablation
+from racer_lib.paper import experiments, shift
 from racer_lib.records import simulate
 from racer_lib.routing.policy import ARCHS, matmul_flops, n_parameters
 
@@ -125,7 +124,7 @@ def workload(profile: profiles.Profile) -> list[dict]:
         add(STEM, len(p["judges"]) * len(p["budgets"]) * p["n_seeds"], mix(p), p)
     if "08_robustness_ablation" in nb:
         p = nb["08_robustness_ablation"]
-        _, configs = robustness_ablation.ablation_plan(
+        _, configs = shift.ablation_plan(
             p["taus_r"], p["taus_c"], p["budget"], experiments.seeds(0, p["n_seeds"])
         )
         for subset in ("magpie_ultra", "wildguardmix"):  # the chapter's two shifts

@@ -1,19 +1,25 @@
 """Chapter 10 (advanced baselines) as run by the smoke profile, checked against recomputation.
 
-The RouterBench-KNN router is deterministic, so its thresholds and evaluation points are refitted
-here on the same simulated splits and must match the chapter's CSVs exactly; the table, the curve
-metrics and the findings are recomputed from the chapter's per-run CSV.
+Each replicate seed re-draws the records: the RouterBench-KNN router is deterministic given them,
+so its thresholds and evaluation points are refitted here on each seed's simulated splits and
+must match the chapter's CSVs exactly; the table, the curve metrics and the finding are
+recomputed from the chapter's per-run CSV. RACER's routers are chapter 07's, loaded from the
+router store: every profile keeps the two chapters' records and training settings alike, and the
+smoke build loads every one of them.
 """
 
 from pathlib import Path
 
 import jupytext
+import nbformat
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
+from racer_lib.book import profiles
 from racer_lib.evaluation import metrics as evaluate
+from racer_lib.evaluation import verdicts
 from racer_lib.paper import claims, experiments
 from racer_lib.records import simulate
 from racer_lib.routing import baselines, train
@@ -30,21 +36,48 @@ PAPER_4B = {
 
 pytestmark = pytest.mark.slow
 
+#: The parameters that decide RACER's records and training: 10 must use 07's to load its routers.
+SHARED = ("seed", "scale", "dim", "arch", "epochs", "lr", "dual_step", "tau_r", "records_dir")
 
-def _code_cells():
-    nb = jupytext.read(ROOT / "notebooks" / f"{STEM}.md")
+
+def _code_cells(stem=STEM):
+    nb = jupytext.read(ROOT / "notebooks" / f"{stem}.md")
     return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def _defaults(stem=STEM):
+    """The notebook's parameter defaults."""
+    cell = next(c for c in _code_cells(stem) if "parameters" in c.metadata.get("tags", []))
+    space = {}
+    exec(cell.source, space)
+    return {k: v for k, v in space.items() if not k.startswith("__")}
 
 
 def _parameters(profile="smoke"):
     """The notebook's parameter defaults, overridden by the profile's entry."""
-    cell = next(c for c in _code_cells() if "parameters" in c.metadata.get("tags", []))
-    space = {}
-    exec(cell.source, space)
-    params = {k: v for k, v in space.items() if not k.startswith("__")}
+    params = _defaults()
     given = yaml.safe_load((ROOT / "profiles" / f"{profile}.yaml").read_text())["notebooks"][STEM]
     params.update(given)
     return params
+
+
+def _seeds(params):
+    return verdicts.replicate_seeds(params["seed"], params["n_seeds"])
+
+
+@pytest.mark.parametrize("name", ["smoke", "sim", "paper-sim", "paper"])
+def test_every_profile_lets_10_load_the_routers_of_07(name):
+    """Same records and training settings per (judge, seed), budgets and seeds among 07's."""
+    profile = profiles.load_profile(name, ROOT)
+    mine, theirs = (
+        {**_defaults(stem), **profile.notebooks.get(stem, {}), **profile.set_all}
+        for stem in (STEM, "07_budget_frontier")
+    )
+    assert {k: mine[k] for k in SHARED} == {k: theirs[k] for k in SHARED}, name
+    assert mine.get("trainer", {}) == theirs.get("trainer", {}), name
+    assert set(mine["budgets"]) <= set(theirs["budgets"]), name
+    assert set(mine["judges"]) <= set(theirs["judges"]), name
+    assert mine["n_seeds"] <= theirs["n_seeds"], name
 
 
 @pytest.fixture(scope="module")
@@ -65,24 +98,25 @@ def runs(results):
 
 @pytest.fixture(scope="module")
 def data(params):
-    """Per judge: the simulated splits and evaluation sets the chapter used."""
+    """Per judge and replicate seed: the simulated splits and evaluation sets the chapter used."""
     out = {}
     for judge in params["judges"]:
-        records, emb = simulate.simulate(
-            judge, "training_mix", seed=params["seed"], dim=params["dim"], scale=params["scale"]
-        )
-        unit, split = train.splits(records, emb, ("train", "valid"))
-        sets = experiments.evaluation_sets(
-            judge,
-            records,
-            emb,
-            ("test",),
-            params["benchmarks"],
-            seed=params["seed"],
-            dim=params["dim"],
-            scale=params["benchmark_scale"],
-        )
-        out[judge] = (split, sets)
+        for seed in _seeds(params):
+            records, emb = simulate.simulate(
+                judge, "training_mix", seed=seed, dim=params["dim"], scale=params["scale"]
+            )
+            unit, split = train.splits(records, emb, ("train", "valid"))
+            sets = experiments.evaluation_sets(
+                judge,
+                records,
+                emb,
+                ("test",),
+                params["benchmarks"],
+                seed=seed,
+                dim=params["dim"],
+                scale=params["benchmark_scale"],
+            )
+            out[judge, seed] = (split, sets)
     return out
 
 
@@ -103,7 +137,7 @@ def test_every_output_is_written_with_provenance_first(results):
 
 def test_one_run_per_judge_set_method_budget_and_seed(runs, data, params):
     sets = ["test", *params["benchmarks"]]
-    seeds = [params["seed"] + k for k in range(params["n_seeds"])]
+    seeds = _seeds(params)
     keys = runs[["judge", "set", "method", "budget", "seed"]]
     assert not keys.duplicated().any()
     assert len(runs) == (
@@ -120,8 +154,8 @@ def test_one_run_per_judge_set_method_budget_and_seed(runs, data, params):
     base = runs[runs["method"] != "RACER"]
     assert base[["valid_rate", "valid_cost"]].notna().all().all()
     # baselines route deterministically: their reasoning rate is a whole number of pairs
-    for (judge, name), g in base.groupby(["judge", "set"]):
-        n = len(data[judge][1][name][0])
+    for (judge, name, seed), g in base.groupby(["judge", "set", "seed"]):
+        n = len(data[judge, seed][1][name][0])
         calls = g["reasoning_rate"].to_numpy() * n
         assert calls == pytest.approx(np.round(calls), abs=1e-6)
 
@@ -136,7 +170,7 @@ def test_budget_matching_holds_and_knn_thresholds_recompute(results, runs, data,
     assert set(matching["method"]) == set(baselines.METHODS)
     assert matching["within_budget"].astype(bool).all()
     assert (matching["valid_cost"] <= matching["budget"] + 1e-12).all()
-    for judge, (split, sets) in data.items():
+    for (judge, seed), (split, sets) in data.items():
         tr, va = split["train"], split["valid"]
         knn = baselines.KNNRouter(k=params["knn_k"]).fit(tr.x.numpy(), tr.r.numpy(), tr.c.numpy())
         valid_scores = knn.score(va.x.numpy())
@@ -146,8 +180,9 @@ def test_budget_matching_holds_and_knn_thresholds_recompute(results, runs, data,
                 (matching["judge"] == judge)
                 & (matching["method"] == "RouterBench-KNN")
                 & (matching["budget"] == budget)
+                & (matching["seed"] == seed)
             ]
-            assert len(rows) == seeds
+            assert len(rows) == 1
             assert rows["valid_cost"].to_numpy() == pytest.approx(th.valid_cost)
             assert rows["valid_rate"].to_numpy() == pytest.approx(th.rate)
             # the recomputed validation cost: mean cost of the routed decisions
@@ -164,8 +199,9 @@ def test_budget_matching_holds_and_knn_thresholds_recompute(results, runs, data,
                     & (runs["set"] == name)
                     & (runs["method"] == "RouterBench-KNN")
                     & (runs["budget"] == budget)
+                    & (runs["seed"] == seed)
                 ]
-                assert len(got) == seeds
+                assert len(got) == 1
                 for q in ("accuracy", "cost", "reasoning_rate"):
                     assert got[q].to_numpy() == pytest.approx(point[q]), (judge, name, q)
 
@@ -188,9 +224,6 @@ def test_table_is_the_ood_mean_of_the_runs(results, runs, params):
         paper = PAPER_4B.get(row["method"]) if row["judge"] == "qwen3-4b" else None
         if paper and params["table_budget"] == 4.0:
             assert (row["paper_accuracy"], row["paper_cost"]) == pytest.approx(paper)
-    # the KNN is fitted once, so its seeds agree
-    knn = table[table["method"] == "RouterBench-KNN"]
-    assert knn["accuracy_sd"].fillna(0).to_numpy() == pytest.approx(0)
 
 
 def test_routing_metrics_are_sane_and_recompute(results, runs, data, params):
@@ -200,13 +233,12 @@ def test_routing_metrics_are_sane_and_recompute(results, runs, data, params):
     assert np.isfinite(metrics["apgr"]).all()
     assert np.isfinite(metrics["auc"]).all()
     assert metrics["cpt"].between(0, 1).all()
-    for judge, (_, eval_sets) in data.items():
+    for (judge, seed), (_, eval_sets) in data.items():
         for name, (recs, _) in eval_sets.items():
             ends = evaluate.endpoints(recs)
             lo, hi = ends["All-Instruct"], ends["All-Reasoning"]
-            for (method, seed), pts in runs[
-                (runs["judge"] == judge) & (runs["set"] == name)
-            ].groupby(["method", "seed"]):
+            here = runs[(runs["judge"] == judge) & (runs["set"] == name) & (runs["seed"] == seed)]
+            for method, pts in here.groupby("method"):
                 row = metrics[
                     (metrics["judge"] == judge)
                     & (metrics["set"] == name)
@@ -228,24 +260,56 @@ def test_routing_metrics_are_sane_and_recompute(results, runs, data, params):
                 assert row["cpt"] <= x[np.flatnonzero(y >= 0.5)[0]] + 1e-12
 
 
-def test_findings_report_the_table(results, params):
-    table = pd.read_csv(results / "advanced_baselines_table.csv")
-    findings = pd.read_csv(results / "findings.csv")
-    assert list(findings.columns) == ["provenance", "finding", "holds", "status", "detail", "basis"]
-    assert len(findings) == 2 * len(params["judges"])
-    # routers are not an input of the simulator: each finding is evidence, read by its result
-    expected = [claims.REPRODUCED if h else claims.NOT_REPRODUCED for h in findings["holds"]]
-    assert list(findings["status"]) == expected
-    for judge, t in table.groupby("judge"):
-        t = t.set_index("method")
-        best = t.loc["RACER", "accuracy"] > t.drop(index="RACER")["accuracy"].max()
-        within = bool(t.loc["RACER", "cost"] <= params["table_budget"])  # the paper's claim
-        rows = findings[findings["finding"].str.startswith(f"{judge}:")]
-        accurate = rows[rows["finding"].str.contains("most accurate")]
-        budget = rows[rows["finding"].str.contains("within")]
-        assert len(accurate) == 1 and len(budget) == 1
-        assert bool(accurate["holds"].iloc[0]) == bool(best)
-        assert bool(budget["holds"].iloc[0]) == within
+def test_the_finding_is_decided_over_the_seeds_from_the_runs(results, runs, params):
+    """ONE finding: every (judge, baseline) a member, per seed RACER's accuracy minus the
+    baseline's, each the mean over the benchmarks at the table's budget; a one-sided t-test per
+    member, Holm over the members. Recomputed here from the runs."""
+    findings = pd.read_csv(results / "findings.csv", keep_default_na=False, na_values=[""])
+    assert len(findings) == 1
+    row = findings.iloc[0]
+    assert row["finding"].startswith(
+        f"RACER is the most accurate method at C = {params['table_budget']:g}"
+    )
+    assert "holds" not in findings.columns and "calibrated" not in findings.columns
+    at = runs[(runs["budget"] == params["table_budget"]) & runs["set"].isin(params["benchmarks"])]
+    ood = at.groupby(["judge", "method", "seed"])["accuracy"].mean()
+    members = {}
+    for judge in params["judges"]:
+        for method in baselines.METHODS:
+            d = ood[judge, "RACER"] - ood[judge, method]
+            members[f"{judge}, {method}"] = verdicts.directional(d.to_numpy(), 1)
+    expected = verdicts.every(members)
+    assert row["decision"] == expected.decision and row["n"] == params["n_seeds"]
+    assert row["effect"] == pytest.approx(expected.effect)
+    assert row["test"] == expected.test
+    # a trained router's result is no input of the simulator: the status reads the decision
+    want = {"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED}
+    assert row["status"] == want.get(expected.decision, claims.INCONCLUSIVE)
+    shown = pd.read_csv(results / "most_accurate_members.csv")
+    assert list(shown["member"]) == list(members)
+    assert shown["effect"].to_numpy() == pytest.approx([v.effect for v in members.values()])
+
+
+def _printed(smoke, stem):
+    """Everything a chapter printed (stream outputs of its executed notebook)."""
+    result, _ = smoke
+    path = next(p for p in result.executed if p.name == f"{stem}.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    return "".join(
+        o.get("text", "")
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream"
+    )
+
+
+def test_racer_routers_are_loaded_from_07s_store(smoke, params):
+    """The smoke profile keeps 10's records and settings 07's: 10 trains no RACER router."""
+    printed = _printed(smoke, STEM)
+    n = len(params["budgets"]) * params["n_seeds"]
+    for judge in params["judges"]:
+        assert f"{judge}: {n} RACER routers ({n} loaded from the store)" in printed
 
 
 def test_table_budget_outside_budgets_is_refused(tmp_path, params):

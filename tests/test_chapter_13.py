@@ -12,12 +12,15 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import numpy as np
 import pandas as pd
 import papermill
 import pytest
 from papermill.exceptions import PapermillExecutionError
 
-from racer_lib.paper import claims
+from racer_lib.evaluation.verdicts import ALPHA
+from racer_lib.paper import claims, claims_table, registry
+from racer_lib.paper.chapters import llmbar_judges as ch
 from racer_lib.records import llmbar
 from racer_lib.records import sources as data
 
@@ -39,6 +42,7 @@ OUTPUTS = [
     "position_bias.csv",
     "position_bias_reading.csv",
     "prose.csv",
+    "reasoning_tests.csv",
 ]
 
 pytestmark = pytest.mark.slow
@@ -278,44 +282,87 @@ def test_position_bias_equals_statistics_json_in_both_orders(run, stats, records
         assert row.first_output_picked_swapped == pytest.approx(100 * (b == "B").mean())
 
 
-def test_findings_are_computed_from_the_counts(run, stats, records):
+def _binomial_p(k, m, alternative):
+    """The exact binomial p-value of ``k`` of ``m`` under a fair coin (scipy, not the book's)."""
+    from scipy.stats import binomtest
+
+    return binomtest(k, m, 0.5, alternative=alternative).pvalue if m else 1.0
+
+
+def _holm(ps):
+    from statsmodels.stats.multitest import multipletests
+
+    return multipletests(ps, alpha=ALPHA, method="holm")[1]
+
+
+def _mcnemar_ps(r):
+    """``(p CoT more accurate, p CoT less accurate)`` on the records ``r``, pair by pair."""
+    r0, r1 = r["correct_instruct"].to_numpy(bool), r["correct_reasoning"].to_numpy(bool)
+    gained, lost = int((r1 & ~r0).sum()), int((r0 & ~r1).sum())
+    m = gained + lost
+    return _binomial_p(gained, m, "greater"), _binomial_p(gained, m, "less")
+
+
+def _decision(holds, fails):
+    return "holds" if holds else "fails" if fails else "inconclusive"
+
+
+def test_findings_are_decided_over_the_pairs(run, records):
+    """Each finding recomputed from the records with scipy's exact binomial test (McNemar's on
+    the discordant pairs) and Holm's correction: decisions, statuses and the row the
+    reproduction report reads."""
     table = _csv(run, "findings.csv")
-    assert list(table.columns) == ["provenance", "finding", "holds", "status", "detail", "basis"]
-    assert len(table) == 3
-    delta_judge = {
-        j: _acc(stats, j, "reasoning", SUBSETS, "correct_False")[0]
-        - _acc(stats, j, "instruct", SUBSETS, "correct_False")[0]
-        for j in JUDGES
-    }
-    delta_cell = [
-        _acc(stats, j, "reasoning", [s], "correct_False")[0]
-        - _acc(stats, j, "instruct", [s], "correct_False")[0]
-        for j in JUDGES
-        for s in SUBSETS
-    ]
-    one_right = []
-    for j in JUDGES:
-        r = records[(j, "original")]
-        one_right.append(
-            (r["correct_instruct"].to_numpy(bool) != r["correct_reasoning"].to_numpy(bool)).mean()
-        )
-    expected = [min(delta_judge.values()) < 0, min(delta_cell) <= 0, max(one_right) < 0.5]
-    assert [bool(h) for h in table["holds"]] == expected
-    # real judges: each statement is evidence, read by its result (never "by construction")
-    assert list(table["status"]) == [
-        claims.REPRODUCED if e else claims.NOT_REPRODUCED for e in expected
-    ]
-    assert table["finding"].str.contains("at least one judge").iloc[0]
-    assert table["finding"].str.contains("<= 0").iloc[1]
-    assert table["finding"].str.contains("minority").iloc[2]
-    # the details name the numbers they rest on
-    worse = [j for j, d in delta_judge.items() if d < 0]
-    assert table["detail"].iloc[0].startswith(f"{len(worse)} of {len(JUDGES)} judges")
-    assert (
-        table["detail"]
-        .iloc[1]
-        .startswith(f"{sum(d <= 0 for d in delta_cell)} of {len(delta_cell)} cells")
+    assert list(table.columns[:3]) == ["provenance", "finding", "observed"]
+    assert set(claims.VERDICT_COLUMNS) <= set(table.columns)
+    assert list(table.columns[-2:]) == ["status", "basis"]
+    assert list(table["finding"]) == [ch.LOWERS, ch.CELL_LE0, ch.MINORITY, ch.IMPROVES]
+    original = {j: records[(j, "original")] for j in JUDGES}
+    by_judge = np.array([_mcnemar_ps(original[j]) for j in JUDGES])
+    by_cell = np.array(
+        [_mcnemar_ps(original[j][original[j]["subset"] == s]) for j in JUDGES for s in SUBSETS]
     )
+    discordant = [
+        int((r["correct_instruct"] != r["correct_reasoning"]).sum()) for r in original.values()
+    ]
+    minority = np.array(
+        [[_binomial_p(k, 419, "less"), _binomial_p(k, 419, "greater")] for k in discordant]
+    )
+    up, down = _holm(by_judge[:, 0]), _holm(by_judge[:, 1])
+    cell_down, cell_up = _holm(by_cell[:, 1]), _holm(by_cell[:, 0])
+    few, many = _holm(minority[:, 0]), _holm(minority[:, 1])
+    expected = [
+        _decision((down < ALPHA).any(), (up < ALPHA).all()),
+        _decision((cell_down < ALPHA).any(), (cell_up < ALPHA).all()),
+        _decision((few < ALPHA).all(), (many < ALPHA).any()),
+        _decision((up < ALPHA).all(), (down < ALPHA).any()),
+    ]
+    assert list(table["decision"]) == expected
+    # real judges: every finding is evidence, read by its decision (never "by construction")
+    status = {"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED}
+    assert list(table["status"]) == [status.get(d, claims.INCONCLUSIVE) for d in expected]
+    assert (table["n"] >= min(SUBSET_SIZES.values())).all()
+    assert table["test"].str.contains("exact").all()
+    assert table["test"].str.contains(f"Holm over {len(JUDGES)}").sum() == 3
+    # the p-value of "every judge" is its weakest member's Holm-adjusted one
+    assert table["p"].iloc[3] == pytest.approx(up.max())
+    # the report's claim of §2.1 on LLMBar reads exactly the last row
+    claim = next(
+        c
+        for c in claims_table.CLAIMS
+        if c.chapter == registry.LLMBAR_JUDGES and "improves" in c.claim
+    )
+    matched = table["finding"].str.contains(claim.rule.pattern, case=False, regex=True)
+    assert list(matched) == [False, False, False, True]
+    tests = _csv(run, "reasoning_tests.csv")
+    assert list(tests["judge"]) == JUDGES
+    assert np.allclose(tests["p_improves"], by_judge[:, 0])
+    assert np.allclose(tests["p_lowers_holm"], down)
+    shown = np.where(
+        up < ALPHA, "more accurate", np.where(down < ALPHA, "less accurate", "undecided")
+    )
+    assert list(tests["shown"]) == list(shown)
+    assert (tests["delta_lo"] <= tests["delta_accuracy"]).all()
+    assert (tests["delta_accuracy"] <= tests["delta_hi"]).all()
 
 
 def test_missing_files_stop_the_chapter_with_the_data_error(mirror, tmp_path, monkeypatch):

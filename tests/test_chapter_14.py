@@ -20,7 +20,10 @@ import pytest
 from conftest import real_chapter, release_table
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.paper import claims
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.verdicts import ALPHA, MIN_SEEDS
+from racer_lib.paper import claims, claims_table, registry
+from racer_lib.paper.chapters import llmbar_routing as ch14
 from racer_lib.records import embed, llmbar, sets
 from racer_lib.routing import baselines
 
@@ -121,7 +124,7 @@ def test_every_output_is_written(results):
 
 
 def test_split_is_the_stated_rule(params, pairs, split_table):
-    seeds = [params["seed"] + k for k in range(params["n_seeds"])]
+    seeds = verdicts.replicate_seeds(params["seed"], params["n_seeds"])
     assert sorted(split_table["seed"].unique()) == seeds
     assert set(split_table["split_by"]) == {params["split_by"]}
     for s, part in split_table.groupby("seed"):
@@ -179,7 +182,7 @@ def test_random_lies_on_the_chord_at_racer_rate(runs, ends):
 
 
 def test_every_router_is_run_at_every_budget_and_seed(params, runs):
-    seeds = [params["seed"] + k for k in range(params["n_seeds"])]
+    seeds = verdicts.replicate_seeds(params["seed"], params["n_seeds"])
     for method in [*ROUTERS, "Random"]:
         got = runs[runs["method"] == method]
         assert len(got) == len(params["judges"]) * len(params["budgets"]) * len(seeds), method
@@ -288,33 +291,66 @@ def test_routing_metrics_are_finite_and_recompute(params, runs, ends, results, t
             assert np.isclose(row.apgr, 0.5) and np.isclose(row.cpt, 0.5)
 
 
-def test_findings_follow_from_the_runs(params, runs, results):
+def _t_p(x, threshold=0.0):
+    """One-sided p-value that the mean of ``x`` exceeds ``threshold`` (scipy's t-test)."""
+    from scipy.stats import ttest_1samp
+
+    return ttest_1samp(np.asarray(x) - threshold, 0.0, alternative="greater").pvalue
+
+
+def test_findings_are_decided_over_the_seeds(params, runs, results):
+    """Each finding recomputed from the runs, one paired difference per replicate seed:
+    effects, the seeds ahead, and the decisions (inconclusive with fewer seeds than the
+    protocol needs, else by scipy's one-sided t-test, Holm over the budgets)."""
     findings = _csv(results, "findings.csv")
-    assert findings["holds"].dtype == bool
-    budgets = params["budgets"]
+    budgets, n = params["budgets"], params["n_seeds"]
     assert len(findings) == len(params["judges"]) * (2 + len(budgets))
+    assert set(claims.VERDICT_COLUMNS) <= set(findings.columns)
+    acc = runs.set_index(["judge", "method", "budget", "seed"])["accuracy"].sort_index()
     mean = runs.groupby(["judge", "method", "budget"])["accuracy"].mean()
-    holds = dict(zip(findings["finding"], findings["holds"]))
+    margin = ch14.AT_LEAST_AS_ACCURATE_POINTS
+    rows = findings.set_index("finding")
+    status = {"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED}
+    assert list(findings["status"]) == [
+        status.get(d, claims.INCONCLUSIVE) for d in findings["decision"]
+    ]
+    assert (findings["n"] == n).all()
     for judge in params["judges"]:
-        above = all(mean[judge, "RACER", b] > mean[judge, "Random", b] for b in budgets)
-        racer = runs[(runs["judge"] == judge) & (runs["method"] == "RACER")]["accuracy"]
-        acer = runs[(runs["judge"] == judge) & (runs["method"] == "ACER")]["accuracy"]
-        expected = {
-            f"{judge}: RACER is more accurate than Random at every budget": above,
-            f"{judge}: RACER is at least as accurate as ACER on average": racer.mean()
-            >= acer.mean(),
-        }
+        d = acc[judge, "RACER"] - acc[judge, "Random"]  # by budget and seed
+        row = rows.loc[ch14.OVER_RANDOM.format(judge=judge)]
         for b in budgets:
-            best = max(mean[judge, m, b] for m in baselines.METHODS)
-            expected[f"{judge}: at C={b:g}, RACER is at least as accurate as the best baseline"] = (
-                mean[judge, "RACER", b] >= best
-            )
-        for finding, value in expected.items():
-            assert holds[finding] == value, finding
-    # real judges: each finding reads by its result
-    status = dict(zip(findings["finding"], findings["status"]))
-    for finding, value in holds.items():
-        assert status[finding] == (claims.REPRODUCED if value else claims.NOT_REPRODUCED)
+            assert f"ahead in {int((d.loc[b] > 0).sum())} of {n} seeds" in row["observed"]
+        p_random = max(_t_p(d.loc[b]) for b in budgets) if n >= MIN_SEEDS else None
+        acer = (acc[judge, "RACER"] - acc[judge, "ACER"]).groupby("seed").mean()
+        row_acer = rows.loc[ch14.OVER_ACER.format(judge=judge)]
+        assert np.isclose(row_acer["effect"], acer.mean())
+        checks = [(row, p_random), (row_acer, _t_p(acer, -margin) if n >= MIN_SEEDS else None)]
+        for b in budgets:
+            best = max(baselines.METHODS, key=lambda m: mean[judge, m, b])
+            diff = acc[judge, "RACER", b] - acc[judge, best, b]
+            row_best = rows.loc[ch14.OVER_BEST.format(judge=judge, budget=b)]
+            assert f"best baseline {best} " in row_best["observed"]
+            assert np.isclose(row_best["effect"], diff.mean())
+            checks.append((row_best, _t_p(diff, -margin) if n >= MIN_SEEDS else None))
+        for found, p in checks:
+            if p is None:  # too few seeds: no test ran
+                assert found["decision"] == "inconclusive" and "too few seeds" in found["note"]
+            elif found is row:  # Holm over the budgets: the largest raw p at most the adjusted
+                assert found["p"] >= p - 1e-12
+            else:
+                assert np.isclose(found["p"], p) or (not np.isfinite(p) and found["p"] in (0, 1))
+                assert (found["decision"] == "holds") == (found["p"] < ALPHA)
+
+
+def test_the_reports_claim_reads_the_runs_paired_by_seed(params, results):
+    """The reproduction report's claim (RACER vs Random, paired on split, judge, budget and
+    seed) reads this run: one value per replicate seed."""
+    claim = next(c for c in claims_table.CLAIMS if c.chapter == registry.LLMBAR_ROUTING)
+    outcome = claim.rule.evaluate(results)
+    assert outcome.verdict.n == params["n_seeds"]
+    assert outcome.provenance == "release"
+    if params["n_seeds"] < MIN_SEEDS:
+        assert outcome.verdict.decision == "inconclusive"
 
 
 def test_the_figure_is_a_real_png(results):
@@ -355,7 +391,7 @@ def test_subset_split_tests_on_the_other_subsets(chapter, tmp_path, pairs):
     )
     splits = _csv(out, "llmbar_splits.csv")
     assert set(splits["split_by"]) == {"subset"}
-    assert sorted(splits["seed"].unique()) == [7, 8]
+    assert sorted(splits["seed"].unique()) == verdicts.replicate_seeds(7, 2)
     for s, part in splits.groupby("seed"):
         assert set(part.loc[part["split"] == "test", "subset"]) == {"gptout", "manual"}
         assert (part["split"] == "test").sum() == (~pairs["subset"].isin(train_subsets)).sum()

@@ -5,7 +5,8 @@ The chapter's CSVs are checked against values recomputed here from its own runs 
 LLMBar's released records: the plan against the subsets present, the shift's two sides against
 the records, every violation against the cost in the training unit and the budget, the Wilson
 intervals, every robust run's control and its budget rule, and the comparison per judge and
-budget and pooled (the findings), each row with its provenance.
+budget and pooled (the findings), decided over the replicate seeds, each row with its
+provenance.
 
 The chapter needs the LLMBar files (a mirror in ``RACER_DATA_DIR`` or the download cache), so
 the session fixture ``smoke`` only runs it when they are available; otherwise these tests skip.
@@ -16,7 +17,9 @@ import pytest
 from conftest import real_chapter, release_table
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.paper import claims, shift
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.verdicts import ALPHA, MIN_SEEDS
+from racer_lib.paper import claims, claims_table, registry, shift
 from racer_lib.paper.chapters import llmbar_shift as ch15
 from racer_lib.records import llmbar
 
@@ -149,6 +152,28 @@ def test_each_robust_run_has_its_matched_spend_control(runs, controls):
     assert (both.loc[~under, "control_budget"] == both.loc[~under, "budget"]).all()
 
 
+def _per_seed(g):
+    """Per seed of paired rows ``g``: robust share over budget minus the controls', and the
+    mean paired accuracy difference (recomputed here, not with the library's helpers)."""
+    over = (g["train_cost"] > g["budget"]).astype(float)
+    over_control = (g["train_cost_control"] > g["budget"]).astype(float)
+    frame = g.assign(d=over - over_control, a=g["accuracy"] - g["accuracy_control"])
+    return frame.groupby("seed")[["d", "a"]].mean()
+
+
+def _check_decided(row, seeds):
+    """A comparison row's verdicts: inconclusive with too few seeds, else each part's decision
+    by its p-value and the conjunction holding only when both parts hold."""
+    parts = (row.violations_decision, row.accuracy_decision)
+    if seeds < MIN_SEEDS:
+        assert parts == ("inconclusive", "inconclusive") and row.decision == "inconclusive"
+        assert "too few seeds" in row.note
+        return
+    assert (row.violations_decision == "holds") == (row.violations_p < ALPHA)
+    assert (row.accuracy_decision == "holds") == (row.accuracy_p < ALPHA)
+    assert (row.decision == "holds") == (parts == ("holds", "holds"))
+
+
 def test_the_comparison_per_judge_and_budget_recomputes(params, runs, controls, results):
     table = _csv(results, "control_by_judge_budget.csv")
     robust = runs[runs["variant"].isin(shift.ROBUST)]
@@ -157,39 +182,48 @@ def test_the_comparison_per_judge_and_budget_recomputes(params, runs, controls, 
     for row in table.itertuples():
         g = both[(both["method"] == row.method) & (both["judge"] == row.judge)]
         g = g[np.isclose(g["budget"], row.budget)]
-        assert row.runs == len(g)
+        assert row.runs == len(g) and row.seeds == g["seed"].nunique() == params["n_seeds"]
         assert row.robust_violations == int((g["train_cost"] > g["budget"]).sum())
         assert row.control_violations == int((g["train_cost_control"] > g["budget"]).sum())
         lo, hi = shift.wilson_interval(row.control_violations, row.runs)
         assert np.isclose(row.control_lo, lo) and np.isclose(row.control_hi, hi)
-        assert np.isclose(row.accuracy_difference, (g["accuracy"] - g["accuracy_control"]).mean())
-        assert row.difference_lo <= row.accuracy_difference + 1e-9
+        seeds = _per_seed(g)  # the replicate is the seed: one value per seed
+        assert np.isclose(row.violation_difference, seeds["d"].mean())
+        assert np.isclose(row.accuracy_difference, seeds["a"].mean())
         over = g["train_cost"] > g["budget"]
         over_control = g["train_cost_control"] > g["budget"]
         assert row.only_robust == int((over & ~over_control).sum())
         assert row.only_control == int((over_control & ~over).sum())
-        assert np.isclose(row.violations_p, shift.sign_test(row.only_robust, row.only_control))
-        assert row.holds == bool(
-            row.violations_p < shift.SIGNIFICANCE
-            and row.difference_lo >= -shift.EQUAL_ACCURACY_POINTS
-        )
+        _check_decided(row, len(seeds))
 
 
-def test_findings_are_the_cost_reweighting_variants_pooled(runs, controls, results):
+def test_findings_are_the_cost_reweighting_variants_pooled(params, runs, controls, results):
     """The findings read only the variants that reweight the costs (RACER-C and RACER, not
-    RACER-R), each with every temperature, judge, shift and budget pooled, paired run by run."""
-    sweep = _csv(results, "control_sweep.csv")
+    RACER-R), each with every temperature, judge, shift and budget pooled within its seed,
+    each run paired with its own control; the report's claim reads exactly these rows."""
     findings = _csv(results, "findings.csv")
-    assert set(sweep["method"]) == set(runs.loc[runs["variant"].isin(shift.ROBUST), "method"])
     variants = [v for v in dict.fromkeys(runs["variant"]) if v in shift.COST_ROBUST]
     assert list(findings["finding"]) == [f"{v}: beats the matched-spend control" for v in variants]
-    again = shift.variant_comparison(runs, controls).set_index("variant")
+    assert set(claims.VERDICT_COLUMNS) <= set(findings.columns)
+    both = runs.merge(controls, on=KEYS, suffixes=("", "_control"))
+    status = {"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED}
     for f in findings.itertuples():
-        row = again.loc[f.variant]
-        assert row["runs"] == (runs["variant"] == f.variant).sum()
-        assert f.holds == row["holds"]
-        assert f.status == (claims.REPRODUCED if row["holds"] else claims.NOT_REPRODUCED)
-        assert f"{row['robust_violations']} of {row['runs']}" in f.detail
+        g = both[both["variant"] == f.variant]
+        assert f.n == g["seed"].nunique() == params["n_seeds"]
+        assert f.status == status.get(f.decision, claims.INCONCLUSIVE)
+        k = int((g["train_cost"] > g["budget"]).sum())
+        assert f"over budget in {k} of {len(g)} runs" in f.observed
+        if params["n_seeds"] < MIN_SEEDS:
+            assert f.decision == "inconclusive"
+    claim = next(c for c in claims_table.CLAIMS if c.chapter == registry.LLMBAR_SHIFT)
+    matched = findings["finding"].str.contains(claim.rule.pattern, case=False, regex=True)
+    assert matched.all()
+
+
+def test_the_seeds_are_the_replicate_seeds(params, runs, controls):
+    seeds = verdicts.replicate_seeds(params["seed"], params["n_seeds"])
+    assert sorted(runs["seed"].unique()) == seeds
+    assert sorted(controls["seed"].unique()) == seeds
 
 
 def test_reasoning_rates_before_and_after(runs, results):

@@ -11,11 +11,9 @@ import pytest
 import yaml
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.paper import experiments
-from racer_lib.paper import shift as shift_mod
+from racer_lib.paper import claims, experiments, shift
 from racer_lib.paper.chapters import budget_frontier as frontier
 from racer_lib.paper.chapters import reasoning_vs_instruct as fig2
-from racer_lib.paper.chapters import robustness_ablation as ablation
 from racer_lib.paper.chapters import training_dynamics as dynamics
 from racer_lib.records import llmbar
 from racer_lib.records.simulate import simulate
@@ -79,71 +77,161 @@ def test_the_area_above_random_is_zero_on_the_chord_and_the_lift_above_it(plante
     records, _ = planted
     rates = np.array([0.2, 0.5, 0.7])
     chord = pd.DataFrame([evaluate.random_point(records, q) for q in rates])
-    assert frontier.area_above_random(chord, records) == pytest.approx(0.0, abs=1e-9)
+    assert evaluate.area_above_random(chord, records) == pytest.approx(0.0, abs=1e-9)
     lifted = chord.assign(accuracy=chord["accuracy"] + 3.0)
     span = chord["cost"].max() - chord["cost"].min()
-    assert frontier.area_above_random(lifted, records) == pytest.approx(3.0 * span)
+    assert evaluate.area_above_random(lifted, records) == pytest.approx(3.0 * span)
 
 
 # ----------------------------------------------------------------------------------------
 # Fig. 4's concave frontier, Fig. 5's monotone reward, Fig. 2's cost-effectiveness
 
 
-def test_concavity_deficits_find_a_planted_dip():
+def _frontier(accuracies, n_seeds=10, sets=("test",), noise=0.1, ai=(60.0, 1.0), ar=(80.0, 5.0)):
+    """Runs and endpoints of one judge on ``sets``: RACER at budgets 2, 3, 4 (costs 2, 3, 4)
+    with ``accuracies`` plus seed noise, Random on the chord, the fixed modes ``ai`` and ``ar``
+    (accuracy, cost) on every seed's records."""
+    rng = np.random.default_rng(11)
+    runs, ends = [], []
+    for seed in range(n_seeds):
+        for name in sets:
+            for method, (acc, cost) in (("All-Instruct", ai), ("All-Reasoning", ar)):
+                ends.append(
+                    {
+                        "judge": "j",
+                        "set": name,
+                        "seed": seed,
+                        "method": method,
+                        "accuracy": acc,
+                        "cost": cost,
+                    }
+                )
+            for budget, acc in zip((2.0, 3.0, 4.0), accuracies):
+                runs.append(
+                    {
+                        "judge": "j",
+                        "set": name,
+                        "budget": budget,
+                        "seed": seed,
+                        "method": "RACER",
+                        "accuracy": acc + rng.normal(0, noise),
+                        "cost": budget,
+                    }
+                )
+    return pd.DataFrame(runs), pd.DataFrame(ends)
+
+
+def test_chord_elevations_find_a_planted_dip():
     costs, acc = [1, 2, 3, 4, 5], [60, 70, 76, 79, 80]  # slopes 10, 6, 3, 1: concave
-    deficit, tol = frontier.concavity_deficits(costs, acc, [0] * 5)
-    assert (deficit <= 0).all() and len(deficit) == len(tol) == 3
-    dip = [60, 70, 72, 79, 80]  # the middle point 4 points under its neighbours' chord
-    deficit, _ = frontier.concavity_deficits(costs, dip, [0] * 5)
-    assert deficit[1] == pytest.approx(74.5 - 72)
+    assert (frontier.chord_elevations(costs, acc) > 0).all()
+    dip = [60, 70, 72, 79, 80]  # the middle point 2.5 points under its neighbours' chord
+    assert frontier.chord_elevations(costs, dip)[1] == pytest.approx(72 - 74.5)
+    # neighbours of equal cost: the elevation above their mean
+    assert frontier.chord_elevations([1, 1.5, 1], [60, 72, 80]) == pytest.approx([2.0])
 
 
-def test_frontier_findings_hold_on_a_concave_curve_and_not_on_a_dip():
-    ends = pd.DataFrame(
-        {
-            "judge": "j",
-            "set": "test",
-            "method": ["All-Instruct", "All-Reasoning"],
-            "accuracy": [60.0, 80.0],
-            "cost": [1.0, 5.0],
-        }
-    )
-
-    def summary(accuracies):
-        return pd.DataFrame(
-            {
-                "judge": "j",
-                "set": "test",
-                "method": "RACER",
-                "budget": [2.0, 3.0, 4.0],
-                "cost_mean": [2.0, 3.0, 4.0],
-                "accuracy_mean": accuracies,
-                "accuracy_sd": 0.1,
-                "seeds": 4,
-            }
-        )
-
-    good = frontier.frontier_findings(summary([70.0, 76.0, 79.0]), ends, "simulated")
-    bad = frontier.frontier_findings(summary([70.0, 71.0, 79.0]), ends, "simulated")
-    assert list(good["holds"]) == [True] and list(bad["holds"]) == [False]
-    assert good["finding"].iloc[0] == "concave frontier: j, test"
+def test_concavity_holds_on_a_concave_frontier_and_fails_on_a_planted_dip():
+    """Every (judge, set, budget) a member, non-inferiority at the module's margin, Holm."""
+    runs, ends = _frontier([70.0, 76.0, 79.0])
+    row, members = frontier.concavity(runs, ends)
+    assert row["finding"].startswith("concave frontier") and row["decision"] == "holds"
+    assert len(members) == 3 and row["n"] == 10
+    assert row["margin"] == frontier.CONCAVITY_MARGIN
+    dip, ends = _frontier([70.0, 72.0, 79.0])  # C = 3 lies 2.5 points under its chord
+    row, members = frontier.concavity(dip, ends)
+    assert row["decision"] == "fails" and members["j, test, C = 3"].decision == "fails"
+    # a dip inside the margin is not a failure: the member is shown to lie above -margin
+    near, ends = _frontier([70.0, 74.5 - frontier.CONCAVITY_MARGIN / 4, 79.0], noise=0.01)
+    assert frontier.concavity(near, ends)[0]["decision"] == "holds"
+    few, ends = _frontier([70.0, 76.0, 79.0], n_seeds=2)
+    assert frontier.concavity(few, ends)[0]["decision"] == "inconclusive"
 
 
-def _history(rewards_by_budget):
+def test_the_gain_over_all_instruct_is_read_per_seed_on_the_benchmarks():
+    runs, ends = _frontier([63.0, 64.0, 65.0], sets=("test", "b1", "b2"))
+    row, members = frontier.over_all_instruct(runs, ends, ["b1", "b2"])
+    assert set(members) == {"j, b1", "j, b2"} and row["decision"] == "holds"
+    assert row["effect"] == pytest.approx(4.0, abs=0.1)  # pooled over the budgets
+    worse, ends = _frontier([57.0, 58.0, 59.0], sets=("b1",))
+    assert frontier.over_all_instruct(worse, ends, ["b1"])[0]["decision"] == "fails"
+
+
+def test_surpassing_all_reasoning_at_half_its_cost_reads_the_cheap_budgets_only():
+    # costs 2 and 3 are within half of All-Reasoning's 6; the point at cost 4 is not
+    ar = (75.0, 6.0)
+    runs, ends = _frontier([74.0, 77.0, 90.0], sets=("train", "test"), ar=ar)
+    row, members = frontier.over_all_reasoning(runs, ends)
+    assert set(members) == {"j, train", "j, test"} and row["decision"] == "holds"
+    assert row["effect"] == pytest.approx(2.0, abs=0.1)  # the best cheap run, C = 3
+    below, ends = _frontier([72.0, 73.0, 90.0], sets=("train", "test"), ar=ar)
+    assert frontier.over_all_reasoning(below, ends)[0]["decision"] == "fails"
+    # no run that cheap in any seed: nothing to test
+    dear, ends = _frontier([74.0, 77.0, 90.0], sets=("test",), ar=(75.0, 3.0))
+    assert frontier.over_all_reasoning(dear, ends)[0]["decision"] == "inconclusive"
+
+
+def test_frontier_findings_are_one_row_each_with_a_status():
+    runs, ends = _frontier([70.0, 76.0, 79.0], sets=("train", "test", "b1"))
+    findings, points = frontier.frontier_findings(runs, ends, ["b1"], "simulated")
+    texts = list(findings["finding"])
+    assert [t.split()[0] for t in texts] == ["concave", "improves", "often"]
+    assert set(findings["status"]) <= {"reproduced", "not reproduced", "inconclusive"}
+    assert (findings["status"] == "reproduced").iloc[0] and len(points) == 9
+    assert "holds" not in findings.columns and "calibrated" not in findings.columns
+
+
+def _history(curves_by_budget, seeds=10):
+    """A training history: per budget, ``curves_by_budget[budget](seed)`` is that seed's reward
+    per epoch."""
     rows = []
-    for budget, rewards in rewards_by_budget.items():
-        for seed in (0, 1):
-            for epoch, r in enumerate(rewards, start=1):
+    for budget, curve in curves_by_budget.items():
+        for seed in range(seeds):
+            for epoch, r in enumerate(curve(seed), start=1):
                 rows.append({"budget": budget, "seed": seed, "epoch": epoch, "train_reward": r})
     return pd.DataFrame(rows)
 
 
-def test_training_findings_read_the_direction_of_the_reward():
-    rising = [0.80, 0.82, 0.81, 0.85, 0.86, 0.87, 0.88]  # one dip: Spearman 0.96
-    history = _history({2.0: rising, 4.0: rising[::-1]})
-    found = dynamics.training_findings(history, "simulated").set_index("budget")
-    assert bool(found.loc[2.0, "holds"]) and not bool(found.loc[4.0, "holds"])
-    assert found["finding"].str.startswith("reward increases monotonically: ").all()
+def _rising(seed, epochs=30):
+    """A reward that rises by 0.003 per epoch with noise a tenth of that: Spearman ρ near 1."""
+    rng = np.random.default_rng(seed)
+    return 0.8 + 0.003 * np.arange(epochs) + rng.normal(0, 3e-4, epochs)
+
+
+def _flat(seed, epochs=30):
+    """A reward that only wanders around 0.85: ρ near 0."""
+    return 0.85 + np.random.default_rng(100 + seed).normal(0, 0.01, epochs)
+
+
+def test_monotone_reward_holds_for_a_planted_rise_and_fails_for_a_flat_curve():
+    found = dynamics.training_findings(_history({2.0: _rising, 4.0: _rising}), "simulated")
+    assert len(found) == 1 and found["finding"].iloc[0] == dynamics.MONOTONE_FINDING
+    row = found.iloc[0]
+    assert (row["decision"], row["status"], row["n"]) == ("holds", claims.REPRODUCED, 10)
+    assert row["test"].startswith("Holm over 2: one-sided t (> 0.9)")
+    flat = dynamics.training_findings(_history({2.0: _rising, 4.0: _flat}), "simulated")
+    assert (flat["decision"].iloc[0], flat["status"].iloc[0]) == ("fails", claims.NOT_REPRODUCED)
+    assert "weakest B = 4" in flat["note"].iloc[0]
+    table, members = dynamics.monotone_members(_history({2.0: _rising, 4.0: _flat}))
+    assert list(table["budget"]) == [2.0, 4.0] and list(members) == ["B = 2", "B = 4"]
+    assert list(table["decision"]) == ["holds", "fails"]
+    rhos = dynamics.monotone_rhos(_history({2.0: _rising}))
+    assert table["effect"].iloc[0] == pytest.approx(rhos["rho"].mean())
+    assert (rhos["rho"] > dynamics.MONOTONE_RHO).all() and len(rhos) == 10
+
+
+def test_monotone_reward_needs_the_protocols_seeds():
+    """Two seeds of a perfect rise: no test runs, the verdict is inconclusive."""
+    few = dynamics.training_findings(_history({2.0: _rising}, seeds=2), "simulated")
+    assert (few["decision"].iloc[0], few["status"].iloc[0]) == ("inconclusive", claims.INCONCLUSIVE)
+    assert "too few seeds" in few["note"].iloc[0]
+
+
+def test_monotone_reward_averages_rows_within_a_seed_and_epoch():
+    """Rows sharing a (budget, seed, epoch) are one run's epoch: their mean is the curve."""
+    history = _history({2.0: _rising})
+    doubled = pd.concat([history.assign(train_reward=history["train_reward"] + d)
+                         for d in (-0.5, 0.5)])  # fmt: skip
+    pd.testing.assert_frame_equal(dynamics.monotone_rhos(doubled), dynamics.monotone_rhos(history))
 
 
 def test_cost_effectiveness_compares_math_and_coding_with_the_rest(planted):
@@ -161,21 +249,24 @@ def test_cost_effectiveness_compares_math_and_coding_with_the_rest(planted):
 
 
 # ----------------------------------------------------------------------------------------
-# Fig. 3: the findings of the ablation on hand-made runs
+# Fig. 3: the findings of the ablation on hand-made runs, seeds as replicates
 
 
-def _runs(violated_b=(), rates=None, acc=None):
-    """Two scenarios x (ACER, RACER-R at τ 0.1 and 1, RACER-C at τ 0.1 and 1) x 4 seeds;
-    ``violated_b`` names the methods whose seed-0 run overspends under (b), ``rates`` and
-    ``acc`` override a method's reasoning rate or accuracy (per seed: plus seed / 10)."""
+def _runs(violated_b=(), acc=None, seeds=10):
+    """Two scenarios x (ACER, RACER-R at τ 0.1 and 1, RACER-C at τ 0.1 and 1) x ``seeds``
+    replicate seeds; ``violated_b`` names the methods whose runs overspend under (b), ``acc``
+    overrides a method's accuracy. Each seed's record draw moves every method alike (plus a
+    little noise per run)."""
+    rng = np.random.default_rng(11)
     rows = []
     methods = [("ACER", "ACER", np.nan), ("RACER-R τ=0.1", "RACER-R", 0.1)]
     methods += [("RACER-R τ=1", "RACER-R", 1.0), ("RACER-C τ=0.1", "RACER-C", 0.1)]
     methods += [("RACER-C τ=1", "RACER-C", 1.0)]
-    for scenario in (A, B):
-        for name, variant, tau in methods:
-            for seed in range(4):
-                over = scenario == B and seed == 0 and name in violated_b
+    for seed in range(seeds):
+        level = rng.normal(0, 1)
+        for scenario in (A, B):
+            for name, variant, tau in methods:
+                over = scenario == B and name in violated_b
                 rows.append(
                     {
                         "scenario": scenario,
@@ -184,65 +275,48 @@ def _runs(violated_b=(), rates=None, acc=None):
                         "tau": tau,
                         "seed": seed,
                         "budget": 2.0,
-                        "accuracy": (acc or {}).get(name, 80.0) + seed / 10,
+                        "accuracy": (acc or {}).get(name, 80.0) + level + rng.normal(0, 0.05),
                         "cost": 2.5 if over else 1.5,
-                        "reasoning_rate": (rates or {}).get(name, 0.3) + seed / 100,
-                        "valid_accuracy": 80.0,
-                        "valid_cost": 1.8,
-                        "final_lambda": 0.0,
+                        "reasoning_rate": 0.3,
                         "violated": over,
-                        "best_epoch": 1,
                     }
                 )
     return pd.DataFrame(rows)
 
 
-def _findings(runs):
-    summary = ablation.ablation_summary(runs)
-    found = ablation.ablation_findings(runs, summary, [0.1, 1.0], [0.1, 1.0], "simulated", 0)
-    return found.set_index("finding")["holds"]
-
-
-def test_within_budget_means_no_racer_c_run_over_it():
-    within = "costlier shift: RACER-C consistently stays within budget"
-    assert _findings(_runs())[within]
-    assert not _findings(_runs(violated_b=("RACER-C τ=1",)))[within]
-    assert _findings(_runs(violated_b=("ACER",)))[within]  # ACER's runs are not RACER-C's
+def _highest(runs):
+    return shift.ablation_findings(runs, "simulated")["decision"].item()
 
 
 def test_highest_reward_is_against_every_method():
-    best = "cheaper shift: RACER-R has the highest reward of every method"
-    ahead = {"RACER-R τ=0.1": 82.0}
-    assert _findings(_runs(acc=ahead))[best]
-    assert not _findings(_runs(acc={**ahead, "RACER-C τ=1": 83.0}))[best]  # not only ACER
-    assert not _findings(_runs())[best]  # a tie is no lead
-
-
-def test_conservative_routing_needs_a_lower_rate_at_the_smaller_temperature():
-    rule = next(f for f in _findings(_runs()).index if f.startswith("conservative routing"))
-    assert _findings(_runs(rates={"RACER-C τ=0.1": 0.1}))[rule]
-    assert not _findings(_runs())[rule]
-    assert not _findings(_runs(rates={"RACER-C τ=0.1": 0.5}))[rule]
+    ahead = {"RACER-R τ=0.1": 81.0, "RACER-R τ=1": 81.0}
+    assert _highest(_runs(acc=ahead)) == "holds"
+    assert _highest(_runs(acc={**ahead, "RACER-C τ=1": 82.0})) == "fails"  # not only ACER
+    assert _highest(_runs()) != "holds"  # a tie is no lead
+    # its τ pooled: one τ far ahead cannot carry a τ far behind
+    assert _highest(_runs(acc={"RACER-R τ=0.1": 82.0, "RACER-R τ=1": 77.0})) == "fails"
+    assert _highest(_runs(acc=ahead, seeds=3)) == "inconclusive"  # too few seeds
 
 
 def test_the_control_verdict_is_read_for_racer_c_only_under_the_costlier_shift():
     runs = _runs(violated_b=("RACER-R τ=0.1",))
-    robust = runs[runs["variant"].isin(shift_mod.ROBUST)]
+    robust = runs[(runs["variant"] == "RACER-C") & (runs["scenario"] == B)]
     controls = robust[["scenario", "method", "seed", "budget"]].assign(
         robust_valid_cost=1.8,
         control_budget=1.8,
         control_valid_cost=1.8,
-        accuracy=robust["accuracy"],
-        cost=np.where(robust["seed"] < 3, 2.5, 1.5),  # three of four controls overspend
+        accuracy=robust["accuracy"].to_numpy(),
+        cost=np.where(robust["seed"].to_numpy() % 4 < 3, 2.5, 1.5),  # 3 of 4 controls over
         reasoning_rate=0.3,
     )
-    found = ablation.control_verdicts(runs, controls, "simulated", seed=0)
+    found = shift.matched_spend_finding(runs, controls, "simulated")
     assert list(found["finding"]) == ["costlier shift: RACER-C beats the matched-spend control"]
     assert list(found["scenario"]) == [B]
-    assert found["detail"].str.contains("violations 0 of 8 runs").all()
-    assert found["holds"].iloc[0]  # 0 against 6 of 8 (p = 1/64) at equal accuracy
+    assert found["observed"].str.contains("over budget in 0 of 20 runs").all()
+    assert found["decision"].item() == "holds"  # fewer violations per seed, equal accuracy
+    assert found["status"].item() == claims.REPRODUCED
     thrifty = controls.assign(cost=1.5)  # the controls stay within budget too: thrift
-    assert not ablation.control_verdicts(runs, thrifty, "simulated")["holds"].iloc[0]
+    assert shift.matched_spend_finding(runs, thrifty, "simulated")["decision"].item() == "fails"
 
 
 # ----------------------------------------------------------------------------------------

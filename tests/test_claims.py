@@ -1,65 +1,159 @@
-"""racer_lib.paper.claims: the statuses of findings."""
+"""racer_lib.paper.claims: the six statuses of a finding, from its test's decision, what the
+simulator was given (racer_lib.paper.given, derived from the finding's text, never declared)
+and the records' provenance."""
 
+import pandas as pd
 import pytest
 
-from racer_lib.paper import claims
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE
+from racer_lib.paper import claims, given
+from racer_lib.paper import registry as ch
+
+#: A finding of chapter 04 the simulator was given (JUDGES.rho fixes the headroom) and one it
+#: was not (in given.py, a finding of that chapter naming neither headroom nor the cells).
+GIVEN = (ch.REASONING, "paper_findings.csv", "the headroom when the two modes disagree shrinks")
+EMERGENT = (ch.FRONTIER, "frontier_findings.csv", "concave frontier at every budget")
+
+HELD = verdicts.directional([1.0, 1.2, 0.8, 1.1, 0.9, 1.0, 1.05, 0.95, 1.15, 0.85])
+REFUTED = verdicts.directional([-x for x in [1.0, 1.2, 0.8, 1.1, 0.9, 1.0, 1.05, 0.95, 1.1, 0.9]])
+UNDECIDED = verdicts.directional([1.0, -1.0, 0.5, -0.4, 0.2, -0.3, 0.9, -0.8, 0.1, 0.0])
+BY_DECISION = {HOLDS: HELD, FAILS: REFUTED, INCONCLUSIVE: UNDECIDED}
 
 
-def test_a_calibrated_finding_on_simulated_records_is_by_construction_when_it_holds():
-    assert claims.finding_status(True, True, "simulated") == claims.BY_CONSTRUCTION
+def test_the_examples_decide_as_named():
+    assert {d: v.decision for d, v in BY_DECISION.items()} == {d: d for d in BY_DECISION}
 
 
-def test_a_calibrated_finding_that_fails_on_simulated_records_is_not_reproduced():
-    """The simulator was given it, yet its records do not contain it (the null-gain control)."""
-    assert claims.finding_status(False, True, "simulated") == claims.NOT_REPRODUCED
-
-
-def test_a_calibrated_level_off_its_tolerance_stays_by_construction():
-    assert claims.finding_status(False, True, "simulated", level=True) == claims.BY_CONSTRUCTION
-    assert claims.finding_status(False, True, "release", level=True) == claims.NOT_REPRODUCED
-    rows = [{"finding": "share", "holds": False, "calibrated": True, "level": True}]
-    table = claims.add_status(rows, "simulated")
-    assert list(table.columns) == ["finding", "holds", "status"]
-    assert list(table["status"]) == [claims.BY_CONSTRUCTION]
+def test_the_statuses_are_six_and_distinct():
+    assert len(set(claims.STATUSES)) == 6
+    assert {claims.VERIFIED, claims.INCONCLUSIVE} <= set(claims.STATUSES)
+    assert set(claims.EMERGENT_STATUSES) == {
+        claims.REPRODUCED,
+        claims.NOT_REPRODUCED,
+        claims.INCONCLUSIVE,
+    }
 
 
 @pytest.mark.parametrize("provenance", ["simulated", "release", "generated", "mixed"])
-def test_an_emergent_finding_is_decided_by_its_result(provenance):
-    assert claims.finding_status(True, False, provenance) == claims.REPRODUCED
-    assert claims.finding_status(False, False, provenance) == claims.NOT_REPRODUCED
+def test_an_emergent_finding_is_decided_by_its_test(provenance):
+    assert claims.status_of(HOLDS, False, provenance) == claims.REPRODUCED
+    assert claims.status_of(FAILS, False, provenance) == claims.NOT_REPRODUCED
+    assert claims.status_of(INCONCLUSIVE, False, provenance) == claims.INCONCLUSIVE
+
+
+def test_a_given_finding_on_simulated_records_is_by_construction_unless_its_test_fails():
+    assert claims.status_of(HOLDS, True, "simulated") == claims.BY_CONSTRUCTION
+    assert claims.status_of(INCONCLUSIVE, True, "simulated") == claims.BY_CONSTRUCTION
+    # the simulator was given it, yet its records do not contain it (the null-gain control)
+    assert claims.status_of(FAILS, True, "simulated") == claims.NOT_REPRODUCED
+
+
+def test_a_given_level_off_its_tolerance_stays_by_construction_on_simulated_records_only():
+    assert claims.status_of(FAILS, True, "simulated", level=True) == claims.BY_CONSTRUCTION
+    assert claims.status_of(FAILS, True, "release", level=True) == claims.NOT_REPRODUCED
 
 
 @pytest.mark.parametrize("provenance", ["release", "generated", "mixed"])
-def test_a_calibrated_finding_on_other_records_is_evidence(provenance):
-    assert claims.finding_status(True, True, provenance) == claims.REPRODUCED
-    assert claims.finding_status(False, True, provenance) == claims.NOT_REPRODUCED
+def test_a_given_finding_on_other_records_is_evidence(provenance):
+    assert claims.status_of(HOLDS, True, provenance) == claims.REPRODUCED
+    assert claims.status_of(FAILS, True, provenance) == claims.NOT_REPRODUCED
+    assert claims.status_of(INCONCLUSIVE, True, provenance) == claims.INCONCLUSIVE
 
 
-def test_the_statuses_are_five_and_distinct():
-    assert len(set(claims.STATUSES)) == 5
-    assert claims.VERIFIED in claims.STATUSES
+def test_an_unknown_decision_is_refused():
+    with pytest.raises(ValueError, match="unknown decision"):
+        claims.status_of("maybe", False, "simulated")
 
 
-def test_add_status_puts_the_status_after_holds_and_the_basis_last():
+def test_the_examples_given_and_emergent_are_so_in_given_py():
+    for stem, csv, text, expected in (*[(*GIVEN, True)], *[(*EMERGENT, False)]):
+        read = given.Read(csv, ("finding",), texts=(text,))
+        assert bool(given.given_by(stem, [read])) is expected, text
+
+
+def _row(text, verdict, **labels):
+    return {"finding": text, **labels, "observed": "x", **verdict.columns(), "basis": "why"}
+
+
+@pytest.mark.parametrize("decision", [HOLDS, FAILS, INCONCLUSIVE])
+@pytest.mark.parametrize("provenance", ["simulated", "release"])
+def test_add_status_derives_given_from_the_findings_text(decision, provenance):
+    """No flag: the same verdict reads by construction for the given text on simulated records
+    and as its test decided for the emergent one, or anywhere on real records."""
+    verdict = BY_DECISION[decision]
+    stem, csv, text = GIVEN
+    mine = claims.add_status([_row(text, verdict)], provenance, stem, csv)
+    stem2, csv2, text2 = EMERGENT
+    theirs = claims.add_status([_row(text2, verdict)], provenance, stem2, csv2)
+    assert mine["status"].iloc[0] == claims.status_of(decision, True, provenance)
+    assert theirs["status"].iloc[0] == claims.status_of(decision, False, provenance)
+    assert mine["decision"].iloc[0] == decision and mine["n"].iloc[0] == verdict.n
+
+
+def test_the_given_text_of_one_chapter_is_emergent_in_another():
+    stem, csv, text = GIVEN
+    other = claims.add_status([_row(text, HELD)], "simulated", ch.FRONTIER, csv)
+    assert other["status"].iloc[0] == claims.REPRODUCED
+
+
+def test_add_status_puts_the_verdict_and_status_after_the_labels_and_the_basis_last():
     rows = [
-        {"finding": "given", "holds": True, "calibrated": True, "basis": "an input", "detail": "d"},
-        {
-            "finding": "learned",
-            "holds": False,
-            "calibrated": False,
-            "basis": "emerges",
-            "detail": "",
-        },
+        _row("concave frontier at every budget", HELD, judge="qwen3-4b", split="test"),
+        {**_row("x", REFUTED, judge="qwen3-8b", split="test"), "holds": True, "level": False},
     ]
-    sim = claims.add_status(rows, "simulated")
-    assert list(sim.columns) == ["finding", "holds", "status", "detail", "basis"]
+    table = claims.add_status(rows, "simulated", ch.FRONTIER, "frontier_findings.csv")
+    assert list(table.columns) == [
+        "finding",
+        "judge",
+        "split",
+        "observed",
+        *claims.VERDICT_COLUMNS,
+        "p_other",  # Verdict.columns() gives it; it stays with the verdict's columns
+        "status",
+        "basis",
+    ]
+    assert list(table["status"]) == [claims.REPRODUCED, claims.NOT_REPRODUCED]
+    assert list(table["basis"]) == ["why", "why"]
+    assert table["effect"].iloc[0] == pytest.approx(HELD.effect)
+    assert (table["lo"] < table["hi"]).all()
+
+
+def test_a_status_in_the_input_is_replaced_not_copied():
+    row = {**_row("concave frontier", UNDECIDED), "status": claims.REPRODUCED}
+    table = claims.add_status([row], "simulated", ch.FRONTIER, "frontier_findings.csv")
+    assert list(table["status"]) == [claims.INCONCLUSIVE]
+    assert list(table.columns).count("status") == 1
+
+
+def test_a_check_without_a_test_is_by_construction_only_when_it_checks_the_simulator():
+    """A single record draw states no uncertainty: a check of a given quantity on simulated
+    records decides by its result; anywhere else it reads inconclusive, with the reason."""
+    stem, csv, text = GIVEN
+    checks = [{"finding": text, "holds": True}, {"finding": text, "holds": False}]
+    sim = claims.add_status(checks, "simulated", stem, csv)
     assert list(sim["status"]) == [claims.BY_CONSTRUCTION, claims.NOT_REPRODUCED]
-    failed = claims.add_status([{**rows[0], "holds": False}], "simulated")
-    assert list(failed["status"]) == [claims.NOT_REPRODUCED]
-    real = claims.add_status(rows, "release")
-    assert list(real["status"]) == [claims.REPRODUCED, claims.NOT_REPRODUCED]
+    assert set(sim["test"]) == {claims.NO_TEST}
+    real = claims.add_status(checks, "release", stem, csv)
+    assert list(real["status"]) == [claims.INCONCLUSIVE] * 2
+    assert real["note"].str.contains("no test ran").all()
+    emergent = claims.add_status(checks[:1], "simulated", ch.FRONTIER, csv)
+    assert list(emergent["status"]) == [claims.INCONCLUSIVE]
+
+
+def test_a_given_level_off_its_tolerance_stays_by_construction_in_a_findings_table():
+    stem, csv, text = GIVEN
+    rows = [{**_row(text, REFUTED), "level": True}]
+    assert list(claims.add_status(rows, "simulated", stem, csv)["status"]) == [
+        claims.BY_CONSTRUCTION
+    ]
+    assert list(claims.add_status(rows, "release", stem, csv)["status"]) == [claims.NOT_REPRODUCED]
+    assert "level" not in claims.add_status(rows, "release", stem, csv).columns
 
 
 def test_add_status_keeps_the_columns_of_an_empty_table():
-    empty = claims.add_status([], "simulated")
-    assert empty.empty and list(empty.columns) == ["holds", "status"]
+    empty = claims.add_status([], "simulated", ch.FRONTIER)
+    assert empty.empty
+    assert list(empty.columns) == ["finding", *claims.VERDICT_COLUMNS, "status"]
+    frame = claims.add_status(pd.DataFrame(columns=["finding", "judge"]), "release", ch.FRONTIER)
+    assert list(frame.columns) == ["finding", "judge", *claims.VERDICT_COLUMNS, "status"]

@@ -6,7 +6,6 @@ import pytest
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.paper import claims
-from racer_lib.paper.chapters import llama_family
 from racer_lib.paper.chapters import llmbar_judges as ch13
 from racer_lib.paper.chapters import reasoning_vs_instruct as ch04
 from racer_lib.paper.chapters import self_routing as ch11
@@ -28,11 +27,11 @@ def four_pairs():
 
 
 def test_random_at_cost_matches_the_cost_and_lies_on_the_chord(four_pairs):
-    point = llama_family.random_at_cost(four_pairs, 2.0)
+    point = evaluate.random_at_cost(four_pairs, 2.0)
     assert point["cost"] == pytest.approx(2.0) and point["reasoning_rate"] == pytest.approx(0.5)
     assert point["accuracy"] == pytest.approx(62.5)
-    assert llama_family.random_at_cost(four_pairs, 9.0)["reasoning_rate"] == 1.0  # clipped
-    assert llama_family.random_at_cost(four_pairs, 0.5)["reasoning_rate"] == 0.0
+    assert evaluate.random_at_cost(four_pairs, 9.0)["reasoning_rate"] == 1.0  # clipped
+    assert evaluate.random_at_cost(four_pairs, 0.5)["reasoning_rate"] == 0.0
 
 
 def test_random_scores_half_on_apgr_and_the_midpoint_on_auc(four_pairs):
@@ -224,20 +223,26 @@ def test_fig2_findings_check_the_domains_and_the_headroom_by_size():
     )
     large = _records([1, 1], [1, 1], judge="qwen3-8b", domain="coding")
     recs = pd.concat([small, mid, large], ignore_index=True)
-    checks = ch04.fig2_findings(recs.assign(source="release:hand-made"), "release")
-    assert list(checks.columns) == ["finding", "judge", "observed", "holds", "status", "basis"]
+    # each check reads one draw: on simulated records a check of the simulator, decided
+    checks = ch04.fig2_findings(recs, "simulated")
+    columns = ["finding", "judge", "observed", *claims.VERDICT_COLUMNS, "status", "basis"]
+    assert list(checks.columns) == columns
+    assert (checks["test"] == claims.NO_TEST).all()
     domain = checks[checks["finding"].str.startswith("reasoning gains")]
-    holds = dict(zip(domain["judge"], domain["holds"], strict=True))
-    assert holds == {"qwen3-1.7b": True, "qwen3-4b": False}
-    # on real records each is evidence, read by its result
+    decided = dict(zip(domain["judge"], domain["decision"], strict=True))
+    assert decided == {"qwen3-1.7b": "holds", "qwen3-4b": "fails"}
     status = dict(zip(domain["judge"], domain["status"], strict=True))
-    assert status == {"qwen3-1.7b": claims.REPRODUCED, "qwen3-4b": claims.NOT_REPRODUCED}
+    assert status == {"qwen3-1.7b": claims.BY_CONSTRUCTION, "qwen3-4b": claims.NOT_REPRODUCED}
     assert "min gain math/coding 100.0 pts" in domain["observed"].iloc[0]
     # headroom: 1.7b 0 points (reasoning alone is the oracle), 4b 0, 8b 0: not shrinking
     size = checks.iloc[-1]
     assert size["judge"] == "qwen3-1.7b > qwen3-4b > qwen3-8b"
-    assert size["observed"] == "0.0 > 0.0 > 0.0" and not size["holds"]
-    assert size["status"] == claims.NOT_REPRODUCED
+    assert size["observed"] == "0.0 > 0.0 > 0.0" and size["decision"] == "fails"
+    # on real records one draw with no test decides nothing: every check is inconclusive
+    real = ch04.fig2_findings(recs.assign(source="release:hand-made"), "release")
+    assert (real["status"] == claims.INCONCLUSIVE).all()
+    assert real["note"].str.startswith("no test ran").all()
+    assert list(real["observed"]) == list(checks["observed"])
 
 
 def test_fig2_findings_on_simulated_records_are_by_construction():
@@ -256,8 +261,11 @@ def test_fig2_findings_on_simulated_records_are_by_construction():
     ).assign(source="simulated:hand-made")
     checks = ch04.fig2_findings(recs, rec.provenance(recs))
     ordering = ~checks["finding"].str.startswith("most cost-effective")
-    assert sorted(checks.loc[ordering, "holds"]) == [False, False, True]  # both outcomes ...
-    given = [claims.BY_CONSTRUCTION if h else claims.NOT_REPRODUCED for h in checks["holds"]]
+    assert sorted(checks.loc[ordering, "decision"]) == ["fails", "fails", "holds"]  # both ...
+    given = [
+        claims.BY_CONSTRUCTION if d == "holds" else claims.NOT_REPRODUCED
+        for d in checks["decision"]
+    ]
     assert list(checks["status"]) == given  # ... and neither is evidence of the paper
     assert checks["basis"].str.startswith("simulator input").all()
 
@@ -271,49 +279,59 @@ def test_fig2_findings_headroom_shrinks_with_size():
             _records([1, 0], [1, 0], judge="qwen3-8b", domain="chat"),
         ]
     )
-    checks = ch04.fig2_findings(recs, "generated")
+    checks = ch04.fig2_findings(recs, "simulated")
     assert len(checks) == 1  # no math or safety pairs: only the size check
-    assert checks.iloc[0]["observed"] == "50.0 > 25.0 > 0.0" and checks.iloc[0]["holds"]
-    assert checks.iloc[0]["status"] == claims.REPRODUCED
+    assert checks.iloc[0]["observed"] == "50.0 > 25.0 > 0.0"
+    assert checks.iloc[0]["decision"] == "holds"
+    assert checks.iloc[0]["status"] == claims.BY_CONSTRUCTION
+    assert ch04.fig2_findings(recs, "generated").iloc[0]["status"] == claims.INCONCLUSIVE
     one = ch04.fig2_findings(recs[recs["judge"] == "qwen3-4b"], "generated")
     assert one.empty and "status" in one.columns  # one judge: nothing checked
 
 
+def _judge_records(judge, cells, copies=20):
+    """``judge``'s records: per subset, (instruct, reasoning) outcomes, each pair ``copies``
+    times (so that the exact tests decide while the shares stay those of the pattern)."""
+    parts = [
+        _records(np.tile(ins, copies), np.tile(rea, copies), judge=judge, subset=subset)
+        for subset, (ins, rea) in cells.items()
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
 def test_fig2_reading_states_what_the_tables_show():
-    by_judge = pd.DataFrame({"judge": ["x", "y"], "delta_accuracy": [-2.0, 3.0]})
-    by_subset = pd.DataFrame(
-        {"judge": ["x", "x", "y"], "subset": ["s1", "s2", "s1"], "delta_accuracy": [1.0, -4.5, 0.0]}
+    """The chapter's input: :func:`delta_tables` of the records (per judge and per judge and
+    subset, with the pairs and discordant counts the tests read) and their
+    :func:`agreement_table`."""
+    x = _judge_records(  # s1: +25 points, s2: -33.3; overall -10, one mode right on 30 %
+        "x", {"s1": ([1, 1, 0, 0], [1, 1, 1, 0]), "s2": ([1, 1, 1, 1, 0, 0], [1, 0, 0, 1, 0, 0])}
     )
-    agreement = pd.DataFrame({"judge": ["x", "y"], "share_one_mode_right": [0.2, 0.4]})
+    y = _judge_records(  # s1: +50, s2: +33.3; overall +40, one mode right on 40 %
+        "y", {"s1": ([0, 0, 0, 1], [1, 1, 0, 1]), "s2": ([1, 1, 0, 0, 0, 0], [1, 1, 1, 1, 0, 0])}
+    )
+    by_subset, by_judge = ch13.delta_tables(pd.concat([x, y], ignore_index=True))
+    agreement = ch13.agreement_table(by_judge)
     reading = ch13.fig2_reading(by_judge, by_subset, agreement, "release")
-    assert list(reading["holds"]) == [True, True, True]
-    assert list(reading["status"]) == [claims.REPRODUCED] * 3
-    assert reading["detail"][0] == "1 of 2 judges lose accuracy with CoT: x -2.0"
-    assert reading["detail"][1] == "2 of 3 cells; the lowest is x on s2 (-4.5 points)"
-    assert reading["detail"][2] == (
-        "share of pairs with exactly one mode right: from 20.0 % (x) to 40.0 % (y)"
-    )
-    better = ch13.fig2_reading(
-        by_judge.assign(delta_accuracy=[1.0, 2.0]),
-        by_subset.assign(delta_accuracy=[1.0, 2.0, 3.0]),
-        agreement.assign(share_one_mode_right=[0.2, 0.5]),
-        "release",
-    )
-    assert list(better["holds"]) == [False, False, False]
-    assert list(better["status"]) == [claims.NOT_REPRODUCED] * 3
-    # the simulator is given the endpoints, the gains and rho: on its records all three are
-    # by construction where they hold, not reproduced where they do not
-    for shift in (0.0, 5.0):  # every finding holds, then none does
-        sim = ch13.fig2_reading(
-            by_judge.assign(delta_accuracy=by_judge["delta_accuracy"] + shift),
-            by_subset.assign(delta_accuracy=by_subset["delta_accuracy"] + shift),
-            agreement.assign(share_one_mode_right=agreement["share_one_mode_right"] + shift / 10),
-            "simulated",
-        )
-        assert list(sim["holds"]) == [shift == 0.0] * 3
-        given = claims.BY_CONSTRUCTION if shift == 0.0 else claims.NOT_REPRODUCED
-        assert list(sim["status"]) == [given] * 3
-    assert better["detail"][0] == "CoT is at least as accurate for every judge"
+    columns = ["finding", "observed", *claims.VERDICT_COLUMNS, "p_other", "status", "basis"]
+    assert list(reading.columns) == columns  # decided by a verdict: no "holds"
+    assert list(reading["finding"]) == [ch13.LOWERS, ch13.CELL_LE0, ch13.MINORITY, ch13.IMPROVES]
+    assert list(reading["observed"]) == [
+        "1 of 2 judges have a lower accuracy with CoT on these pairs: x -10.0",
+        "1 of 4 cells; the lowest is x on s2 (-33.3 points)",
+        "share of pairs with exactly one mode right: from 30.0 % (x) to 40.0 % (y)",
+        "ΔAccuracy (CoT − Vanilla) from -10.0 to +40.0 points over 2 judges (mean +15.0)",
+    ]
+    # x is shown to lose overall and on s2; both judges' one-mode share is shown below half;
+    # "every judge gains" fails on x
+    assert list(reading["decision"]) == ["holds", "holds", "holds", "fails"]
+    assert list(reading["status"]) == [claims.REPRODUCED] * 3 + [claims.NOT_REPRODUCED]
+    assert reading["n"].tolist() == [200, 80, 200, 200]  # the fewest pairs a member tested
+    # the simulator is given the first three (endpoints, gains, rho): by construction there
+    sim = ch13.fig2_reading(by_judge, by_subset, agreement, "simulated")
+    assert list(sim["status"]) == [claims.BY_CONSTRUCTION] * 3 + [claims.NOT_REPRODUCED]
+    no_loss = [t.assign(delta_accuracy=1.0) for t in (by_judge, by_subset)]
+    gains = ch13.fig2_reading(*no_loss, agreement, "release")
+    assert gains["observed"][0] == "0 of 2 judges have a lower accuracy with CoT on these pairs"
 
 
 def _two_orders():
@@ -473,24 +491,28 @@ def test_self_routing_findings_hold_only_for_every_judge():
             "cost_all_reasoning": [5.1, 10.0],
         }
     )
-    findings = ch11.self_routing_findings(table, "generated")
-    assert list(findings["holds"]) == [True, True, True]
-    assert list(findings["status"]) == [claims.REPRODUCED] * 3
-    sim = ch11.self_routing_findings(table, "simulated")  # the share is calibrated
+    # one draw, no test: a check of the simulator on simulated records (the share is given)
+    sim = ch11.self_routing_findings(table, "simulated")
+    assert list(sim["decision"]) == ["holds"] * 3
     assert list(sim["status"]) == [claims.BY_CONSTRUCTION] * 3
-    assert findings["detail"][0] == "a 99.50 %; b 99.90 %"
-    assert findings["detail"][1] == "a -0.30 pts; b +0.20 pts"
+    assert (sim["test"] == claims.NO_TEST).all()
+    assert sim["detail"][0] == "a 99.50 %; b 99.90 %"
+    assert sim["detail"][1] == "a -0.30 pts; b +0.20 pts"
+    # ... and on other records it decides nothing
+    findings = ch11.self_routing_findings(table, "generated")
+    assert list(findings["status"]) == [claims.INCONCLUSIVE] * 3
     worse = table.assign(
         reasoning_fraction=[99.5, 98.0], acc_self_routing=[80.0, 69.0], cost_self_routing=[5.0, 9.0]
     )
-    worse_findings = ch11.self_routing_findings(worse, "generated")
-    assert list(worse_findings["holds"]) == [False, False, False]
-    assert list(worse_findings["status"]) == [claims.NOT_REPRODUCED] * 3
-    assert (  # given to the simulator, yet not contained in its records
-        list(ch11.self_routing_findings(worse, "simulated")["status"])
-        == [claims.NOT_REPRODUCED] * 3
+    worse_sim = ch11.self_routing_findings(worse, "simulated")
+    assert list(worse_sim["decision"]) == ["fails"] * 3
+    # given to the simulator, yet not contained in its records
+    assert list(worse_sim["status"]) == [claims.NOT_REPRODUCED] * 3
+    assert list(ch11.self_routing_findings(worse, "generated")["status"]) == (
+        [claims.INCONCLUSIVE] * 3
     )
-    assert not ch11.self_routing_findings(table.iloc[:0], "generated")["holds"].any()
+    empty = ch11.self_routing_findings(table.iloc[:0], "simulated")
+    assert (empty["decision"] == "fails").all()  # no judge: nothing holds
 
 
 def test_chapter_13_delta_tables_and_cot_effect_count_the_judges_cot_helps_and_hurts():

@@ -251,14 +251,60 @@ def test_shifted_table_and_its_findings():
     assert racer["accuracy_sd"] == pytest.approx(np.std([89.0, 90.0], ddof=1))
     assert (racer["paper_accuracy"], racer["paper_cost"]) == (90.0, 3.9)
     assert np.isnan(table.iloc[0]["paper_accuracy"]) and racer["seeds"] == 2
-    findings = advanced_baselines.baseline_findings(table, 4.0, "simulated")
-    assert list(findings["holds"]) == [True, True]
+
+
+def _seeded_runs(leads, n_seeds=10):
+    """RACER and baselines on two benchmarks at C = 4 (and RACER alone at C = 2), RACER ahead
+    of each baseline by ``leads[baseline]`` points on every seed's records, plus noise."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for seed in range(n_seeds):
+        for name in ("b1", "b2"):
+            base = 80.0 + rng.normal(0, 1)  # the seed's records: shared by every method
+            for method, lead in (("RACER", 0.0), *leads.items()):
+                acc = base - lead + rng.normal(0, 0.2)
+                rows.append(
+                    {
+                        "judge": "j",
+                        "set": name,
+                        "method": method,
+                        "budget": 4.0,
+                        "seed": seed,
+                        "accuracy": acc,
+                        "cost": 3.9,
+                    }
+                )
+            rows.append(
+                {
+                    "judge": "j",
+                    "set": name,
+                    "method": "RACER",
+                    "budget": 2.0,
+                    "seed": seed,
+                    "accuracy": 0.0,
+                    "cost": 1.9,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_most_accurate_is_one_finding_over_judges_and_baselines():
+    runs = _seeded_runs({"M-IRT": 1.0, "RouteLLM-MF": 2.0})
+    findings, members = advanced_baselines.most_accurate(runs, 4.0, ["b1", "b2"], "simulated")
+    assert len(findings) == 1 and findings["finding"][0].startswith("RACER is the most accurate")
+    assert findings["decision"][0] == "holds" and findings["n"][0] == 10
     # trained routers are not an input of the simulator: evidence even on simulated records
-    assert list(findings["status"]) == [claims.REPRODUCED] * 2
-    assert "+10.00 pts" in findings["detail"][0]
-    tight = advanced_baselines.baseline_findings(table, 3.0, "simulated")  # mean costs 4.0: over
-    assert not tight["holds"][1] and "over budget: M-IRT, RACER" in tight["detail"][1]
-    assert tight["status"][1] == claims.NOT_REPRODUCED
+    assert findings["status"][0] == claims.REPRODUCED
+    assert list(members["member"]) == ["j, M-IRT", "j, RouteLLM-MF"]
+    assert members["effect"].to_numpy() == pytest.approx([1.0, 2.0], abs=0.2)
+    # one baseline ahead: every member must hold, so the finding fails
+    behind = _seeded_runs({"M-IRT": 1.0, "RouteLLM-MF": -2.0})
+    findings, _ = advanced_baselines.most_accurate(behind, 4.0, ["b1", "b2"], "simulated")
+    assert findings["decision"][0] == "fails" and findings["status"][0] == claims.NOT_REPRODUCED
+    # two seeds decide nothing
+    few = _seeded_runs({"M-IRT": 1.0}, n_seeds=2)
+    findings, _ = advanced_baselines.most_accurate(few, 4.0, ["b1", "b2"], "simulated")
+    assert findings["status"][0] == claims.INCONCLUSIVE
 
 
 def test_budget_matching_reads_the_thresholds():

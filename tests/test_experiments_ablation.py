@@ -11,7 +11,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.paper import claims, experiments, plots
+from racer_lib.evaluation.intervals import wilson_interval
+from racer_lib.paper import claims, experiments, plots, shift
 from racer_lib.paper import numbers as paper
 from racer_lib.paper.chapters import beta_sensitivity, llama_family, robustness_ablation
 from racer_lib.records.simulate import simulate  # noqa: E402
@@ -35,7 +36,7 @@ def shifted(one_thread):
 
 
 def test_ablation_plan_names_each_method_and_keeps_the_batch_order():
-    names, configs = robustness_ablation.ablation_plan([0.1, 1.0], [0.3], 2.0, [5, 6])
+    names, configs = shift.ablation_plan([0.1, 1.0], [0.3], 2.0, [5, 6])
     assert names == [
         "ACER",
         "ACER",
@@ -57,7 +58,7 @@ def test_ablation_plan_names_each_method_and_keeps_the_batch_order():
         ("RACER-C", 1.0, 0.3, 6),
     ]
     assert {c.budget for c in configs} == {2.0}
-    names, configs = robustness_ablation.ablation_plan([], [], 3.0, [0])
+    names, configs = shift.ablation_plan([], [], 3.0, [0])
     assert names == ["ACER"] and configs[0].taus == (np.inf, np.inf)
 
 
@@ -74,9 +75,9 @@ def test_the_trainer_weights_the_costlier_pairs_up():
 def ablation(judged, shifted):
     records, emb = judged
     ood, ood_emb = shifted
-    names, configs = robustness_ablation.ablation_plan([0.5], [0.2], 2.0, [0, 1])
+    names, configs = shift.ablation_plan([0.5], [0.2], 2.0, [0, 1])
     fit = experiments.fit(records, emb, configs, SETTINGS)
-    rows = robustness_ablation.shift_rows(
+    rows = shift.shift_rows(
         fit,
         names,
         records,
@@ -201,37 +202,166 @@ def test_violation_rates_per_temperature_and_pooled():
     assert dear.loc["RACER-C τ=1", "violation_rate"] == 0.5
     assert dear.loc["RACER-C (all τ)", ["runs", "violations"]].tolist() == [4, 1]
     assert dear.loc["RACER-C τ=0.1", "cost_max"] == 1.6
-    assert (dear["acer_violation_rate"] == 0.5).all()
-    assert np.isnan(dear.loc["ACER", "fewer_violations_than_acer"])
-    assert dear.loc["RACER-C τ=0.1", "fewer_violations_than_acer"] == True  # noqa: E712
-    assert dear.loc["RACER-C τ=1", "fewer_violations_than_acer"] == False  # noqa: E712
+    for row in viol.itertuples():  # a description: Wilson intervals, no verdict
+        assert (row.rate_lo, row.rate_hi) == wilson_interval(row.violations, row.runs)
+    assert not {"holds", "decision", "fewer_violations_than_acer"} & set(viol.columns)
 
 
-def test_ablation_findings_read_the_five_statements():
-    runs = _hand_runs()
-    summary = robustness_ablation.ablation_summary(runs)
-    findings = robustness_ablation.ablation_findings(
-        runs, summary, [1.0], [0.1, 1.0], "simulated", seed=0
+CHEAPER, COSTLIER = shift.CHEAPER, shift.COSTLIER
+
+
+def _seeded_runs(gains, seeds=12, racer_c_cost=1.8, acer_cost=2.4):
+    """Runs over ``seeds`` replicate seeds in both scenarios: each seed's record draw moves every
+    method's accuracy alike (a paired design); ``gains`` maps a method to its accuracy over
+    ACER's (points). Costs at budget 2: ACER ``acer_cost``, RACER-C ``racer_c_cost``, RACER-R 1.9
+    (the costlier shift) and 1.3 for every method under the cheaper one."""
+    rng = np.random.default_rng(5)
+    plan = [("ACER", "ACER", np.nan), ("RACER-R τ=0.1", "RACER-R", 0.1)]
+    plan += [("RACER-R τ=1", "RACER-R", 1.0), ("RACER-C τ=0.1", "RACER-C", 0.1)]
+    plan += [("RACER-C τ=1", "RACER-C", 1.0)]
+    costs = {"ACER": acer_cost, "RACER-R": 1.9, "RACER-C": racer_c_cost}
+    rows = []
+    for s in range(seeds):
+        level = 80 + rng.normal(0, 2)
+        for scenario in (CHEAPER, COSTLIER):
+            for method, variant, tau in plan:
+                cost = 1.3 if scenario == CHEAPER else costs[variant] + rng.normal(0, 0.02)
+                rows.append(
+                    {
+                        "scenario": scenario,
+                        "method": method,
+                        "variant": variant,
+                        "tau": tau,
+                        "seed": 1000 + s,
+                        "budget": 2.0,
+                        "accuracy": level + gains.get(method, 0.0) + rng.normal(0, 0.1),
+                        "cost": cost,
+                        "reasoning_rate": 0.3 - 0.01 * (tau == 0.1),
+                        "violated": cost > 2.0,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    ("gains", "decision"),
+    [
+        ({"RACER-R τ=0.1": 1.0, "RACER-R τ=1": 1.0}, "holds"),  # planted: above every method
+        ({"RACER-R τ=0.1": -1.0, "RACER-R τ=1": -1.0}, "fails"),
+        # its best τ is far ahead, but its τ are pooled (no post-hoc choice): below on average
+        ({"RACER-R τ=0.1": 2.0, "RACER-R τ=1": -3.0}, "fails"),
+        # above ACER, not above RACER-C at τ = 1: not the highest of every method
+        ({"RACER-R τ=0.1": 1.0, "RACER-R τ=1": 1.0, "RACER-C τ=1": 1.0}, "inconclusive"),
+    ],
+)
+def test_highest_reward_pools_racer_r_and_tests_every_other_method(gains, decision):
+    findings = shift.ablation_findings(_seeded_runs(gains), "simulated")
+    assert list(findings["finding"]) == [shift.HIGHEST]
+    row = findings.iloc[0]
+    assert row["decision"] == decision and row["n"] == 12
+    assert row["test"].startswith("Holm over 3: one-sided t")  # ACER, RACER-C τ=0.1, τ=1
+    status = {"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED}
+    assert row["status"] == status.get(decision, claims.INCONCLUSIVE)
+    assert row["observed"].startswith("RACER-R (every τ pooled) minus ACER: ")
+
+
+def test_highest_reward_is_inconclusive_with_too_few_seeds():
+    runs = _seeded_runs({"RACER-R τ=0.1": 5.0, "RACER-R τ=1": 5.0}, seeds=2)
+    row = shift.ablation_findings(runs, "simulated").iloc[0]
+    assert row["decision"] == "inconclusive" and "too few seeds" in row["note"]
+    two = shift.ablation_findings(runs, "simulated", min_n=2)
+    assert two.iloc[0]["decision"] == "holds"
+
+
+def _controls(runs, control_cost, accuracy_gap=0.0):
+    """A matched-spend control per RACER-C run of the costlier shift, at ``control_cost``."""
+    mine = runs[(runs["scenario"] == COSTLIER) & (runs["variant"] == "RACER-C")]
+    return mine[["scenario", "method", "seed", "budget"]].assign(
+        robust_valid_cost=1.5,
+        control_budget=1.5,
+        control_valid_cost=1.5,
+        accuracy=mine["accuracy"].to_numpy() - accuracy_gap,
+        cost=control_cost,
     )
-    assert list(findings.columns) == ["finding", "scenario", "observed", "holds", "status", "basis"]
-    assert list(findings["scenario"]) == ["cheap", "cheap", "dear", "dear", "both"]
-    # cheap: no violation; RACER-R +1 over ACER and +2 over each RACER-C, no spread (se 0)
-    # dear: best RACER-C 81 < min(ACER 82, RACER-R 83); one RACER-C run over budget (τ = 1);
-    # every reasoning rate 0.5: no conservative routing
-    assert list(findings["holds"]) == [True, True, True, False, False]
-    assert list(findings["status"]) == [claims.REPRODUCED] * 3 + [claims.NOT_REPRODUCED] * 2
-    assert findings.loc[0, "observed"] == "0 of 8 runs over budget"
-    assert findings.loc[1, "observed"] == (
-        "RACER-R τ=1 (its best τ) vs ACER: +1.00 ± 0.00 pts, RACER-C τ=0.1: +2.00 ± 0.00 pts, "
-        "RACER-C τ=1: +2.00 ± 0.00 pts"
+
+
+def test_the_matched_spend_finding_fails_a_router_over_budget_and_finds_a_planted_one():
+    over = _seeded_runs({}, racer_c_cost=2.5)  # deliberately over budget in every run
+    found = shift.matched_spend_finding(over, _controls(over, 1.5), "simulated")
+    assert list(found["finding"]) == ["costlier shift: RACER-C beats the matched-spend control"]
+    assert found["decision"].item() == "fails" and found["status"].item() == claims.NOT_REPRODUCED
+    assert found["scenario"].item() == COSTLIER
+    good = _seeded_runs({}, racer_c_cost=1.5)
+    found = shift.matched_spend_finding(good, _controls(good, 2.5), "simulated")
+    assert found["decision"].item() == "holds" and found["status"].item() == claims.REPRODUCED
+    # 12 seeds x 2 temperatures, pooled within each seed
+    assert "over budget in 0 of 24 runs" in found["observed"].item()
+    # fewer violations but far less accurate than its controls: the conjunction fails
+    found = shift.matched_spend_finding(good, _controls(good, 2.5, accuracy_gap=-3.0), "simulated")
+    assert found["decision"].item() == "fails"
+    assert "equal accuracy fails" in found["note"].item()
+
+
+def test_the_report_decides_the_chapters_claims_from_its_csvs(tmp_path):
+    """The findings CSVs and ablation_runs.csv read by the reproduction report's own rules
+    (``report_verdicts``); every key the page glues is one of the chapter's claims."""
+    runs = _seeded_runs({"RACER-R τ=0.1": 1.0, "RACER-R τ=1": 1.0}, racer_c_cost=1.5)
+    runs.assign(provenance="simulated").to_csv(tmp_path / "ablation_runs.csv", index=False)
+    findings = shift.ablation_findings(runs, "simulated")
+    findings.assign(provenance="simulated").to_csv(tmp_path / "paper_findings.csv", index=False)
+    control = shift.matched_spend_finding(runs, _controls(runs, 2.5), "simulated")
+    control.assign(provenance="simulated").to_csv(tmp_path / "control_findings.csv", index=False)
+    table = robustness_ablation.report_verdicts(tmp_path, "sim").set_index("key")
+    assert set(robustness_ablation.VERDICT_KEYS.values()) <= set(table.index)
+    status = table["status"]
+    assert status["ablation_racer_r_highest"] == claims.REPRODUCED
+    assert status["matched_spend_control"] == claims.REPRODUCED
+    assert status["ablation_fewer_violations"] == claims.REPRODUCED  # 0 of 24 against 12 of 12
+    assert status["ablation_racer_c_within"] == claims.REPRODUCED  # cost / C - 1 = -0.25
+    assert status["conservative_routing"] == claims.REPRODUCED  # 0.29 against 0.30
+    assert status["Fig. 3(a) #1"] == claims.BY_CONSTRUCTION  # the subsets' cost ratios give it
+    assert status["Table 1 #1"] == claims.NOT_REPRODUCIBLE  # no dataset_statistics.csv here
+    over = _seeded_runs({}, racer_c_cost=2.5)
+    over.assign(provenance="simulated").to_csv(tmp_path / "ablation_runs.csv", index=False)
+    status = robustness_ablation.report_verdicts(tmp_path, "sim").set_index("key")["status"]
+    assert status["ablation_racer_c_within"] == claims.NOT_REPRODUCED
+    assert status["ablation_fewer_violations"] == claims.NOT_REPRODUCED  # 2.5 against 2.4
+
+
+def test_each_replicate_redraws_the_records_and_trains_with_its_seed(one_thread):
+    settings = train.TrainSettings(arch="linear", epochs=2, lr=1e-2, dual_step=1e-2)
+    design = robustness_ablation.Design(
+        JUDGE,
+        {CHEAPER: "magpie_ultra", COSTLIER: "wildguardmix"},
+        "offsetbias",
+        [1.0],
+        [0.1, 1.0],
+        2.0,
+        settings,
+        source={"dim": 8, "scale": 0.01},
     )
-    assert findings.loc[3, "observed"] == "1 of 4 RACER-C runs over budget (every τ_C: 0.1, 1)"
-    worse = runs.assign(accuracy=np.where(runs["method"] == "RACER-R τ=1", 80.0, runs["accuracy"]))
-    findings = robustness_ablation.ablation_findings(
-        worse, robustness_ablation.ablation_summary(worse), [1.0], [0.1, 1.0], "simulated"
-    )
-    assert list(findings["holds"]) == [True, False, False, False, False]
-    assert findings["status"][1] == findings["status"][2] == claims.NOT_REPRODUCED
+    first = robustness_ablation.run_replicate(design, 7)
+    runs = pd.DataFrame(first["runs"])
+    assert set(runs["seed"]) == {7} and len(runs) == 2 * 4
+    assert first["provenance"] == {"simulated"}
+    controls = pd.DataFrame(first["controls"])  # RACER-C's, under the costlier shift only
+    assert set(controls["scenario"]) == {COSTLIER} and len(controls) == 2
+    again = pd.DataFrame(robustness_ablation.run_replicate(design, 7)["runs"])
+    pd.testing.assert_frame_equal(runs, again)
+    other = pd.DataFrame(robustness_ablation.run_replicate(design, 8)["runs"])
+    assert set(other["seed"]) == {8}
+    assert not np.allclose(other["valid_cost"], runs["valid_cost"])  # another record draw
+
+
+def test_records_read_from_files_are_resplit_per_replicate(monkeypatch):
+    frame = pd.DataFrame({"domain": ["a"] * 50 + ["b"] * 50, "split": "train"})
+    monkeypatch.setattr(robustness_ablation, "judge_set", lambda *a, **k: (frame, None))
+    one, _ = robustness_ablation.replicate_set(JUDGE, "x", 1, {"records_dir": "somewhere"})
+    two, _ = robustness_ablation.replicate_set(JUDGE, "x", 2, {"records_dir": "somewhere"})
+    assert (one["split"] == "train").sum() == 80 and (one["split"] == "valid").sum() == 10
+    assert not (one["split"] == two["split"]).all()
+    kept, _ = robustness_ablation.replicate_set(JUDGE, "x", 1, {})  # simulated: its own split
+    assert (kept["split"] == "train").all()
 
 
 def test_subset_statistics_count_the_full_subsets_beside_the_paper():
@@ -333,34 +463,62 @@ def test_beta_table_sits_beside_the_paper():
     assert table.loc[[2, 3], ["paper_accuracy", "paper_cost"]].isna().all().all()
 
 
-def test_mean_difference_and_its_standard_error():
-    table = evaluate.over_seeds(_beta_runs({0.0: (85, 87), 0.005: (86, 86)}), ["beta", "budget"])
-    m, se = beta_sensitivity.mean_difference(table, ("beta", "budget"), (0.005, 2.0), (0.0, 2.0))
-    assert m == pytest.approx(0.0)
-    assert se == pytest.approx(np.sqrt(2.0 / 2 + 0.0 / 2))  # sd sqrt(2) over 2 seeds, and 0
-    one = table.assign(accuracy_sd=np.nan, seeds=1)
-    assert (
-        beta_sensitivity.mean_difference(one, ("beta", "budget"), (0.005, 2.0), (0.0, 2.0))[1]
-        == np.inf
-    )
+def _planted_beta_runs(seeds=10):
+    """Runs over ``seeds`` replicate seeds at C = 2, 3, 4: β = 0 is 1 point below β = 0.005 at
+    C = 2 only, β = 0.01 within 0.05 of it, β = 0.05 two points below it everywhere; each seed
+    shifts every cell of its record draw alike (a paired design)."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for s in range(seeds):
+        level = 85 + rng.normal(0, 2)  # the seed's record draw
+        for c in (2.0, 3.0, 4.0):
+            shift = {0.0: -1.0 if c == 2.0 else 0.0, 0.005: 0.0, 0.01: 0.05, 0.05: -2.0}
+            for b, d in shift.items():
+                acc = level + c + d + rng.normal(0, 0.05)
+                rows.append({"beta": b, "budget": c, "seed": s, "accuracy": acc, "cost": c})
+    return pd.DataFrame(rows)
 
 
-def test_beta_findings_check_what_the_betas_allow():
-    runs = _beta_runs({0.0: (84, 84.2), 0.005: (86, 86.2), 0.01: (86.1, 86.1), 0.05: (83, 83.2)})
-    table = beta_sensitivity.beta_table(runs, paper.BETA_SENSITIVITY)
-    findings = beta_sensitivity.beta_findings(
-        table, [0.0, 0.005, 0.01, 0.05], [2.0, 3.0], "simulated"
-    )
-    assert list(findings.columns) == ["finding", "budget", "observed", "holds", "status", "basis"]
-    assert len(findings) == 1 + 2 + 2
-    assert findings["holds"].all()
+def _beta_folder(tmp_path, runs):
+    runs.assign(provenance="simulated").to_csv(tmp_path / "beta_runs.csv", index=False)
+    return tmp_path
+
+
+def test_beta_findings_are_the_reports_decisions(tmp_path):
+    """The page's reading of Table 3 is the reproduction report's rule on the same CSV."""
+    from racer_lib.paper import registry, report
+
+    folder = _beta_folder(tmp_path, _planted_beta_runs())
+    findings = beta_sensitivity.beta_findings(folder, "simulated")
+    assert list(findings["key"]) == ["beta_zero_lowers", "beta_alike", "beta_large_lowers"]
+    assert (findings["decision"] == "holds").all() and (findings["n"] == 10).all()
     assert (findings["status"] == claims.REPRODUCED).all()  # β acts on training only
-    assert findings.loc[0, "observed"] == "β=0.005 minus β=0: +2.00 ± 0.14 pts"
-    only = beta_sensitivity.beta_findings(
-        table[table["beta"] != 0.05], [0.0, 0.005, 0.01], [2.0, 3.0], "simulated"
+    mine = [c for c in report.CLAIMS if c.sensitivity in set(findings["key"])]
+    for claim, (_, row) in zip(mine, findings.iterrows(), strict=True):
+        decided = report.evaluate_claim(claim, folder, True, "test")
+        assert (row["finding"], row["status"]) == (claim.claim, decided["status"])
+        assert row["effect"] == pytest.approx(decided["effect"])
+        assert claim.chapter == registry.BETA
+    assert "TOST (margin ±0.5)" in findings.loc[1, "test"]
+
+
+def test_beta_findings_decide_only_what_the_run_allows(tmp_path):
+    runs = _planted_beta_runs()
+    few = beta_sensitivity.beta_findings(_beta_folder(tmp_path, runs[runs["seed"] < 2]), "x")
+    assert (few["decision"] == "inconclusive").all()  # too few seeds: no test
+    assert few["note"].str.contains("too few seeds").all()
+    no_large = _beta_folder(tmp_path, runs[runs["beta"] != 0.05])
+    assert list(beta_sensitivity.beta_findings(no_large, "simulated")["key"]) == [
+        "beta_zero_lowers",
+        "beta_alike",
+    ]
+    only = _beta_folder(tmp_path, runs[runs["beta"].isin([0.01, 0.05])])
+    assert beta_sensitivity.beta_findings(only, "simulated").empty
+    swapped = runs.assign(
+        accuracy=np.where(runs["beta"] == 0.05, runs["accuracy"] + 4, runs["accuracy"])
     )
-    assert len(only) == 3 and "0.05" not in " ".join(only["finding"])
-    assert beta_sensitivity.beta_findings(table, [0.01, 0.05], [2.0], "simulated").empty
+    large = beta_sensitivity.beta_findings(_beta_folder(tmp_path, swapped), "simulated")
+    assert large.set_index("key").loc["beta_large_lowers", "decision"] == "fails"
 
 
 # ---------------------------------------------------------------------- 10: matched cost
@@ -402,7 +560,7 @@ def test_matched_random_table_and_findings(matched):
     test, runs = matched
     ends = evaluate.endpoints(test)
     table = llama_family.matched_random_table(
-        runs, ends, paper.LLAMA_FAMILY, paper.LLAMA_FAMILY_ENDPOINTS
+        runs, paper.LLAMA_FAMILY, paper.LLAMA_FAMILY_ENDPOINTS
     )
     assert list(table["method"]) == ["All-Instruct", "RACER", "RACER", "All-Reasoning"]
     assert table.columns[0] == "method" and table.columns[-1] == "paper_random_cost"
@@ -419,28 +577,60 @@ def test_matched_random_table_and_findings(matched):
         paper.LLAMA_FAMILY[3.0]
     )
     top = table.iloc[-1]
-    assert top["accuracy_mean"] == ends["All-Reasoning"]["accuracy"]
-    assert (top["paper_accuracy"], top["paper_cost"]) == (79.93, 4.12)
+    assert top["accuracy_mean"] == pytest.approx(ends["All-Reasoning"]["accuracy"])
+    assert top["accuracy_sd"] == 0  # one record draw shared by both seeds
+    assert (top["paper_accuracy"], top["paper_cost"], top["seeds"]) == (79.93, 4.12, 2)
     assert np.isnan(top["paper_random_accuracy"])
+    np.testing.assert_allclose(runs["all_reasoning_cost"], ends["All-Reasoning"]["cost"])
 
-    findings = llama_family.matched_random_findings(table, "simulated")
-    assert list(findings.columns) == ["finding", "holds", "status", "detail", "basis"]
-    expected = [
-        (racer["racer_minus_random_at_cost"] > 0).all(),
-        (
-            (racer["accuracy_mean"] >= top["accuracy_mean"])
-            & (racer["cost_mean"] < top["cost_mean"])
-        ).any(),
-        (racer["cost_mean"] <= racer.index).all(),
-    ]
-    assert list(findings["holds"]) == [bool(e) for e in expected]
-    assert list(findings["status"]) == [
-        claims.REPRODUCED if e else claims.NOT_REPRODUCED for e in expected
-    ]
-    forced = table.assign(racer_minus_random_at_cost=-1.0, cost_mean=table["cost_mean"] + 5)
-    forced = llama_family.matched_random_findings(forced, "simulated")
-    assert list(forced["holds"])[::2] == [False, False]
-    assert list(forced["status"])[::2] == [claims.NOT_REPRODUCED] * 2
+
+def _llama_runs(gaps, seeds=10):
+    """Runs over ``seeds`` seeds: at budget ``c`` RACER's accuracy is All-Reasoning's plus
+    ``gaps[c]`` (plus noise), on a record draw per seed."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for s in range(seeds):
+        top = 80 + rng.normal(0, 1)
+        for c, gap in gaps.items():
+            rows.append(
+                {
+                    "budget": c,
+                    "seed": s,
+                    "racer_accuracy": top + gap + rng.normal(0, 0.1),
+                    "racer_cost": c,
+                    "all_reasoning_accuracy": top,
+                    "all_reasoning_cost": 4.1,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_surpassing_all_reasoning_needs_a_majority_of_the_budgets():
+    often = llama_family.surpass_findings(_llama_runs({2.0: -1, 2.5: 1, 3.0: 1}), "simulated")
+    assert list(often["finding"]) == [llama_family.SURPASSES]
+    assert "surpasses All-Reasoning" in llama_family.SURPASSES  # the report's pattern
+    assert (often["decision"].iloc[0], often["status"].iloc[0]) == ("holds", claims.REPRODUCED)
+    assert often["note"].iloc[0] == "2 of 3 hold and 1 fail after Holm"
+    rare = llama_family.surpass_findings(_llama_runs({2.0: -1, 2.5: -1, 3.0: 1}), "simulated")
+    assert (rare["decision"].iloc[0], rare["status"].iloc[0]) == ("fails", claims.NOT_REPRODUCED)
+    half = llama_family.surpass_findings(_llama_runs({2.0: 0.0, 3.0: 1}), "simulated")
+    assert half["decision"].iloc[0] != "holds"  # one of two budgets is no majority
+    few = llama_family.surpass_findings(_llama_runs({2.0: 1, 3.0: 1}, seeds=3), "simulated")
+    assert few["decision"].iloc[0] == "inconclusive" and "too few seeds" in few["note"].iloc[0]
+
+
+def test_random_findings_are_the_reports_decision(tmp_path, matched):
+    from racer_lib.paper import report
+
+    _, runs = matched
+    ten = pd.concat([runs.assign(seed=runs["seed"] + 2 * k) for k in range(5)])
+    ten.assign(provenance="simulated").to_csv(tmp_path / "llama_runs.csv", index=False)
+    found = llama_family.random_findings(tmp_path, "simulated")
+    claim = next(c for c in report.CLAIMS if c.sensitivity == "llama_vs_random")
+    decided = report.evaluate_claim(claim, tmp_path, True, "test")
+    assert list(found["finding"]) == [claim.claim]
+    assert found["status"].iloc[0] == decided["status"] and found["n"].iloc[0] == 10
+    assert found["effect"].iloc[0] == pytest.approx(decided["effect"])
 
 
 # ---------------------------------------------------------------------- the figures
@@ -449,7 +639,7 @@ def test_matched_random_table_and_findings(matched):
 def test_the_chapters_figures_draw(ablation, matched):
     _, _, runs = ablation
     test, matched_runs = matched
-    table = llama_family.matched_random_table(matched_runs, evaluate.endpoints(test), {}, {})
+    table = llama_family.matched_random_table(matched_runs, {}, {})
     beta = beta_sensitivity.beta_table(_beta_runs({0.0: (85, 86), 0.05: (84, 84)}), {})
     figures = [
         robustness_ablation.shift_panels(pd.concat([runs, runs.assign(scenario="(b)")]), 2.0),

@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.paper import claims, experiments
+from racer_lib.paper.chapters import llmbar_judges as ch13
 from racer_lib.paper.chapters import llmbar_routing as ch14
 from racer_lib.records import sets
 from racer_lib.records.simulate import simulate  # noqa: E402
@@ -324,7 +325,59 @@ def _runs(acc):
     return pd.DataFrame(rows)
 
 
-def test_routing_findings_compute_each_statement():
+def _ten(base, step=0.0, spread=0.2):
+    """Ten seeds' accuracies around ``base`` (a fixed alternating wobble of ``spread``)."""
+    return [base + step + spread * (-1) ** s * (1 + s % 3) / 3 for s in range(10)]
+
+
+def _findings(runs, **kw):
+    summary = evaluate.over_seeds(runs, ["judge", "method", "budget"])
+    return ch14.routing_findings(runs, summary, ["J"], BUDGETS, "release", **kw)
+
+
+def test_routing_findings_decide_each_statement_over_seeds():
+    """Planted per-seed differences: RACER 1 pt over Random at both budgets (holds), level
+    with ACER (non-inferior within the margin: holds), behind the best baseline by 2 pts at
+    C=2 (fails) and ahead of it at C=4 (holds)."""
+    runs = _runs(
+        {
+            "RACER": [_ten(80), _ten(85)],
+            "Random": [_ten(79), _ten(84)],
+            "ACER": [_ten(80), _ten(85)],
+            "RouterBench-KNN": [_ten(82), _ten(80)],
+            "RouteLLM-MF": [_ten(70), _ten(70)],
+            "M-IRT": [_ten(70), _ten(70)],
+        }
+    )
+    findings = _findings(runs)
+    assert findings["finding"].tolist() == [
+        "J: RACER is more accurate than Random at every budget",
+        "J: RACER is at least as accurate as ACER on average",
+        "J: at C=2, RACER is at least as accurate as the best baseline",
+        "J: at C=4, RACER is at least as accurate as the best baseline",
+    ]
+    assert list(findings.columns[:5]) == ["judge", "budget", "claim", "finding", "observed"]
+    assert set(claims.VERDICT_COLUMNS) <= set(findings.columns)
+    assert findings["decision"].tolist() == ["holds", "holds", "fails", "holds"]
+    assert findings["status"].tolist() == [
+        claims.REPRODUCED,
+        claims.REPRODUCED,
+        claims.NOT_REPRODUCED,
+        claims.REPRODUCED,
+    ]
+    assert np.allclose(findings["effect"], [1.0, 0.0, -2.0, 5.0])
+    assert (findings["n"] == 10).all()
+    assert findings["test"][0].startswith("Holm over 2: one-sided t (> 0)")
+    assert findings["test"][1] == f"one-sided t (> {-ch14.AT_LEAST_AS_ACCURATE_POINTS:g})"
+    assert "best baseline RouterBench-KNN 82.0" in findings["observed"][2]
+    assert "ahead in 10 of 10 seeds" in findings["observed"][0]
+    # nothing about trained routers is given to a simulator: the same statuses on its records
+    summary = evaluate.over_seeds(runs, ["judge", "method", "budget"])
+    sim = ch14.routing_findings(runs, summary, ["J"], BUDGETS, "simulated")
+    assert sim["status"].tolist() == findings["status"].tolist()
+
+
+def test_routing_findings_with_too_few_seeds_are_inconclusive():
     runs = _runs(
         {
             "RACER": [[80, 82], [85, 85]],
@@ -335,40 +388,104 @@ def test_routing_findings_compute_each_statement():
             "M-IRT": [[70, 70], [70, 70]],
         }
     )
-    summary = evaluate.over_seeds(runs, ["judge", "method", "budget"])
-    findings = ch14.routing_findings(runs, summary, ["J"], BUDGETS, "release")
-    assert list(findings.columns) == ["finding", "holds", "status", "detail", "basis"]
-    assert findings["holds"].dtype == bool
-    assert findings["holds"].tolist() == [False, True, True, False]
-    assert findings["status"].tolist() == [
-        claims.NOT_REPRODUCED,
-        claims.REPRODUCED,
-        claims.REPRODUCED,
-        claims.NOT_REPRODUCED,
-    ]
-    # nothing about trained routers is an input of the simulator: the same on its records
-    sim = ch14.routing_findings(runs, summary, ["J"], BUDGETS, "simulated")
-    assert sim["status"].tolist() == findings["status"].tolist()
-    assert findings["finding"].tolist() == [
-        "J: RACER is more accurate than Random at every budget",
-        "J: RACER is at least as accurate as ACER on average",
-        "J: at C=2, RACER is at least as accurate as the best baseline",
-        "J: at C=4, RACER is at least as accurate as the best baseline",
-    ]
-    assert findings["detail"][0] == (
-        "C=2: +1.00 pts (sd 0.00, RACER ahead in 2 of 2 seeds); "
-        "C=4: -0.50 pts (sd 0.71, RACER ahead in 0 of 2 seeds)"
+    findings = _findings(runs)
+    assert set(findings["decision"]) == {"inconclusive"}
+    assert set(findings["status"]) == {claims.INCONCLUSIVE}
+    assert findings["note"].str.contains("too few seeds").all()
+    # the same runs decided as if two seeds sufficed: the protocol's minimum is what stops them
+    decided = _findings(runs, min_n=2)
+    assert "holds" in set(decided["decision"]) or "fails" in set(decided["decision"])
+
+
+def test_the_non_inferiority_margin_decides_at_least_as_accurate():
+    """RACER 0.2 pt behind ACER on every seed: within the margin (holds); 1 pt behind: fails."""
+    base = {
+        "Random": [_ten(70), _ten(70)],
+        "RouterBench-KNN": [_ten(60), _ten(60)],
+        "RouteLLM-MF": [_ten(60), _ten(60)],
+        "M-IRT": [_ten(60), _ten(60)],
+        "ACER": [_ten(80), _ten(80)],
+    }
+    close = _findings(_runs({**base, "RACER": [_ten(80, -0.2), _ten(80, -0.2)]}))
+    far = _findings(_runs({**base, "RACER": [_ten(80, -1.0), _ten(80, -1.0)]}))
+    assert close["decision"][1] == "holds" and far["decision"][1] == "fails"
+
+
+# ----------------------------------------------------------------------------------------
+# Chapter 13: exact tests over the pairs of a fixed release
+
+
+def test_exact_share_is_the_exact_binomial_test():
+    from scipy.stats import binomtest
+
+    v = ch13.exact_share(30, 40, 1, 419, "t")
+    assert v.p == pytest.approx(binomtest(30, 40, 0.5, alternative="greater").pvalue)
+    assert v.p_other == pytest.approx(binomtest(30, 40, 0.5, alternative="less").pvalue)
+    assert v.decision == "holds" and v.n == 419 and v.lo < 0.75 < v.hi
+    assert ch13.exact_share(30, 40, -1, 419, "t").decision == "fails"
+    assert ch13.exact_share(21, 40, 1, 419, "t").decision == "inconclusive"
+    none = ch13.exact_share(0, 0, 1, 419, "t")
+    assert none.decision == "inconclusive" and none.p == 1.0
+
+
+def test_mcnemar_reads_the_discordant_pairs_and_gives_delta_accuracy():
+    row = {"n": 200, "only_reasoning": 30, "only_instruct": 10}
+    up = ch13.mcnemar(row, 1)
+    assert up.effect == pytest.approx(100 * (30 - 10) / 200)
+    assert up.lo < up.effect < up.hi and up.decision == "holds"
+    assert "exact McNemar over 200 pairs (CoT > Vanilla)" == up.test
+    down = ch13.mcnemar(row, -1)
+    assert down.decision == "fails" and down.p == pytest.approx(up.p_other)
+
+
+def test_some_and_every_over_judges():
+    """ "At least one" holds when one member survives Holm; "every" needs all of them."""
+    strong = ch13.mcnemar({"n": 400, "only_reasoning": 5, "only_instruct": 40}, -1)
+    weak = ch13.mcnemar({"n": 400, "only_reasoning": 20, "only_instruct": 22}, -1)
+    some = ch13.some({"a": strong, "b": weak})
+    assert some.decision == "holds" and "strongest a" in some.note
+    assert some.test.startswith("Holm over 2, any: exact McNemar")
+    better = ch13.mcnemar({"n": 400, "only_reasoning": 40, "only_instruct": 5}, -1)
+    assert ch13.some({"a": better, "b": better}).decision == "fails"
+    assert ch13.some({"a": weak, "b": weak}).decision == "inconclusive"
+    from racer_lib.evaluation import verdicts
+
+    assert verdicts.every({"a": strong, "b": weak}).decision == "inconclusive"
+
+
+def test_fig2_reading_decides_four_findings_over_the_pairs():
+    by_judge = pd.DataFrame(
+        {
+            "judge": ["A", "B"],
+            "n": [300, 300],
+            "only_reasoning": [40, 10],
+            "only_instruct": [10, 40],
+            "delta_accuracy": [10.0, -10.0],
+        }
     )
-    assert findings["detail"][1] == (
-        "RACER 83.00 % at mean cost 1.50, ACER 82.50 % at mean "
-        "cost 1.50 (+0.50 pts, over 2 budgets x 2 seeds)"
+    by_subset = pd.DataFrame(
+        {
+            "judge": ["A", "B"],
+            "subset": ["s", "s"],
+            "n": [300, 300],
+            "only_reasoning": [40, 10],
+            "only_instruct": [10, 40],
+            "delta_accuracy": [10.0, -10.0],
+        }
     )
-    assert findings["detail"][3].startswith(
-        "RACER 85.00 % at cost 2.00; best baseline "
-        "RouterBench-KNN 86.00 % at cost 2.00; margin "
-        "-1.00 pts (sd over seeds of the paired "
-        "difference 0.00, RACER ahead in 0 of 2 seeds)"
-    )
+    agreement = by_judge.assign(share_one_mode_right=50 / 300)
+    found = ch13.fig2_reading(by_judge, by_subset, agreement, "release")
+    assert found["finding"].tolist() == [ch13.LOWERS, ch13.CELL_LE0, ch13.MINORITY, ch13.IMPROVES]
+    # B loses (some judge, some cell), both agree on most pairs, A gains but B is shown behind
+    assert found["decision"].tolist() == ["holds", "holds", "holds", "fails"]
+    assert found["status"].tolist() == [claims.REPRODUCED] * 3 + [claims.NOT_REPRODUCED]
+    assert found["test"][3] == "Holm over 2: exact McNemar over 300 pairs (CoT > Vanilla)"
+    # on simulated records the first three are given to the simulator (by construction)
+    sim = ch13.fig2_reading(by_judge, by_subset, agreement, "simulated")
+    assert sim["status"].tolist() == [claims.BY_CONSTRUCTION] * 3 + [claims.NOT_REPRODUCED]
+    tests = ch13.cot_tests(by_judge)
+    assert tests["shown"].tolist() == ["more accurate", "less accurate"]
+    assert (tests["p_improves_holm"] >= tests["p_improves"]).all()
 
 
 # ----------------------------------------------------------------------------------------

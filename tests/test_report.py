@@ -1,22 +1,27 @@
-"""racer_lib.paper.report: the rules that decide each claim's status, on small CSVs written here,
-and
-the registry of the paper's claims."""
+"""racer_lib.paper.report: the rules that decide each claim's status (racer_lib.paper.claim_rules,
+by the protocol of racer_lib.evaluation.verdicts), on small CSVs written here, and the registry of
+the paper's claims."""
 
+import dataclasses
+import math
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from racer_lib.book import profiles
-from racer_lib.evaluation import intervals
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS
 from racer_lib.paper import claim_rules as rules
-from racer_lib.paper import claims, registry, report
+from racer_lib.paper import claims, given, registry, report
 from racer_lib.paper import numbers as paper
 
 ROOT = Path(__file__).resolve().parents[1]
-STEM = "07_budget_frontier"
+STEM = registry.FRONTIER
+SEEDS = MIN_SEEDS
 
 
 def _write(root: Path, stem: str, name: str, rows) -> Path:
@@ -26,15 +31,24 @@ def _write(root: Path, stem: str, name: str, rows) -> Path:
     return folder
 
 
-def _runs(root, gains, provenance="release", stem=STEM):
-    """Paired RACER / Random accuracies per seed: RACER = Random + gain."""
+def _spread(mean: float, sd: float, n: int = SEEDS, seed: int = 0) -> np.ndarray:
+    """``n`` values of exactly this mean and standard deviation (ddof 1): the tests below know
+    the t-interval they produce."""
+    z = np.random.default_rng(seed).normal(size=n)
+    return mean + sd * (z - z.mean()) / z.std(ddof=1)
+
+
+def _runs(root, gains, provenance="release", stem=STEM, budgets=(2.0,), name="runs.csv"):
+    """RACER / Random accuracies per replicate seed and budget: RACER = Random + gain, where
+    ``gains[seed]`` is one number (every budget) or one per budget."""
     rows = []
     for seed, gain in enumerate(gains):
-        rows.append({"provenance": provenance, "method": "Random", "seed": seed, "accuracy": 70.0})
-        rows.append(
-            {"provenance": provenance, "method": "RACER", "seed": seed, "accuracy": 70 + gain}
-        )
-    return _write(root, stem, "runs.csv", rows)
+        per_budget = np.broadcast_to(np.asarray(gain, dtype=float), (len(budgets),))
+        for budget, g in zip(budgets, per_budget):
+            base = {"provenance": provenance, "seed": seed, "budget": budget}
+            rows.append({**base, "method": "Random", "accuracy": 70.0})
+            rows.append({**base, "method": "RACER", "accuracy": 70.0 + float(g)})
+    return _write(root, stem, name, rows)
 
 
 RACER_VS_RANDOM = rules.Difference(
@@ -42,99 +56,224 @@ RACER_VS_RANDOM = rules.Difference(
 )
 
 
+def _claim(rule, stem=STEM, **kw):
+    return rules.Claim("Fig. 4", "RACER beats Random", stem, rule, **kw)
+
+
 def _one(claim, root, chapters=(STEM,), profile="test"):
-    return report.report(root, profile, chapters, seed=0, n_boot=500, registry=[claim]).iloc[0]
+    return report.report(root, profile, chapters, registry=[claim]).iloc[0]
 
 
-# --------------------------------------------------------------------------- bootstrap
+# --------------------------------------------------------------------------- directional
 
 
-def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
-    x = np.random.default_rng(1).normal(2.0, 1.0, size=30)
-    lo, hi = intervals.bootstrap_interval(x, seed=3)
-    assert (lo, hi) == intervals.bootstrap_interval(x, seed=3)
-    assert (lo, hi) != intervals.bootstrap_interval(x, seed=4)
-    assert lo < x.mean() < hi
-    se = x.std(ddof=1) / np.sqrt(x.size)  # percentile interval ~ mean +- 1.96 se
-    assert hi - lo == pytest.approx(2 * 1.96 * se, rel=0.25)
-    assert intervals.bootstrap_interval([1.5], seed=0) == (1.5, 1.5)
-
-
-def test_a_difference_holds_only_when_the_interval_is_on_the_claimed_side():
-    assert rules.difference_holds(0.1, 2.0)
-    assert not rules.difference_holds(-0.1, 2.0)
-    assert not rules.difference_holds(-2.0, -0.1)
-    assert rules.difference_holds(-2.0, -0.1, sign=-1)
-    assert not rules.difference_holds(-2.0, 0.1, sign=-1)
-
-
-# --------------------------------------------------------------------------- rules -> status
-
-
-def test_a_clear_positive_difference_is_reproduced(tmp_path):
-    _runs(tmp_path, [1.0, 1.2, 0.8, 1.1, 0.9, 1.0])
-    row = _one(rules.Claim("Fig. 4", "RACER beats Random", STEM, RACER_VS_RANDOM), tmp_path)
+def test_a_directional_claim_above_zero_on_ten_seeds_is_reproduced(tmp_path):
+    _runs(tmp_path, _spread(1.0, 0.3), provenance="simulated")
+    row = _one(_claim(RACER_VS_RANDOM), tmp_path)
     assert row["status"] == claims.REPRODUCED
-    assert row["provenance"] == "release"
-    assert row["build_value"].startswith("+1.00 ± 0.14 pts (95 % CI +")
-    assert "n = 6" in row["build_value"]
+    assert row["emergent"]  # simulated, and nothing of it was given to the simulator
+    assert row["provenance"] == "simulated" and row["rule"] == "difference"
+    assert row["n"] == SEEDS and row["effect"] == pytest.approx(1.0)
+    half = stats.t.ppf(1 - verdicts.ALPHA, SEEDS - 1) * 0.3 / math.sqrt(SEEDS)
+    assert (row["lo"], row["hi"]) == pytest.approx((1.0 - half, 1.0 + half))
+    assert row["p"] < verdicts.ALPHA and row["test"].startswith("one-sided t (> 0)")
+    assert row["build_value"].startswith(f"+1.00 [{1 - half:+.2f}, {1 + half:+.2f}] pts, n = 10")
     assert row["csv"] == f"{STEM}/runs.csv"
 
 
-@pytest.mark.parametrize("gains", [[1.0, -1.0, 0.5, -0.5], [-1.0, -1.2, -0.8]])
-def test_a_difference_straddling_or_below_zero_is_not_reproduced(tmp_path, gains):
-    _runs(tmp_path, gains)
-    row = _one(rules.Claim("Fig. 4", "RACER beats Random", STEM, RACER_VS_RANDOM), tmp_path)
-    assert row["status"] == claims.NOT_REPRODUCED
+@pytest.mark.parametrize(
+    ("mean", "sd", "status"),
+    [(0.1, 1.0, claims.INCONCLUSIVE), (-1.0, 0.3, claims.NOT_REPRODUCED)],
+    ids=["straddling zero", "below zero"],
+)
+def test_a_directional_claim_straddling_zero_is_inconclusive_and_below_it_not_reproduced(
+    tmp_path, mean, sd, status
+):
+    _runs(tmp_path, _spread(mean, sd))
+    row = _one(_claim(RACER_VS_RANDOM), tmp_path)
+    assert row["status"] == status and row["n"] == SEEDS
+    assert bool(row["lo"] < 0 < row["hi"]) is (status == claims.INCONCLUSIVE)
     assert row["build_value"]
 
 
-def test_a_difference_of_two_columns_pairs_each_row(tmp_path):
-    _write(
-        tmp_path,
-        STEM,
-        "t.csv",
-        {"provenance": ["generated"] * 3, "a": [3.0, 4.0, 5.0], "b": [1.0, 2.0, 3.0]},
-    )
-    rule = rules.Difference("t.csv", "a", second_column="b")
-    outcome = rule.evaluate(tmp_path / STEM, seed=0, n_boot=200)
-    assert outcome.holds and outcome.value.startswith("+2.00 ± 0.00")
+def test_fewer_than_ten_seeds_read_inconclusive_whatever_the_effect(tmp_path):
+    _runs(tmp_path, _spread(5.0, 0.1, n=SEEDS - 1))
+    row = _one(_claim(RACER_VS_RANDOM), tmp_path)
+    assert row["status"] == claims.INCONCLUSIVE
+    assert "too few seeds" in row["reason"] and row["n"] == SEEDS - 1
+    assert row["effect"] == pytest.approx(5.0) and math.isnan(row["lo"])
 
 
-@pytest.mark.parametrize(
-    ("value", "tol", "relative", "holds"),
-    [
-        (85.5, 1.0, False, True),
-        (87.0, 1.0, False, False),
-        (84.9, 1.0, False, True),
-        (6.5, 0.05, True, True),
-        (6.7, 0.05, True, False),
-    ],
+def test_rows_sharing_a_seed_are_averaged_not_counted_as_replicates(tmp_path):
+    """3 seeds x 20 budgets is n = 3: runs that share one record draw count once, so
+    pseudo-replication cannot make a claim reproduced."""
+    budgets = tuple(1.0 + 0.25 * k for k in range(20))
+    seed_effect = [3.0, -1.0, 0.6]  # the record draw moves the gain; the budget barely does
+    gains = [e + _spread(0.0, 0.05, n=20, seed=s) for s, e in enumerate(seed_effect)]
+    _runs(tmp_path, gains, budgets=budgets)
+    pooled = np.concatenate(gains)
+    assert verdicts.directional(pooled, min_n=2).holds  # 60 rows as replicates would "hold"
+    by_budget = rules.Difference(
+        "runs.csv", "accuracy", {"method": "RACER"}, {"method": "Random"},
+        pair_on=("budget", rules.SEED),
+    )  # fmt: skip
+    for rule in (RACER_VS_RANDOM, by_budget):
+        row = _one(_claim(rule), tmp_path)
+        assert row["n"] == 3 and row["status"] == claims.INCONCLUSIVE
+        assert row["effect"] == pytest.approx(np.mean(seed_effect))
+        assert "too few seeds" in row["reason"]
+    loose = dataclasses.replace(by_budget, min_seeds=2)  # tested, but on 3 replicates
+    row = _one(_claim(loose), tmp_path)
+    assert row["n"] == 3 and row["status"] == claims.INCONCLUSIVE and row["lo"] < 0
+
+
+def test_a_level_averages_the_rows_of_a_seed_too(tmp_path):
+    rows = [
+        {"provenance": "generated", "seed": s, "budget": b, "accuracy": 85.5 + 0.01 * b}
+        for s in range(3)
+        for b in range(20)
+    ]
+    _write(tmp_path, STEM, "t.csv", rows)
+    level = rules.Level("t.csv", "accuracy", (({}, 85.5),))
+    row = _one(rules.Claim("Table 3", "85.5", STEM, level), tmp_path)
+    assert row["n"] == 3 and row["status"] == claims.INCONCLUSIVE
+
+
+def test_a_one_sided_bound_on_a_ratio_of_two_columns(tmp_path):
+    """ "Stays within budget": cost / budget - 1 below the margin, per seed."""
+    within = rules.Difference(
+        "t.csv", "cost", second_column="budget", relative=True, sign=-1,
+        threshold=rules.RATIO_TOLERANCE, unit=" (cost / C - 1)",
+    )  # fmt: skip
+    for over, status in ((0.0, claims.REPRODUCED), (0.12, claims.NOT_REPRODUCED)):
+        cost = 2.0 * (1 + over + _spread(0.0, 0.01))
+        rows = {"provenance": "release", "seed": range(SEEDS), "budget": 2.0, "cost": cost}
+        _write(tmp_path, STEM, "t.csv", rows)
+        row = _one(_claim(within), tmp_path)
+        assert row["status"] == status and row["effect"] == pytest.approx(over)
+        assert row["test"] == f"one-sided t (< {rules.RATIO_TOLERANCE:g})"
+
+
+def test_a_difference_at_the_last_epoch_pairs_on_seed(tmp_path):
+    rows = [
+        {"budget": b, "seed": s, "epoch": e, "lambda": lam * e + s * 0.001}
+        for b, lam in ((2.0, 0.05), (6.0, 0.0))
+        for s in range(SEEDS)
+        for e in (1, 2)
+    ]
+    _write(tmp_path, STEM, "h.csv", rows)
+    rule = rules.Difference("h.csv", "lambda", {"budget": 2.0}, {"budget": 6.0}, unit="",
+                            final="epoch")  # fmt: skip
+    outcome = rule.evaluate(tmp_path / STEM)
+    assert outcome.decision == HOLDS and "n = 10" in outcome.value
+    assert outcome.verdict.effect == pytest.approx(0.1)  # the last epoch's, not the mean
+
+
+# --------------------------------------------------------------------------- families
+
+
+BY_BUDGET = rules.Difference(
+    "runs.csv",
+    "accuracy",
+    {"method": "RACER"},
+    {"method": "Random"},
+    pair_on=("budget", rules.SEED),
+    members=("budget",),
 )
-def test_level_tolerance(value, tol, relative, holds):
-    paper_value = 6.36 if relative else 85.8
-    assert rules.level_holds(value, paper_value, tol, relative) is holds
+BUDGETS = (2.0, 3.0, 4.0)
 
 
-def test_a_level_is_the_mean_over_seeds_against_the_paper(tmp_path):
-    _write(
-        tmp_path,
-        STEM,
-        "t.csv",
-        {"provenance": "generated", "budget": [2.0, 2.0, 3.0], "accuracy": [85.0, 86.0, 70.0]},
-    )
-    near = rules.Level("t.csv", "accuracy", (({"budget": 2.0}, 85.8),))
-    far = rules.Level("t.csv", "accuracy", (({"budget": 2.0}, 85.8), ({"budget": 3.0}, 86.7)))
-    row = _one(rules.Claim("Table 3", "85.8", STEM, near), tmp_path)
+def _members(tmp_path, means_sds):
+    columns = [_spread(m, sd, seed=k) for k, (m, sd) in enumerate(means_sds)]
+    _runs(tmp_path, np.column_stack(columns), budgets=BUDGETS)
+    return columns
+
+
+def test_a_family_claim_holds_when_every_member_holds_after_holm(tmp_path):
+    _members(tmp_path, [(2.0, 0.5), (1.5, 0.5), (1.0, 0.5)])
+    row = _one(_claim(BY_BUDGET), tmp_path)
     assert row["status"] == claims.REPRODUCED
-    assert row["build_value"] == "budget 2.00: 85.50 ± 0.71 (paper 85.8)"
-    assert _one(rules.Claim("Table 3", "x", STEM, far), tmp_path)["status"] == (
-        claims.NOT_REPRODUCED
+    assert row["test"].startswith("Holm over 3: one-sided t")
+    assert "budget 4.00: +1.00" in row["build_value"] and "3 of 3 hold" in row["build_value"]
+
+
+def test_a_family_claim_is_holm_corrected(tmp_path):
+    """Two members at p = 0.015 each hold alone, not after Holm's correction (0.03)."""
+    t = stats.t.isf(0.015, SEEDS - 1)
+    columns = _members(
+        tmp_path, [(2.0, 0.5), (t / math.sqrt(SEEDS), 1.0), (t / math.sqrt(SEEDS), 1.0)]
     )
+    alone = [verdicts.directional(c) for c in columns]
+    assert all(v.holds for v in alone) and alone[1].p == pytest.approx(0.015)
+    row = _one(_claim(BY_BUDGET), tmp_path)
+    assert row["status"] == claims.INCONCLUSIVE
+    assert row["p"] == pytest.approx(0.03)
+    assert "1 of 3 hold after Holm" in row["reason"]
+
+
+def test_one_refuted_member_fails_the_family(tmp_path):
+    _members(tmp_path, [(2.0, 0.5), (1.5, 0.5), (-1.5, 0.5)])
+    row = _one(_claim(BY_BUDGET), tmp_path)
+    assert row["status"] == claims.NOT_REPRODUCED
+    assert row["effect"] == pytest.approx(-1.5)  # the refuted member's numbers
+    assert "weakest budget 4.00" in row["reason"]
+
+
+# --------------------------------------------------------------------------- equivalence
+
+
+ALIKE = rules.Equivalence(
+    "beta_runs.csv",
+    "accuracy",
+    {"beta": 0.01},
+    {"beta": 0.005},
+    pair_on=("budget", rules.SEED),
+    members=("budget",),
+    margin=0.5,
+)
+
+
+def _betas(tmp_path, gaps):
+    """Accuracy at β = 0.005 and 0.01 per seed and budget; ``gaps[k]``: the per-seed gaps of
+    budget k."""
+    rows = []
+    for budget, gap in zip(BUDGETS, gaps):
+        for seed, g in enumerate(gap):
+            base = {"provenance": "release", "seed": seed, "budget": budget}
+            rows.append({**base, "beta": 0.005, "accuracy": 86.0})
+            rows.append({**base, "beta": 0.01, "accuracy": 86.0 + g})
+    _write(tmp_path, registry.BETA, "beta_runs.csv", rows)
+
+
+def test_an_equivalence_claim_is_tost_with_its_margin(tmp_path):
+    claim = rules.Claim("Table 3", "alike", registry.BETA, ALIKE)
+    _betas(tmp_path, [_spread(0.05, 0.15, seed=k) for k in range(3)])
+    row = _one(claim, tmp_path, chapters=(registry.BETA,))
+    assert row["status"] == claims.REPRODUCED
+    assert row["test"] == "Holm over 3: TOST (margin ±0.5)"
+    _betas(tmp_path, [_spread(2.0, 0.15, seed=k) for k in range(3)])
+    assert _one(claim, tmp_path, chapters=(registry.BETA,))["status"] == claims.NOT_REPRODUCED
+
+
+def test_a_gap_of_three_standard_errors_inside_a_loose_rule_is_not_alike(tmp_path):
+    """At one budget β = 0.01 is 0.3 pt above (SE 0.1): the point estimate lies inside the
+    margin and a loose rule (|gap| under the margin, or the level's 1 pt) would call the two
+    alike, but the interval crosses the margin: not shown alike."""
+    gap = _spread(0.3, 0.1 * math.sqrt(SEEDS))
+    assert verdicts.directional(gap).holds  # a real difference at 3 SE
+    _betas(tmp_path, [_spread(0.0, 0.15, seed=1), gap, _spread(0.0, 0.15, seed=2)])
+    row = _one(rules.Claim("Table 3", "alike", registry.BETA, ALIKE), tmp_path,
+               chapters=(registry.BETA,))  # fmt: skip
+    assert abs(row["effect"]) < ALIKE.margin < row["hi"]
+    assert row["status"] == claims.INCONCLUSIVE
+    assert "weakest budget 3.00" in row["reason"]
+
+
+# --------------------------------------------------------------------------- statuses
 
 
 def test_a_missing_csv_or_chapter_is_not_reproducible_with_the_reason(tmp_path):
-    claim = rules.Claim("Fig. 4", "RACER beats Random", STEM, RACER_VS_RANDOM)
+    claim = _claim(RACER_VS_RANDOM)
     row = _one(claim, tmp_path, chapters=())
     assert row["status"] == claims.NOT_REPRODUCIBLE
     assert row["reason"] == f"chapter {STEM} is not in profile test"
@@ -145,30 +284,38 @@ def test_a_missing_csv_or_chapter_is_not_reproducible_with_the_reason(tmp_path):
     assert row["status"] == claims.NOT_REPRODUCIBLE
     assert row["reason"] == f"{STEM} wrote no runs.csv"
     assert pd.isna(row["build_value"]) or row["build_value"] == ""
+    assert pd.isna(row["emergent"]) and pd.isna(row["n"])
 
 
 #: A quantity the simulator is given (racer_lib.paper.given: JUDGES.acc_instruct and
-#: acc_reasoning fix chapter 04's agreement table) and a level of one it is not given.
+#: acc_reasoning fix chapter 04's agreement table).
 GIVEN_DIFFERENCE = rules.Difference(
     "agreement_patterns.csv", "acc_reasoning", second_column="acc_instruct"
 )
 
 
-def _agreement(root, gaps, provenance):
-    rows = {"provenance": provenance, "acc_instruct": 80.0, "acc_reasoning": [80 + g for g in gaps]}
-    return _write(root, registry.REASONING, "agreement_patterns.csv", rows)
+def _agreement(root, gaps, provenance, stem=registry.REASONING):
+    rows = {
+        "provenance": provenance,
+        "seed": range(len(gaps)),
+        "acc_instruct": 80.0,
+        "acc_reasoning": 80 + np.asarray(gaps),
+    }
+    return _write(root, stem, "agreement_patterns.csv", rows)
 
 
 @pytest.mark.parametrize(
     ("provenance", "gaps", "status"),
     [
-        ("simulated", [5.0, 5.5, 4.5], claims.BY_CONSTRUCTION),
-        ("simulated", [-1.0, -1.1, -0.9], claims.NOT_REPRODUCED),  # given, yet not contained
-        ("release", [5.0, 5.5, 4.5], claims.REPRODUCED),
-        ("release", [-1.0, -1.1, -0.9], claims.NOT_REPRODUCED),
+        ("simulated", _spread(5.0, 0.5), claims.BY_CONSTRUCTION),
+        ("simulated", _spread(5.0, 0.5, n=3), claims.BY_CONSTRUCTION),  # no test ran
+        ("simulated", _spread(-1.0, 0.1), claims.NOT_REPRODUCED),  # given, yet not contained
+        ("release", _spread(5.0, 0.5), claims.REPRODUCED),
+        ("release", _spread(-1.0, 0.1), claims.NOT_REPRODUCED),
+        ("release", _spread(5.0, 0.5, n=3), claims.INCONCLUSIVE),
     ],
 )
-def test_a_given_claim_is_by_construction_on_simulated_records_only_when_it_holds(
+def test_a_given_claim_is_by_construction_on_simulated_records_unless_its_test_fails(
     tmp_path, provenance, gaps, status
 ):
     _agreement(tmp_path, gaps, provenance)
@@ -176,48 +323,64 @@ def test_a_given_claim_is_by_construction_on_simulated_records_only_when_it_hold
     row = _one(claim, tmp_path, chapters=(registry.REASONING,))
     assert row["status"] == status
     assert row["build_value"]
+    assert bool(row["emergent"]) is (provenance != "simulated")
     if provenance == "simulated":
         assert "simulate.JUDGES.acc_instruct" in row["reason"]
         assert "simulate.JUDGES.acc_reasoning" in row["reason"]
+        assert ("yet it does not hold" in row["reason"]) is (status == claims.NOT_REPRODUCED)
 
 
 def test_the_same_columns_of_another_chapter_are_not_given(tmp_path):
     """What is given is declared per chapter: the same CSV and columns elsewhere emerge."""
-    rows = {"provenance": "simulated", "acc_instruct": 80.0, "acc_reasoning": [85.0, 85.5, 84.5]}
-    _write(tmp_path, STEM, "agreement_patterns.csv", rows)
+    _agreement(tmp_path, _spread(5.0, 0.5), "simulated", stem=STEM)
     row = _one(rules.Claim("x", "x", STEM, GIVEN_DIFFERENCE), tmp_path)
-    assert row["status"] == claims.REPRODUCED
+    assert row["status"] == claims.REPRODUCED and row["emergent"]
 
 
-def _llama_table(root, instruct, provenance="simulated"):
-    rows = {
-        "provenance": provenance,
-        "method": ["All-Instruct", "All-Reasoning", "RACER"],
-        "budget": [np.nan, np.nan, 2.0],
-        "accuracy_mean": [instruct, 79.9, 80.0],
-    }
-    return _write(root, registry.LLAMA, "llama_table.csv", rows)
+def _llama_table(root, instruct, provenance="simulated", n=SEEDS):
+    """Chapter 12's runs: the fixed modes on each seed's record draw, beside two budgets."""
+    rows = [
+        {
+            "provenance": provenance,
+            "budget": b,
+            "seed": s,
+            "all_instruct_accuracy": instruct + e,
+            "all_reasoning_accuracy": 79.9 + e,
+            "racer_accuracy": 80.0 + e,
+        }
+        for b in (2.0, 3.0)
+        for s, e in enumerate(_spread(0.0, 0.2, n=n))
+    ]
+    return _write(root, registry.LLAMA, "llama_runs.csv", rows)
 
 
 ENDPOINTS = rules.Level(
-    "llama_table.csv",
-    "accuracy_mean",
-    (({"method": "All-Instruct"}, 67.32), ({"method": "All-Reasoning"}, 79.93)),
+    "llama_runs.csv",
+    "all_instruct_accuracy",
+    (({}, paper.LLAMA_FAMILY_ENDPOINTS["All-Instruct"][0]),),
 )
 
 
-@pytest.mark.parametrize(("instruct", "off"), [(67.5, False), (68.9, True)])
-def test_a_given_level_is_by_construction_and_says_when_the_calibration_is_off(
-    tmp_path, instruct, off
-):
+@pytest.mark.parametrize("off", [False, True])
+def test_a_given_level_is_by_construction_and_says_when_the_calibration_is_off(tmp_path, off):
+    paper_instruct = paper.LLAMA_FAMILY_ENDPOINTS["All-Instruct"][0]
+    instruct = paper_instruct + (1.58 if off else 0.18)
     _llama_table(tmp_path, instruct)
-    claim = rules.Claim("Table 7", "67.32 / 79.93", registry.LLAMA, ENDPOINTS)
+    claim = rules.Claim("Table 7", "endpoints", registry.LLAMA, ENDPOINTS)
     row = _one(claim, tmp_path, chapters=(registry.LLAMA,))
-    assert row["status"] == claims.BY_CONSTRUCTION
+    assert row["status"] == claims.BY_CONSTRUCTION and not row["emergent"]
     assert ("calibration off by 1.58 pts (tolerance 1 pts)" in row["reason"]) is off
+    assert (
+        f"vs paper {paper_instruct:g} (+{instruct - paper_instruct:.2f} pts, n = 10)"
+        in (row["build_value"])
+    )
     _llama_table(tmp_path, instruct, provenance="generated")  # real records: evidence
     row = _one(claim, tmp_path, chapters=(registry.LLAMA,))
     assert row["status"] == (claims.NOT_REPRODUCED if off else claims.REPRODUCED)
+    assert row["test"].startswith("Holm over 1: TOST (margin ±1)")
+    _llama_table(tmp_path, instruct, provenance="generated", n=3)
+    row = _one(claim, tmp_path, chapters=(registry.LLAMA,))
+    assert row["status"] == claims.INCONCLUSIVE and "too few seeds" in row["reason"]
 
 
 def test_a_given_ratio_off_its_relative_tolerance_says_by_how_much(tmp_path):
@@ -241,96 +404,97 @@ def test_a_given_ratio_off_its_relative_tolerance_says_by_how_much(tmp_path):
 def test_a_level_of_a_quantity_not_given_is_not_reproducible_on_simulated_records(
     tmp_path, provenance, status
 ):
-    """A router's accuracy against the paper's number needs the paper's own records."""
+    """A router's accuracy against the paper's number needs the paper's own records; the row
+    still shows the build's value and its distance from the paper's."""
     _llama_table(tmp_path, 67.32, provenance)
-    racer = rules.Level("llama_table.csv", "accuracy_mean", (({"method": "RACER"}, 80.4),))
+    racer = rules.Level("llama_runs.csv", "racer_accuracy", (({"budget": 2.0}, 80.4),))
     row = _one(rules.Claim("Table 7", "80.4", registry.LLAMA, racer), tmp_path,
                chapters=(registry.LLAMA,))  # fmt: skip
-    assert row["status"] == status
+    assert row["status"] == status and not row["emergent"]
     assert (row["reason"] == report.NOT_GIVEN_LEVEL) is (status == claims.NOT_REPRODUCIBLE)
-    assert row["build_value"]  # the value is shown either way
+    assert row["build_value"].startswith("budget 2.00: 80.00 [")
+    assert "vs paper 80.4 (-0.40 pts, n = 10)" in row["build_value"]
 
 
-def test_a_finding_status_is_computed_not_copied_from_the_csv(tmp_path):
-    rows = {
-        "provenance": "simulated",
-        "finding": ["self-routing reasons a lot", "other"],
-        "holds": [True, False],
-        "status": [claims.NOT_REPRODUCIBLE, claims.REPRODUCED],  # ignored
-        "detail": ["99.5 %", "-"],
-        "basis": ["an emergent reading", "-"],
+# --------------------------------------------------------------------------- findings
+
+
+def _finding_rows(decisions, texts=None, provenance="release"):
+    examples = {
+        HOLDS: verdicts.directional(_spread(1.0, 0.3)),
+        FAILS: verdicts.directional(_spread(-1.0, 0.3)),
+        INCONCLUSIVE: verdicts.directional(_spread(0.1, 1.0)),
     }
-    _write(tmp_path, STEM, "findings.csv", rows)
-    claim = rules.Claim("Table 5", "x", STEM, rules.Finding(r"reasons a lot"))
-    row = _one(claim, tmp_path)
-    assert (row["status"], row["build_value"]) == (claims.REPRODUCED, "99.5 %")
-    assert row["reason"] == "an emergent reading"
-    missing = rules.Claim("Table 5", "x", STEM, rules.Finding(r"no such finding"))
-    row = _one(missing, tmp_path)
-    assert row["status"] == claims.NOT_REPRODUCIBLE and "no finding matching" in row["reason"]
-
-
-def test_several_rows_of_one_finding_hold_only_when_every_row_holds(tmp_path):
-    rows = {"provenance": "release", "finding": ["beats", "beats"], "holds": [True, False]}
-    _write(tmp_path, STEM, "findings.csv", rows)
-    row = _one(rules.Claim("T", "x", STEM, rules.Finding("beats")), tmp_path)
-    assert row["status"] == claims.NOT_REPRODUCED
-
-
-def _chapter_findings():
-    """Findings tables as the chapters write them (their own functions decide what was
-    calibrated), with no status: (chapter, csv, function of the provenance)."""
-    from racer_lib.paper.chapters import motivation_and_benchmarks as motivation
-    from racer_lib.paper.chapters import reasoning_vs_instruct as reasoning
-    from racer_lib.paper.chapters import self_routing
-    from racer_lib.records.simulate import simulate
-
-    records = pd.concat(
-        [simulate(j, "rewardbench", scale=0.2, dim=0)[0] for j in ("qwen3-1.7b", "qwen3-8b")]
-    )
-    routing = pd.DataFrame(
-        {
-            "judge": ["qwen3-4b", "qwen3-8b"],
-            "reasoning_fraction": [99.5, 98.0],
-            "acc_self_routing": [86.5, 87.0],
-            "acc_all_reasoning": [86.4, 87.9],
-            "cost_self_routing": [6.2, 6.0],
-            "cost_all_reasoning": [6.25, 6.36],
-        }
-    )
-    domains = pd.DataFrame(
-        {"judge": "qwen3-4b", "dataset": "judgebench", "domain": ["math", "coding"], "n": [90, 73]}
-    )
+    texts = texts or [f"RACER beats it ({k})" for k in range(len(decisions))]
     return [
-        (registry.REASONING, "paper_findings.csv", lambda p: reasoning.fig2_findings(records, p)),
-        (registry.SELF_ROUTING, "findings.csv",
-         lambda p: self_routing.self_routing_findings(routing, p)),
-        (registry.MOTIVATION, "benchmark_domains.csv",
-         lambda p: motivation.domain_distribution(domains, "qwen3-4b", paper.BENCHMARK_DOMAINS, p)),
-    ]  # fmt: skip
+        {
+            "provenance": provenance,
+            "finding": t,
+            "observed": f"row {k}",
+            **examples[d].columns(),
+            "status": claims.REPRODUCED,  # what a chapter might have written: never copied
+            "basis": "an emergent reading",
+        }
+        for k, (t, d) in enumerate(zip(texts, decisions))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("decisions", "status"),
+    [
+        ((HOLDS, HOLDS), claims.REPRODUCED),
+        ((HOLDS, INCONCLUSIVE), claims.INCONCLUSIVE),
+        ((HOLDS, FAILS), claims.NOT_REPRODUCED),
+        ((INCONCLUSIVE, FAILS), claims.NOT_REPRODUCED),
+    ],
+)
+def test_a_finding_is_the_conjunction_of_its_rows(tmp_path, decisions, status):
+    _write(tmp_path, STEM, "findings.csv", _finding_rows(decisions))
+    row = _one(_claim(rules.Finding("beats it")), tmp_path)
+    assert row["status"] == status and row["emergent"]
+    assert row["build_value"].startswith("row 0 (+")
+    assert " | row 1 (" in row["build_value"]
+    assert row["reason"].startswith("an emergent reading")
+
+
+def test_a_finding_that_no_row_matches_is_not_reproducible(tmp_path):
+    _write(tmp_path, STEM, "findings.csv", _finding_rows((HOLDS,)))
+    row = _one(_claim(rules.Finding(r"no such finding")), tmp_path)
+    assert row["status"] == claims.NOT_REPRODUCIBLE and "no finding matching" in row["reason"]
+    row = _one(_claim(rules.Finding(r"beats", files="other_findings.csv")), tmp_path)
+    assert row["status"] == claims.NOT_REPRODUCIBLE and "wrote no" in row["reason"]
+
+
+#: Findings the simulator was given (racer_lib.paper.given) and emergent ones, per chapter.
+FINDING_TEXTS = [
+    (registry.REASONING, "paper_findings.csv", "the headroom when the two modes disagree shrinks"),
+    (registry.SELF_ROUTING, "findings.csv", "self-routing reasons on more than 95 % of pairs"),
+    (registry.ROBUSTNESS, "ablation_findings.csv", "cheaper shift: every method within budget"),
+    (registry.FRONTIER, "frontier_findings.csv", "concave frontier at every budget"),
+    (registry.ROBUSTNESS, "ablation_findings.csv", "cheaper shift: RACER-R has the highest reward"),
+]
 
 
 @pytest.mark.parametrize("provenance", ["simulated", "release"])
-def test_the_report_status_of_a_finding_equals_the_chapters_own(tmp_path, provenance):
-    """Computed from what is given (racer_lib.paper.given), the report's status of each finding
-    row equals the status the chapter's own function gave it (racer_lib.paper.claims)."""
-    compared = 0
-    for stem, name, findings in _chapter_findings():
-        table = findings(provenance).assign(provenance=provenance)
+@pytest.mark.parametrize("decision", [HOLDS, FAILS, INCONCLUSIVE])
+def test_the_report_status_of_a_finding_equals_the_chapters_own(tmp_path, provenance, decision):
+    """Computed from what is given (racer_lib.paper.given), the report's status of a finding
+    equals the status racer_lib.paper.claims.add_status gave the chapter's row."""
+    kinds = set()
+    for stem, name, text in FINDING_TEXTS:
+        (mine,) = _finding_rows((decision,), [text], provenance)
+        table = claims.add_status([mine], provenance, stem, name)
         _write(tmp_path, stem, name, table)
-        column = "finding" if "finding" in table.columns else "domain"
-        for text, status in zip(table[column], table["status"], strict=True):
-            rule = rules.Finding("^" + re.escape(str(text)) + "$", files=name, column=column)
-            row = _one(rules.Claim("x", "x", stem, rule), tmp_path, chapters=(stem,))
-            if (table[column] == text).sum() == 1:
-                assert row["status"] == status, (stem, text, row["reason"])
-                compared += 1
-    assert compared >= 6
+        rule = rules.Finding("^" + re.escape(text) + "$", files=name)
+        row = _one(rules.Claim("x", "x", stem, rule), tmp_path, chapters=(stem,))
+        assert row["status"] == table["status"].iloc[0], (stem, text, row["reason"])
+        kinds.add(bool(given.given_by(stem, [given.Read(name, ("finding",), texts=(text,))])))
+    assert kinds == {True, False}
 
 
 def test_the_matched_spend_claims_read_the_variants_that_reweight_cost(tmp_path):
-    """Chapter 08's rows name the costlier shift's RACER-C and RACER (contract of issue 22), 15's
-    rows start with the method; neither claim reads RACER-R's rows."""
+    """Chapter 08's claim reads the costlier shift's RACER-C, 15's rows start with a method that
+    reweights cost (RACER-C, RACER); neither claim reads RACER-R's rows or the cheaper shift."""
     found = [c for c in report.CLAIMS if "matched-spend control" in c.claim]
     assert {c.chapter for c in found} == {registry.ROBUSTNESS, registry.LLMBAR_SHIFT}
     # the simulator's robustness belongs to the simulated rows, not to the real judges' row
@@ -338,29 +502,29 @@ def test_the_matched_spend_claims_read_the_variants_that_reweight_cost(tmp_path)
         registry.ROBUSTNESS: "matched_spend_control",
         registry.LLMBAR_SHIFT: "",
     }
-    texts = {
+    texts = {  # (text, read by the claim)
         registry.ROBUSTNESS: [
-            "costlier shift: RACER-C beats the matched-spend control",
-            "costlier shift: RACER beats the matched-spend control",
-            "costlier shift: RACER-R beats the matched-spend control",
-            "(a) cheaper shift, RACER-C τ=1: beats the matched-spend control",
+            ("costlier shift: RACER-C beats the matched-spend control", True),
+            ("costlier shift: RACER-R beats the matched-spend control", False),
+            ("(a) cheaper shift, RACER-C τ=1: beats the matched-spend control", False),
         ],
         registry.LLMBAR_SHIFT: [
-            "RACER-C τ_C=1: beats the matched-spend control",
-            "RACER τ_C=1: beats the matched-spend control",
-            "RACER-R: beats the matched-spend control",
+            ("RACER-C τ_C=1: beats the matched-spend control", True),
+            ("RACER τ_C=1: beats the matched-spend control", True),
+            ("RACER-R: beats the matched-spend control", False),
         ],
     }
     for stem, rows in texts.items():
-        holds = [True] * (len(rows) - 1) + [False]  # only the rows no claim reads fail
-        if stem == registry.ROBUSTNESS:
-            holds[2] = False
-        table = {"provenance": "release", "finding": rows, "holds": holds, "detail": rows}
-        _write(tmp_path, stem, "findings.csv", table)
+        decisions = [HOLDS if read else FAILS for _, read in rows]  # only unread rows fail
+        table = _finding_rows(decisions, [t for t, _ in rows])
+        _write(tmp_path, stem, "findings.csv", [{**r, "observed": r["finding"]} for r in table])
     for claim in found:
         row = _one(claim, tmp_path, chapters=(claim.chapter,))
         assert row["status"] == claims.REPRODUCED, (claim.claim, row["build_value"])
         assert "RACER-R" not in row["build_value"] and "cheaper" not in row["build_value"]
+
+
+# --------------------------------------------------------------------------- identities, readings
 
 
 def test_an_identity_reads_verified_numerically_or_not_reproduced(tmp_path):
@@ -372,10 +536,20 @@ def test_an_identity_reads_verified_numerically_or_not_reproduced(tmp_path):
     row = _one(rules.Claim("Thm.", "x", STEM, tight), tmp_path)
     assert row["status"] == claims.VERIFIED and row["rule"] == "identity"
     assert row["build_value"] == "max gap = 3e-07; at β = 0.005: max one_minus_q = 4e-05"
+    assert row["provenance"] == "random instances" and not row["emergent"]
+    assert pd.isna(row["p"])  # exact arithmetic on every instance, not a test
     loose = rules.Identity(rules.Bound("t.csv", ("gap",), agg="max", op="<", threshold=1e-7))
     assert _one(rules.Claim("Thm.", "x", STEM, loose), tmp_path)["status"] == (
         claims.NOT_REPRODUCED
     )
+
+
+def test_a_bound_checks_every_column(tmp_path):
+    folder = _write(tmp_path, STEM, "t.csv", {"gap": [1e-9, 3e-7], "ok": [True, False]})
+    assert rules.Bound("t.csv", ("gap",), agg="max", op="<", threshold=1e-6).check(folder)[1]
+    assert not rules.Bound("t.csv", ("gap",), agg="max", op="<", threshold=1e-7).check(folder)[1]
+    value, holds, _, _ = rules.Bound("t.csv", ("ok",), agg="all").check(folder)
+    assert not holds and value == "ok: 1 of 2 rows"
 
 
 def test_the_case_studies_say_what_the_judging_chapter_ran(tmp_path):
@@ -391,63 +565,84 @@ def test_the_case_studies_say_what_the_judging_chapter_ran(tmp_path):
     assert "excerpts of Qwen3-4B" in row["reason"]
 
 
-def test_a_difference_at_the_last_epoch_pairs_on_seed(tmp_path):
-    rows = [
-        {"budget": b, "seed": s, "epoch": e, "lambda": lam + s * 0.01}
-        for b, lam in ((2.0, 0.05), (6.0, 0.0))
-        for s in range(3)
-        for e in (1, 2)
-    ]
-    _write(tmp_path, STEM, "h.csv", rows)
-    rule = rules.Difference("h.csv", "lambda", {"budget": 2.0}, {"budget": 6.0}, unit="",
-                            final="epoch")  # fmt: skip
-    outcome = rule.evaluate(tmp_path / STEM, n_boot=100)
-    assert outcome.holds and "n = 3" in outcome.value
+# --------------------------------------------------------------------------- the report's table
 
 
 def _robustness(root, stem=report.SENSITIVITY):
     rows = {
-        "key": ["racer_vs_random_id", "beta_zero_lowers"],
+        "key": ["frontier_random_id", "beta_zero_lowers"],
         "claim": ["Fig. 4 ID", "Table 3 beta 0"],
         "simulators": [24, 24],
         "holds_in": [17, 3],
         "share": [17 / 24, 3 / 24],
+        "effect_median": [1.2, -0.1],
+        "effect_min": [0.3, -0.5],
+        "effect_max": [2.0, 0.4],
+        "unit": ["pts", "pts"],
         "depends_most_on": ["readable", "kappa"],
         "flip_threshold": ["readable ≈ 0.15", "no flip in range"],
         "summary": ["x", "y"],
     }
-    return _write(root, stem, report.ROBUSTNESS_CSV, rows)
+    _write(root, stem, report.ROBUSTNESS_CSV, rows)
+    return pd.DataFrame(rows).to_dict("records")
 
 
 def test_the_robustness_column_reads_the_sensitivity_chapter(tmp_path):
-    _runs(tmp_path, [1.0, 1.2, 0.8])
-    _robustness(tmp_path)
-    keyed = rules.Claim("Fig. 4", "x", STEM, RACER_VS_RANDOM, sensitivity="racer_vs_random_id")
-    other = rules.Claim("Fig. 4", "x", STEM, RACER_VS_RANDOM, sensitivity="beta_zero_lowers")
-    plain = rules.Claim("Fig. 4", "x", STEM, RACER_VS_RANDOM)
+    _runs(tmp_path, _spread(1.0, 0.3))
+    written = _robustness(tmp_path)
+    keyed = _claim(RACER_VS_RANDOM, sensitivity="frontier_random_id")
+    other = _claim(RACER_VS_RANDOM, sensitivity="beta_zero_lowers")
+    plain = _claim(RACER_VS_RANDOM)
     both = (STEM, report.SENSITIVITY)
-    table = report.report(tmp_path, "test", both, n_boot=100, registry=[keyed, other, plain])
-    assert list(table.columns).index("robustness") == list(table.columns).index("status") + 1
-    assert list(table["robustness"]) == [
-        "holds in 17 of 24 simulators (71 %); depends most on readable; flips at readable ≈ 0.15",
-        "holds in 3 of 24 simulators (12 %); depends most on kappa; no flip in range",
-        "",
-    ]
-    alone = report.report(tmp_path, "test", (STEM,), n_boot=100, registry=[keyed])
+    table = report.report(tmp_path, "test", both, registry=[keyed, other, plain])
+    assert list(table.columns) == list(report.REPORT_COLUMNS)
+    expected = [report.robustness_text(r) for r in written]
+    assert list(table["robustness"]) == [*expected, ""]
+    assert all(text.startswith("holds in ") for text in expected)
+    alone = report.report(tmp_path, "test", (STEM,), registry=[keyed])
     assert list(alone["robustness"]) == [""]  # the chapter did not run in this profile
 
 
-def test_a_bound_checks_every_column(tmp_path):
-    _write(tmp_path, STEM, "t.csv", {"gap": [1e-9, 3e-7], "ok": [True, False]})
-    tight = rules.Bound("t.csv", ("gap",), agg="max", op="<", threshold=1e-6)
-    assert tight.evaluate(tmp_path / STEM).holds
-    assert (
-        not rules.Bound("t.csv", ("gap",), agg="max", op="<", threshold=1e-7)
-        .evaluate(tmp_path / STEM)
-        .holds
-    )
-    every = rules.Bound("t.csv", ("ok",), agg="all").evaluate(tmp_path / STEM)
-    assert not every.holds and every.value == "ok: 1 of 2 rows"
+def _mixed_report(tmp_path):
+    """A report of claims of every kind: emergent differences and findings, a given
+    difference, a level, an identity and a claim whose chapter did not run."""
+    _runs(tmp_path, _spread(1.0, 0.3), provenance="simulated")
+    _write(tmp_path, STEM, "findings.csv", _finding_rows((INCONCLUSIVE,)))
+    _agreement(tmp_path, _spread(5.0, 0.5), "simulated")
+    _llama_table(tmp_path, 67.32)
+    _write(tmp_path, STEM, "t.csv", {"gap": [1e-9]})
+    identity = rules.Identity(rules.Bound("t.csv", ("gap",), agg="max", op="<", threshold=1e-6))
+    racer = rules.Level("llama_runs.csv", "racer_accuracy", (({"budget": 2.0}, 80.4),))
+    registry_ = [
+        rules.Claim("Fig. 4", "emergent difference", STEM, RACER_VS_RANDOM),
+        rules.Claim("§2.1", "given difference", registry.REASONING, GIVEN_DIFFERENCE),
+        rules.Claim("Fig. 4", "emergent finding", STEM, rules.Finding("beats it")),
+        rules.Claim("Table 7", "level", registry.LLAMA, racer),
+        rules.Claim("Thm.", "identity", STEM, identity),
+        rules.Claim("Table 2", "not run", registry.BASELINES, RACER_VS_RANDOM),
+    ]
+    chapters = (STEM, registry.REASONING, registry.LLAMA)
+    return report.report(tmp_path, "test", chapters, registry=registry_)
+
+
+def test_emergent_view_lists_exactly_the_emergent_claims(tmp_path):
+    table = _mixed_report(tmp_path)
+    assert list(table["status"]) == [
+        claims.REPRODUCED,
+        claims.BY_CONSTRUCTION,
+        claims.INCONCLUSIVE,
+        claims.NOT_REPRODUCIBLE,
+        claims.VERIFIED,
+        claims.NOT_REPRODUCIBLE,
+    ]
+    assert list(table["emergent"].fillna(False)) == [True, False, True, False, False, False]
+    view = report.emergent_view(table)
+    assert list(view["claim"]) == ["emergent difference", "emergent finding"]  # decided first
+    # every column of the page's table but the robustness, empty without chapter 16
+    assert list(view.columns) == list(report.EMERGENT_COLUMNS.values())[:-1]
+    assert list(view["seeds"]) == [SEEDS, SEEDS]
+    assert view["effect [95 % interval]"].iloc[0].startswith("+1.00 [+0.")
+    assert list(view["status"]) == [claims.REPRODUCED, claims.INCONCLUSIVE]
 
 
 def test_status_counts_list_every_status():
@@ -498,6 +693,20 @@ def test_the_page_shows_each_status_in_full_with_its_chapter_linked():
     assert '<th style="min-width: 16em">claim</th>' in report.linked("<th>claim</th>", table, [])
 
 
+def test_sources_name_each_folder_relative_to_the_results_root(tmp_path):
+    root = tmp_path / "sim"
+    _write(root, STEM, "a.csv", [{"provenance": "simulated", "x": 1}])
+    _write(root, STEM, "b.csv", [{"provenance": "release", "x": 1}, {"provenance": None, "x": 2}])
+    table = report.sources(root, [STEM, "11_self_routing"])
+    assert table.to_dict("records") == [
+        {"chapter": STEM, "folder": f"sim/{STEM}", "csv_files": 2,
+         "provenances": "release, simulated"},
+        {"chapter": "11_self_routing", "folder": "sim/11_self_routing", "csv_files": 0,
+         "provenances": "(none)"},
+    ]  # fmt: skip
+    assert str(tmp_path) not in table.to_csv()
+
+
 # --------------------------------------------------------------------------- the registry
 
 
@@ -519,55 +728,49 @@ def test_the_registry_has_a_row_for_every_figure_and_table():
     assert labels - {"tab:prompts"} == set(ARTIFACTS)
 
 
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif dataclasses.is_dataclass(value):
+        for f in dataclasses.fields(value):
+            yield from _strings(getattr(value, f.name))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
 def test_no_claim_entry_carries_a_status_or_a_flag():
     """The report computes every status (racer_lib.paper.given, report.decide): a claim's entry
-    holds its artifact, text, chapter, rule and sensitivity key, and no status string."""
-    import dataclasses
-
+    holds its artifact, text, chapter, rule, sensitivity key and controls, and no status."""
     from racer_lib.paper import claims_table
 
     fields = {f.name for f in dataclasses.fields(rules.Claim)}
-    assert fields == {"artifact", "claim", "chapter", "rule", "sensitivity"}
+    assert fields == {"artifact", "claim", "chapter", "rule", "sensitivity", "null", "planted"}
     source = Path(claims_table.__file__).read_text(encoding="utf-8")
-    for status in claims.STATUSES:
+    for status in (*claims.STATUSES, HOLDS, FAILS, INCONCLUSIVE):
         assert f'"{status}"' not in source, status
     assert "calibrated" not in source and "needs=" not in source
-
-    def strings(value):
-        if isinstance(value, str):
-            yield value
-        elif dataclasses.is_dataclass(value):
-            for f in dataclasses.fields(value):
-                yield from strings(getattr(value, f.name))
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                yield from strings(k)
-                yield from strings(v)
-        elif isinstance(value, list | tuple):
-            for v in value:
-                yield from strings(v)
-
     for c in report.CLAIMS:
-        assert not set(strings(c)) & set(claims.STATUSES), c.claim
-    keys = {c.sensitivity for c in report.CLAIMS} - {""}
-    assert keys == {
-        "racer_vs_random_id",
-        "racer_vs_random_ood",
-        "racer_most_accurate",
-        "beta_zero_lowers",
-        "beta_large_lowers",
-        "costlier_within_budget",
-        "matched_spend_control",
-    }
+        assert not set(_strings(c)) & {*claims.STATUSES, HOLDS, FAILS}, c.claim
+    keys = [c.sensitivity for c in report.CLAIMS if c.sensitivity]
+    assert len(keys) == len(set(keys))  # a key names one claim of chapter 16's CSV
+    assert {c.null for c in report.CLAIMS} <= {"", "embedding"}
+
+
+def test_every_claim_is_decided_on_the_protocols_seeds():
+    """No claim lowers the number of seeds its test needs below verdicts.MIN_SEEDS."""
+    for c in report.CLAIMS:
+        assert getattr(c.rule, "min_seeds", MIN_SEEDS) >= MIN_SEEDS, c.claim
 
 
 def test_every_given_parameter_exists_in_the_simulator():
     """racer_lib.paper.given names the simulator's parameters as racer_lib.records.simulate
     does: a field of its JUDGES or CELLS tables, or a module constant; each fixes quantities of
     chapters of the registry."""
-    import dataclasses
-
-    from racer_lib.paper import given
     from racer_lib.records import simulate
 
     assert given.GIVEN
@@ -582,8 +785,6 @@ def test_every_given_parameter_exists_in_the_simulator():
 
 
 def test_a_read_meets_a_given_quantity_only_on_its_rows_and_findings():
-    from racer_lib.paper import given
-
     q = given.Quantity(STEM, "t.csv", ("a",), {"method": ("All-Instruct",)})
     assert given.meets(STEM, given.Read("t.csv", ("a", "b"), {"method": "All-Instruct"}), q)
     assert not given.meets(STEM, given.Read("t.csv", ("a",), {"method": "RACER"}), q)
@@ -626,73 +827,6 @@ def test_the_report_is_first_after_the_introduction_in_the_book():
     assert files[0] == f"notebooks/{registry.REPORT}"
 
 
-# --------------------------------------------------------------------------- the chapter
-
-
-@pytest.mark.slow
-def test_the_report_chapter_on_the_smoke_build(smoke):
-    from conftest import notebook_parameters
-
-    from racer_lib.book import chapter
-
-    result, _ = smoke
-    stem = "01_reproduction_report"
-    assert list(result.results_dirs)[-1] == stem  # it runs after every other chapter
-    folder = Path(result.results_dirs[stem])
-    table = pd.read_csv(folder / "claims.csv", keep_default_na=False)
-    assert len(table) >= 55
-    assert set(claims.STATUSES) <= set(table["status"])
-    decided = table[table["status"].isin([claims.REPRODUCED, claims.NOT_REPRODUCED])]
-    assert (decided["build_value"].str.strip() != "").all()
-    kinds = ["simulated", "release", "generated", "mixed", "random instances"]
-    assert decided["provenance"].isin(kinds).all()
-    verified = table[table["status"] == claims.VERIFIED]
-    assert set(verified["artifact"]) <= {"Thm. 3.1", "Thm. 4.1", "Thm. 4.2"}
-    ran = set(result.results_dirs)
-    robust = table["robustness"].str.strip() != ""
-    assert bool(robust.any()) == (report.SENSITIVITY in ran)  # read from chapter 16 if it ran
-    untested = table[table["status"] == claims.NOT_REPRODUCIBLE]
-    assert (untested["reason"].str.strip() != "").all()
-    assert chapter.check_prose(folder / "prose.csv") == []
-
-    # the statuses are those the library computes from the build's own CSVs
-    executed = next(p for p in result.executed if Path(p).name == f"{stem}.ipynb")
-    params = notebook_parameters(executed)
-    others = [s for s in result.results_dirs if s != stem]
-    again = report.report(folder.parent, result.profile, others, params["seed"], params["n_boot"])
-    assert list(again["status"]) == list(table["status"])
-    assert list(again["build_value"].fillna("")) == list(table["build_value"])
-
-    # a finding's status, computed by the report, is the one its chapter gave its rows
-    for claim, (_, row) in zip(report.CLAIMS, table.iterrows(), strict=True):
-        if not isinstance(claim.rule, rules.Finding) or row["status"] == claims.NOT_REPRODUCIBLE:
-            continue
-        found = pd.read_csv(folder.parent / row["csv"])
-        if "status" not in found.columns:
-            continue
-        mine = found[
-            found[claim.rule.column].astype(str).str.contains(claim.rule.pattern, case=False)
-        ]
-        theirs = set(mine["status"])
-        weakest = claims.NOT_REPRODUCED if claims.NOT_REPRODUCED in theirs else None
-        weakest = weakest or (claims.BY_CONSTRUCTION if claims.BY_CONSTRUCTION in theirs else None)
-        assert row["status"] == (weakest or claims.REPRODUCED), (claim.claim, theirs)
-
-
-def test_sources_name_each_folder_relative_to_the_results_root(tmp_path):
-    root = tmp_path / "sim"
-    _write(root, STEM, "a.csv", [{"provenance": "simulated", "x": 1}])
-    _write(root, STEM, "b.csv", [{"provenance": "release", "x": 1}, {"provenance": None, "x": 2}])
-    table = report.sources(root, [STEM, "11_self_routing"])
-    assert table.to_dict("records") == [
-        {"chapter": STEM, "folder": f"sim/{STEM}", "csv_files": 2,
-         "provenances": "release, simulated"},
-        {"chapter": "11_self_routing", "folder": "sim/11_self_routing", "csv_files": 0,
-         "provenances": "(none)"},
-    ]  # fmt: skip
-    assert str(tmp_path) not in table.to_csv()
-
-
 def test_theorem42_bound_at_the_papers_beta_stands_beside_the_checked_instances():
     """Chapter 05 states the bound's contraction at the paper's β = 0.005 next to the β it
     checks: q = M²K²/(M²K² + 2β²) leaves 1 - q of about 4e-5 there (near-vacuous)."""
@@ -706,3 +840,62 @@ def test_theorem42_bound_at_the_papers_beta_stands_beside_the_checked_instances(
     assert list(table["bound"]) == ["informative", "near-vacuous"]
     assert table["1 − q"].iloc[1] == "4.1e-05 to 5.0e-05"
     assert table["1 − q"].iloc[0] == "2.9e-01 to 3.3e-01"
+
+
+# --------------------------------------------------------------------------- the chapter
+
+
+def _text(column: pd.Series) -> pd.Series:
+    """A CSV column as text, empty where missing (a column empty throughout reads as float)."""
+    return column.astype("string").fillna("").str.strip()
+
+
+@pytest.mark.slow
+def test_the_report_chapter_on_the_smoke_build(smoke):
+    from racer_lib.book import chapter
+
+    result, _ = smoke
+    stem = registry.REPORT
+    assert list(result.results_dirs)[-1] == stem  # it runs after every other chapter
+    folder = Path(result.results_dirs[stem])
+    table = pd.read_csv(folder / "claims.csv", keep_default_na=False, na_values=[""])
+    assert len(table) == len(report.CLAIMS) and list(table.columns) == list(report.REPORT_COLUMNS)
+    assert set(table["status"]) <= set(claims.STATUSES)
+    assert {claims.INCONCLUSIVE, claims.BY_CONSTRUCTION, claims.VERIFIED} <= set(table["status"])
+    decided = table[table["status"].isin([claims.REPRODUCED, claims.NOT_REPRODUCED])]
+    assert (decided["build_value"].pipe(_text) != "").all()
+    kinds = ["simulated", "release", "generated", "mixed", "random instances"]
+    assert decided["provenance"].isin(kinds).all()
+    verified = table[table["status"] == claims.VERIFIED]
+    assert set(verified["artifact"]) <= {"Thm. 3.1", "Thm. 4.1", "Thm. 4.2"}
+    # smoke runs fewer seeds than the protocol needs: its own tests decide no claim
+    tested = table[table["rule"].isin(["difference", "equivalence"]) & (table["n"] < MIN_SEEDS)]
+    assert set(tested["status"]) <= {claims.INCONCLUSIVE, claims.BY_CONSTRUCTION}
+    ran = set(result.results_dirs)
+    robust = table["robustness"].pipe(_text) != ""
+    assert bool(robust.any()) == (report.SENSITIVITY in ran)  # read from chapter 16 if it ran
+    untested = table[table["status"] == claims.NOT_REPRODUCIBLE]
+    assert (untested["reason"].pipe(_text) != "").all()
+    assert chapter.check_prose(folder / "prose.csv") == []
+
+    # the statuses are those the library computes from the build's own CSVs
+    others = chapter.profile_chapters(result.profile, folder.parent, exclude=stem)
+    again = report.report(folder.parent, result.profile, others)
+    for column in ("status", "build_value", "reason", "csv", "test"):
+        assert list(_text(again[column])) == list(_text(table[column])), column
+    for column in ("effect", "lo", "hi", "p", "n"):
+        assert np.allclose(again[column].astype(float), table[column], equal_nan=True), column
+    shown = pd.read_csv(folder / "emergent_claims.csv")
+    assert list(shown["claim"]) == list(report.emergent_view(again)["claim"])
+
+    # a finding's status, computed by the report, is the one its chapter gave its rows
+    for claim, (_, row) in zip(report.CLAIMS, table.iterrows(), strict=True):
+        if not isinstance(claim.rule, rules.Finding) or row["status"] == claims.NOT_REPRODUCIBLE:
+            continue
+        found = pd.read_csv(folder.parent / row["csv"], keep_default_na=False, na_values=[""])
+        if "status" not in found.columns:
+            continue
+        column = found[claim.rule.column].astype(str)
+        theirs = set(found.loc[column.str.contains(claim.rule.pattern, case=False), "status"])
+        if len(theirs) == 1:  # rows of one status: the conjunction has it too
+            assert row["status"] == theirs.pop(), (claim.claim, row["reason"])

@@ -10,6 +10,10 @@ The quantities of the paper's §2 (Fig. 2):
 * the four agreement cells of the two modes: both right, only reasoning right, only instruct
   right, both wrong (pair counts), and the oracle accuracy that picks the right mode whenever
   one exists.
+
+And the Random baselines the routing chapters compare against: Random at a rate
+(:func:`random_point`), at a matched expected cost (:func:`random_at_cost`, Table 7) and the
+area between a router's curve and Random's chord (:func:`area_above_random`, Fig. 4).
 """
 
 from __future__ import annotations
@@ -105,6 +109,33 @@ def random_point(records: pd.DataFrame, rate: float, unit: CostUnit | None = Non
     """Random routing: reasoning with probability ``rate`` on every pair, independently (with
     ``unit``: also its ``train_cost``, :func:`policy_point`)."""
     return policy_point(records, rate, unit)
+
+
+def random_at_cost(records: pd.DataFrame, cost: float) -> dict[str, float]:
+    """Random routing whose expected realized cost equals ``cost`` (clipped to the endpoints).
+
+    Random's cost is linear in its rate ``q``: ``cost(q) = 1 + q (ratio - 1)`` on the set's own
+    unit, so ``q = (cost - 1) / (ratio - 1)``.
+    """
+    ratio = realized_cost_ratio(records, 1.0)
+    rate = 0.0 if ratio == 1.0 else float(np.clip((cost - 1.0) / (ratio - 1.0), 0.0, 1.0))
+    return policy_point(records, rate)
+
+
+def area_above_random(points: pd.DataFrame, records: pd.DataFrame) -> float:
+    """Area (accuracy points x cost ratio) between a policy's curve and Random's line.
+
+    ``points`` has one row per budget with ``cost`` and ``accuracy`` of the policy on
+    ``records``; Random at the same cost lies on the chord between the two endpoints. The
+    trapezoid rule integrates the difference over the policy's cost range.
+    """
+    ends = endpoints(records)
+    (c0, a0), (c1, a1) = [
+        (ends[k]["cost"], ends[k]["accuracy"]) for k in ("All-Instruct", "All-Reasoning")
+    ]
+    pts = points.sort_values("cost")
+    chord = a0 + (a1 - a0) * (pts["cost"].to_numpy() - c0) / (c1 - c0)
+    return float(np.trapezoid(pts["accuracy"].to_numpy() - chord, pts["cost"].to_numpy()))
 
 
 def oracle_frontier(records: pd.DataFrame) -> pd.DataFrame:

@@ -35,130 +35,49 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS, Verdict
 from racer_lib.paper import numbers as paper
+from racer_lib.paper.claim_data import (
+    ACCURACY_TOLERANCE,
+    RATIO_TOLERANCE,
+    SEED,
+    NotAvailable,
+    Outcome,
+    decide_members,
+    fmt,
+    per_seed,
+    provenance_of,
+    read_csv,
+    select,
+    verdict_text,
+)
 from racer_lib.paper.given import Read
 
-#: Tolerances of the level rules (their TOST margins): accuracy in points, cost ratios relative.
-ACCURACY_TOLERANCE = 1.0
-RATIO_TOLERANCE = 0.05
-#: The column of a run CSV that names its replicate seed.
-SEED = "seed"
-
-
-class NotAvailable(Exception):
-    """The claim cannot be evaluated on this build; the message is the reason."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a rule found: the build's value as text, the protocol's ``verdict`` (``None`` for
-    a numerical identity), the provenance of the rows read, the CSV, what it read (``reads``),
-    the basis a findings CSV gives (``reason``) and, for a level that misses its tolerance, by
-    how much (``miss``). ``holds``: the identity's check (identities only)."""
-
-    value: str
-    verdict: Verdict | None
-    provenance: str
-    csv: str
-    reads: tuple[Read, ...] = ()
-    reason: str = ""
-    miss: str = ""
-    check: bool = False
-
-    @property
-    def decision(self) -> str:
-        if self.verdict is None:
-            return HOLDS if self.check else FAILS
-        return self.verdict.decision
-
-
-def _read(folder: Path, csv: str) -> tuple[pd.DataFrame, Path]:
-    path = folder / csv
-    if not path.is_file():
-        raise NotAvailable(f"{folder.name} wrote no {csv}")
-    return pd.read_csv(path), path
-
-
-def _select(table: pd.DataFrame, where: Mapping[str, Any], path: Path) -> pd.DataFrame:
-    """Rows where each column equals its value (a list or tuple: is one of them)."""
-    mask = pd.Series(True, index=table.index)
-    for name, wanted in where.items():
-        if name not in table.columns:
-            raise NotAvailable(f"{path.name} has no column {name!r}")
-        col = table[name]
-        options = list(wanted) if isinstance(wanted, list | tuple) else [wanted]
-        if pd.api.types.is_numeric_dtype(col):
-            hit = np.zeros(len(col), dtype=bool)
-            for w in options:
-                hit |= np.isclose(col.to_numpy(dtype=float), float(w))
-            mask &= hit
-        else:
-            mask &= col.astype(str).isin([str(w) for w in options])
-    return table[mask]
-
-
-def _provenance(rows: pd.DataFrame, default: str = "simulated") -> str:
-    if "provenance" not in rows.columns:
-        return default
-    kinds = set(rows["provenance"].dropna().astype(str))
-    return kinds.pop() if len(kinds) == 1 else "mixed"
-
-
-def _fmt(x: float) -> str:
-    if abs(x) >= 1000 and float(x).is_integer():
-        return f"{x:.0f}"  # a count (pairs)
-    return f"{x:.3g}" if abs(x) < 0.01 and x != 0 else f"{x:.2f}"
-
-
-def per_seed(rows: pd.DataFrame, column: str, by: tuple[str, ...] = ()) -> pd.DataFrame:
-    """``column`` averaged within each replicate seed (and each group of ``by``): one value per
-    seed, so that runs sharing a record draw count once. Rows without a seed column form one
-    replicate."""
-    keys = [*by, SEED] if SEED in rows.columns else list(by)
-    if not keys:
-        return pd.DataFrame({column: [rows[column].mean()]})
-    return rows.groupby(keys, sort=False)[column].mean().reset_index()
-
-
-def _member_name(key: Any, by: tuple[str, ...]) -> str:
-    values = key if isinstance(key, tuple) else (key,)
-    return ", ".join(f"{k} {_fmt(v) if isinstance(v, float) else v}" for k, v in zip(by, values))
-
-
-def decide_members(
-    d: pd.DataFrame, by: tuple[str, ...], test: Callable[[np.ndarray], Verdict]
-) -> tuple[Verdict, dict[str, Verdict]]:
-    """The verdict of ``test`` on the per-seed values of column ``d`` of ``d``: over all seeds
-    when ``by`` is empty, else per member of ``by`` with Holm's correction
-    (:func:`racer_lib.evaluation.verdicts.every`)."""
-    if not by:
-        x = per_seed(d, "d")["d"].to_numpy(dtype=float)
-        return test(x), {}
-    members = {
-        _member_name(key, by): test(group["d"].to_numpy(dtype=float))
-        for key, group in per_seed(d, "d", by).groupby(list(by), sort=False)
-    }
-    return verdicts.every(members), members
-
-
-def verdict_text(verdict: Verdict, unit: str = "", members: Mapping[str, Verdict] = ()) -> str:
-    """``+4.81 [+4.45, +5.16] pts, n = 10; one-sided t (> 0), p = 0.001`` (a family: the
-    weakest member, named, and each member's effect)."""
-    text = verdict.interval_text(unit)
-    if math.isfinite(verdict.p):
-        text += f"; {verdict.test}, p = {verdict.p:.2g}"
-    else:
-        text += f"; {verdict.test}"
-    if verdict.note:
-        text += f" ({verdict.note})"
-    if members:
-        text += "; " + ", ".join(f"{k}: {v.effect:+.2f}" for k, v in members.items())
-    return text
+__all__ = [  # the shared pieces are re-exported: the report and the chapters import them here
+    "ACCURACY_TOLERANCE",
+    "EMERGENT_KINDS",
+    "RATIO_TOLERANCE",
+    "SEED",
+    "Bound",
+    "Claim",
+    "Difference",
+    "Equivalence",
+    "Excerpts",
+    "Finding",
+    "HalfCost",
+    "Identity",
+    "Level",
+    "MarginOverBest",
+    "NotAvailable",
+    "Outcome",
+    "Rule",
+    "decide_members",
+    "per_seed",
+    "verdict_text",
+]
 
 
 @dataclass(frozen=True)
@@ -193,8 +112,8 @@ class _Paired:
     def differences(self, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, Path]:
         """``(d, used, path)``: the paired differences (column ``d`` with the pairing keys) and
         the rows read."""
-        table, path = _read(folder, self.csv)
-        rows = _select(table, self.where, path)
+        table, path = read_csv(folder, self.csv)
+        rows = select(table, self.where, path)
         if self.final:
             if self.final not in rows.columns:
                 raise NotAvailable(f"{path.name} has no column {self.final!r}")
@@ -208,7 +127,7 @@ class _Paired:
             a, b = used[self.column].astype(float), used[self.second_column].astype(float)
             d = used[keys].assign(d=(a / b - 1) if self.relative else (a - b))
         else:
-            a, b = _select(rows, self.first, path), _select(rows, self.second, path)
+            a, b = select(rows, self.first, path), select(rows, self.second, path)
             used = pd.concat([a, b])
             if not keys:
                 raise NotAvailable(f"{path.name} has none of the columns {self.pair_on}")
@@ -244,7 +163,7 @@ class Difference(_Paired):
             lambda x: verdicts.directional(x, self.sign, self.threshold, self.min_seeds),
         )
         value = verdict_text(verdict, self.unit, members)
-        return Outcome(value, verdict, _provenance(used), path.name, self.reads())
+        return Outcome(value, verdict, provenance_of(used), path.name, self.reads())
 
 
 @dataclass(frozen=True)
@@ -264,7 +183,7 @@ class Equivalence(_Paired):
             d, self.members, lambda x: verdicts.equivalent(x, self.margin, self.min_seeds)
         )
         value = verdict_text(verdict, self.unit, members)
-        return Outcome(value, verdict, _provenance(used), path.name, self.reads())
+        return Outcome(value, verdict, provenance_of(used), path.name, self.reads())
 
 
 @dataclass(frozen=True)
@@ -294,19 +213,21 @@ class Level:
         off = max(abs(v - p) / (abs(p) if self.relative else 1.0) for v, p in misses)
         if self.relative:
             return f"off by {100 * off:.1f} % (tolerance {100 * self.tol:g} %)"
-        return f"off by {_fmt(off)}{self.unit} (tolerance {self.tol:g}{self.unit})"
+        return f"off by {fmt(off)}{self.unit} (tolerance {self.tol:g}{self.unit})"
 
     def evaluate(self, folder: Path) -> Outcome:
-        table, path = _read(folder, self.csv)
+        table, path = read_csv(folder, self.csv)
         parts, members, used, misses = [], {}, [], []
         for where, paper_value in self.cells:
-            rows = _select(table, where, path).dropna(subset=[self.column])
+            rows = select(table, where, path).dropna(subset=[self.column])
             if rows.empty:
                 continue  # a cell this profile did not run (another judge or budget)
             x = per_seed(rows, self.column)[self.column].to_numpy(dtype=float)
             margin = self.tol * abs(paper_value) if self.relative else self.tol
-            label = ", ".join(
-                f"{k} {_fmt(v) if isinstance(v, float) else v}" for k, v in where.items()
+            label = ", ".join(  # a list of values (the OOD benchmarks) is averaged, not named
+                f"{k} {fmt(v) if isinstance(v, float) else v}"
+                for k, v in where.items()
+                if not isinstance(v, list | tuple)
             )
             member = verdicts.equivalent(x - paper_value, margin, self.min_seeds)
             members[label] = member
@@ -318,7 +239,7 @@ class Level:
                 else ""
             )
             parts.append(
-                f"{label}: {_fmt(mean)}{spread} vs paper {paper_value:g} "
+                f"{label}: {fmt(mean)}{spread} vs paper {paper_value:g} "
                 f"({gap:+.2f}{self.unit}, n = {x.size})"
             )
             used.append(rows)
@@ -331,7 +252,7 @@ class Level:
         return Outcome(
             value,
             verdict,
-            _provenance(pd.concat(used)),
+            provenance_of(pd.concat(used)),
             path.name,
             self.reads(),
             miss=self._miss_text(misses),
@@ -366,8 +287,8 @@ class Bound:
 
     def check(self, folder: Path) -> tuple[str, bool, pd.DataFrame, Path]:
         """``(value, holds, rows, path)``."""
-        table, path = _read(folder, self.csv)
-        rows = _select(table, self.where, path)
+        table, path = read_csv(folder, self.csv)
+        rows = select(table, self.where, path)
         if rows.empty:
             raise NotAvailable(f"{path.name}: no rows")
         parts, holds = [], []
@@ -381,7 +302,7 @@ class Bound:
             else:
                 x = rows[col].astype(float)
                 v = float(x.abs().max() if self.agg == "absmax" else getattr(x, self.agg)())
-                parts.append(f"{self.agg} {col} = {_fmt(v)}")
+                parts.append(f"{self.agg} {col} = {fmt(v)}")
                 holds.append(_OPS[self.op](v, self.threshold))
         return "; ".join(parts), all(holds), rows, path
 
@@ -409,9 +330,7 @@ class Identity:
             except NotAvailable as err:
                 beside = str(err)
             value = f"{value}; {self.context_label}{beside}"
-        return Outcome(
-            value, None, self.provenance, path.name, self.check.reads(), check=holds
-        )
+        return Outcome(value, None, self.provenance, path.name, self.check.reads(), check=holds)
 
 
 def _row_verdict(row: Mapping[str, Any]) -> Verdict:
@@ -489,7 +408,7 @@ class Finding:
             return Outcome(
                 " | ".join(texts),
                 verdict,
-                _provenance(rows),
+                provenance_of(rows),
                 path.name,
                 (read,),
                 reason="; ".join(basis),
@@ -510,7 +429,7 @@ class Excerpts:
     kind = "reading"
 
     def evaluate(self, folder: Path) -> Outcome:
-        table, path = _read(folder, self.csv)
+        table, path = read_csv(folder, self.csv)
         if self.column not in table.columns:
             raise NotAvailable(f"{path.name} has no column {self.column!r}")
         models = sorted({Path(str(m)).name for m in table[self.column].dropna()})
@@ -543,15 +462,17 @@ class HalfCost:
     kind = "difference"
 
     def evaluate(self, folder: Path) -> Outcome:
-        runs, path = _read(folder, self.runs)
-        ends, _ = _read(folder, self.ends)
+        runs, path = read_csv(folder, self.runs)
+        ends, _ = read_csv(folder, self.ends)
         if self.judges:
-            runs = _select(runs, {"judge": self.judges}, path)
-        top = _select(ends, {"set": self.sets, "method": "All-Reasoning"}, path)
+            runs = select(runs, {"judge": self.judges}, path)
+        top = select(ends, {"set": self.sets, "method": "All-Reasoning"}, path)
         on = [c for c in ("judge", "set", SEED) if c in top.columns]
-        racer = _select(runs, {"set": self.sets, "method": "RACER"}, path)
+        racer = select(runs, {"set": self.sets, "method": "RACER"}, path)
         racer = racer.merge(
-            top[[*on, "accuracy", "cost"]].rename(columns={"accuracy": "ar_acc", "cost": "ar_cost"}),
+            top[[*on, "accuracy", "cost"]].rename(
+                columns={"accuracy": "ar_acc", "cost": "ar_cost"}
+            ),
             on=on,
         )
         cheap = racer[racer["cost"] <= self.share * racer["ar_cost"]]
@@ -571,7 +492,7 @@ class HalfCost:
             Read(self.ends, ("accuracy", "cost"), {"method": "All-Reasoning"}),
         )
         value = verdict_text(verdict, " pts", members)
-        return Outcome(value, verdict, _provenance(racer), path.name, reads)
+        return Outcome(value, verdict, provenance_of(racer), path.name, reads)
 
 
 @dataclass(frozen=True)
@@ -587,8 +508,8 @@ class MarginOverBest:
     kind = "level"
 
     def evaluate(self, folder: Path) -> Outcome:
-        table, path = _read(folder, self.csv)
-        table = _select(table, self.where, path)
+        table, path = read_csv(folder, self.csv)
+        table = select(table, self.where, path)
         parts, members, misses = [], {}, []
         for judge, rows in table.groupby("judge", sort=False):
             if judge not in self.margins or "RACER" not in set(rows["method"]):
@@ -617,7 +538,7 @@ class MarginOverBest:
         return Outcome(
             "; ".join(parts) + f"; {verdict.test}",
             verdict,
-            _provenance(table),
+            provenance_of(table),
             path.name,
             (read,),
             miss=miss,
@@ -639,7 +560,9 @@ class Claim:
     (how the verdict moves with the simulator's choices), empty when it has none. ``null``: the
     control under which the claim's effect is absent by design (``"embedding"``: the null
     simulator's embedding says nothing, so an accuracy gain from selecting pairs is zero),
-    used to measure the rule's false-positive rate (``make bench-verdicts``)."""
+    used to measure the rule's false-positive rate (``make bench-verdicts``); ``planted``: the
+    claim is true by design when the embedding carries a strong signal (a gain from selecting
+    pairs over Random), used to measure the rule's power."""
 
     artifact: str
     claim: str
@@ -647,3 +570,4 @@ class Claim:
     rule: Rule
     sensitivity: str = ""
     null: str = ""
+    planted: bool = False

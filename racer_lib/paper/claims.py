@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE as UNDECIDED
+from racer_lib.evaluation.verdicts import FAILS, HOLDS
+from racer_lib.evaluation.verdicts import INCONCLUSIVE as UNDECIDED
 from racer_lib.paper import given
 
 REPRODUCED = "reproduced"
@@ -82,9 +83,10 @@ def add_status(
     """A findings table of ``chapter`` (written as ``csv``; one row per finding, with its text
     in ``finding``, a verdict's columns from :meth:`racer_lib.evaluation.verdicts.Verdict.columns`
     or, for a check on one record draw, ``holds``; optionally ``level`` and ``basis``) with the
-    verdict's columns and ``status`` (:func:`status_of`). Whether the simulator was given a
-    finding is derived (:func:`racer_lib.paper.given.given_by` on its text), never declared.
-    ``basis`` goes last. A table without rows keeps its columns."""
+    verdict's columns (``p_other`` after them when given) and ``status`` (:func:`status_of`).
+    Whether the simulator was given a finding is derived (:func:`racer_lib.paper.given.given_by`
+    on its text), never declared; a ``status`` the rows carry is replaced. ``basis`` goes last. A
+    table without rows keeps its columns."""
     import pandas as pd
 
     table = pd.DataFrame(findings).copy()
@@ -96,9 +98,14 @@ def add_status(
         is_given = bool(given.given_by(chapter, [read]))
         verdict = _decision(row, is_given, provenance)
         level = bool(row.get("level", False))
-        rows.append({**verdict, "status": status_of(verdict["decision"], is_given, provenance, level)})
+        rows.append(
+            {**verdict, "status": status_of(verdict["decision"], is_given, provenance, level)}
+        )
     added = pd.DataFrame(rows, columns=[*VERDICT_COLUMNS, "status"], index=table.index)
-    keep = [c for c in table.columns if c not in {*VERDICT_COLUMNS, "holds", "level", "basis"}]
+    if "p_other" in table.columns:  # a verdict's other side (Verdict.columns): with the rest
+        added.insert(len(VERDICT_COLUMNS), "p_other", table["p_other"])
+    drop = {*VERDICT_COLUMNS, "p_other", "status", "holds", "level", "basis"}
+    keep = [c for c in table.columns if c not in drop]
     out = pd.concat([table[keep], added], axis=1)
     if "basis" in table.columns:
         out["basis"] = table["basis"]

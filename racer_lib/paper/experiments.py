@@ -72,12 +72,15 @@ def seeds(first: int, n: int) -> list[int]:
 
 @dataclass
 class Fit:
-    """Routers trained on one record set: the cost unit, the two splits and the result."""
+    """Routers trained on one record set: the cost unit, the two splits, the result and the
+    ``store`` they were trained through (:func:`fit`'s, resolved: routers trained later to
+    match them, such as :func:`racer_lib.paper.shift.matched_controls`, go the same way)."""
 
     unit: Any
     train: train.Split
     valid: train.Split
     result: train.TrainResult
+    store: PolicyStore | bool | None = None
 
 
 def fit(
@@ -113,7 +116,7 @@ def fit(
         result = train_in_chunks(
             parts["train"], parts["valid"], configs, settings, unit, progress=progress
         )
-    return Fit(unit, parts["train"], parts["valid"], result)
+    return Fit(unit, parts["train"], parts["valid"], result, store)
 
 
 def evaluation_sets(

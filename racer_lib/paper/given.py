@@ -1,16 +1,26 @@
-"""What the simulator was given: each calibrated parameter of :mod:`racer_lib.records.simulate`
-(named as there: a field of its ``JUDGES`` or ``CELLS`` tables, or a module constant) and the
-quantities of the chapters' result CSVs it fixes, declared once (:data:`GIVEN`).
+"""What the simulator was given: each parameter of :mod:`racer_lib.records.simulate` that the
+chapters' simulated records inherit (named as there: a field of its ``JUDGES`` or ``CELLS``
+tables, or a module constant) and the quantities of the chapters' result CSVs it fixes, declared
+once (:data:`GIVEN`).
+
+A parameter *fixes* a quantity when changing the parameter moves the quantity, whatever else is
+drawn: an endpoint's accuracy follows the judge's calibrated accuracy, a subset's cost ratio its
+cell's ratio, and a router's cost after a shift follows the ratio of the two subsets' cost ratios
+(a policy that meets its budget on the costlier subset meets it on the cheaper one at any
+reasoning rate). Every entry is backed by a test that changes the parameter and sees each quantity
+it lists follow, and a quantity it does not list stay put within sampling noise
+(``tests/test_given.py``, which also fails when an entry or a quantity has no such test).
 
 A claim of the reproduction report is ``by construction`` on simulated records exactly when a
 quantity its rule read (:class:`Read`: a CSV of the claim's chapter, the columns, the rows, and
 for a findings CSV the texts of the findings) meets a quantity declared here
-(:func:`given_by`); the status follows in :mod:`racer_lib.paper.report`. Nothing else in the
-claims decides it: a claim carries no status and no flag.
+(:func:`given_by`); the status follows in :mod:`racer_lib.paper.report` and, for a chapter's
+own findings, :func:`racer_lib.paper.claims.add_status`. Nothing else decides it: a claim
+carries no status and a finding no flag.
 
-What is not declared here emerges from training routers on the records (every router's accuracy
-and cost, every comparison of routers): the simulator is calibrated to the judges' published
-aggregates, never to a router's result.
+What is not declared here emerges from training routers on the records (every router's accuracy,
+every comparison of routers, a router's cost where no ratio of the simulator bounds it): the
+simulator is calibrated to the judges' published aggregates, never to a router's result.
 """
 
 from __future__ import annotations
@@ -24,6 +34,9 @@ from typing import Any
 from racer_lib.paper import registry as ch
 
 FINDINGS = "*findings*.csv"
+#: Chapter 08's first scenario (its ``SCENARIOS``; the claims table's ``_CHEAPER``): trained on
+#: Magpie Ultra, tested on OffsetBias, whose reasoning is relatively cheaper (``CELLS.ratio``).
+CHEAPER_SHIFT = "(a) cheaper shift"
 
 
 @dataclass(frozen=True)
@@ -65,16 +78,16 @@ class Given:
 
 def _endpoint(mode: str, column: str) -> tuple[Quantity, ...]:
     """The quantities a judge's accuracy of one mode fixes (``column``: of agreement tables)."""
-    method = "All-Instruct" if mode == "instruct" else "All-Reasoning"
     return (
         Quantity(ch.REASONING, "agreement_patterns.csv", (column,)),
         Quantity(ch.SELF_ROUTING, "self_routing_table.csv", (f"acc_all_{mode}",)),
-        Quantity(ch.LLAMA, "llama_table.csv", ("accuracy_mean",), {"method": (method,)}),
+        Quantity(ch.LLAMA, "llama_runs.csv", (f"all_{mode}_accuracy",)),
         Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"lowers accuracy for at least one judge"),
     )
 
 
-#: Every calibrated parameter of the simulator and the quantities it fixes.
+#: Every parameter of the simulator that fixes a quantity of a chapter, and those quantities
+#: (each backed by a perturbation test in ``tests/test_given.py``).
 GIVEN: tuple[Given, ...] = (
     Given(
         "JUDGES.acc_instruct",
@@ -91,7 +104,9 @@ GIVEN: tuple[Given, ...] = (
         "each judge's cost ratio of reasoning on the training mixture, from the paper's tables",
         (
             Quantity(ch.SELF_ROUTING, "self_routing_table.csv", ("cost_all_reasoning",)),
-            Quantity(ch.LLAMA, "llama_table.csv", ("cost_mean",), {"method": ("All-Reasoning",)}),
+            Quantity(ch.LLAMA, "llama_runs.csv", ("all_reasoning_cost",)),
+            # a subset's ratio is the cell's q_c times the judge's scale k_j, solved from it
+            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("cost_ratio",)),
         ),
     ),
     Given(
@@ -120,6 +135,8 @@ GIVEN: tuple[Given, ...] = (
         "each cell's reasoning gain: math and coding gain, safety and knowledge do not",
         (
             Quantity(ch.MOTIVATION, FINDINGS, finding=r"^\(a\)"),
+            # the benchmarks' cells' gains set reasoning's accuracy there (§2.1's ΔAccuracy)
+            Quantity(ch.REASONING, "agreement_patterns.csv", ("acc_reasoning",)),
             Quantity(ch.REASONING, FINDINGS, finding=r"math and coding"),
             Quantity(ch.REASONING, FINDINGS, finding=r"most cost-effective"),
             Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"ΔAccuracy <= 0"),
@@ -131,6 +148,15 @@ GIVEN: tuple[Given, ...] = (
         (
             Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("cost_ratio",)),
             Quantity(ch.REASONING, FINDINGS, finding=r"most cost-effective"),
+            # OffsetBias's ratio below Magpie Ultra's: a router at its budget on the second
+            # stays within it on the first at any reasoning rate (Fig. 3(a))
+            Quantity(
+                ch.ROBUSTNESS,
+                "ablation_runs.csv",
+                ("cost", "violated"),
+                {"scenario": (CHEAPER_SHIFT,)},
+            ),
+            Quantity(ch.ROBUSTNESS, FINDINGS, finding=r"^cheaper shift: every .*within budget"),
         ),
     ),
     Given(

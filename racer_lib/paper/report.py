@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from racer_lib.evaluation.verdicts import ALPHA, HOLDS, MIN_SEEDS
 from racer_lib.paper import given
 from racer_lib.paper import registry as stems
-from racer_lib.evaluation.verdicts import HOLDS
 from racer_lib.paper.claim_rules import (
     ACCURACY_TOLERANCE,
     EMERGENT_KINDS,
@@ -60,10 +60,14 @@ from racer_lib.paper.claims_table import CLAIMS
 
 __all__ = [  # the tolerances and claims are read from here by the report's chapter
     "ACCURACY_TOLERANCE",
+    "ALPHA",
     "CLAIMS",
+    "MIN_SEEDS",
     "RATIO_TOLERANCE",
     "STATUSES",
     "claims_views",
+    "emergent_view",
+    "protocol_table",
     "linked",
     "report",
     "sources",
@@ -208,11 +212,21 @@ ROBUSTNESS_CSV = "claim_robustness.csv"
 
 
 def robustness_text(row: Mapping[str, Any]) -> str:
-    """One row of ``claim_robustness.csv`` as the report's ``robustness`` column says it:
-    ``holds in 17 of 24 simulators (71 %); depends most on readable; flips at readable ≈
-    0.15`` (or ``no flip in range``)."""
+    """One row of ``claim_robustness.csv`` as the report's ``robustness`` column says it: the
+    share of the simulators in which the claim holds and, beside it, the size of its effect
+    over them: ``holds in 15 of 15 simulators (100 %); effect +3.11 pts at the median
+    simulator (+1.34 to +4.90); depends most on kappa; flips at readable ≈ 0.15`` (or ``no
+    flip in range``)."""
     simulators, holds_in = int(row["simulators"]), int(row["holds_in"])
     text = f"holds in {holds_in} of {simulators} simulators ({100 * float(row['share']):.0f} %)"
+    effect = [float(row.get(f"effect_{k}", np.nan)) for k in ("median", "min", "max")]
+    if all(np.isfinite(effect)):
+        unit = row.get("unit")
+        unit = f" {unit.strip()}" if isinstance(unit, str) and unit.strip() else ""
+        text += (
+            f"; effect {effect[0]:+.3g}{unit} at the median simulator "
+            f"({effect[1]:+.3g} to {effect[2]:+.3g})"
+        )
     if isinstance(row.get("depends_most_on"), str) and row["depends_most_on"]:
         text += f"; depends most on {row['depends_most_on']}"
     flip = row.get("flip_threshold")
@@ -224,7 +238,8 @@ def robustness_text(row: Mapping[str, Any]) -> str:
 def robustness(results_root: str | Path, chapters: Iterable[str]) -> dict[str, str]:
     """Per key of chapter 16's ``claim_robustness.csv`` (:data:`SENSITIVITY`), the text of
     :func:`robustness_text`; empty when that chapter is not among ``chapters`` or wrote no
-    such CSV."""
+    such CSV. A claim chapter 16 could not decide (its CSVs are not re-run there) has no row,
+    so no robustness."""
     path = Path(results_root) / SENSITIVITY / ROBUSTNESS_CSV
     if SENSITIVITY not in set(chapters) or not path.is_file():
         return {}
@@ -315,3 +330,53 @@ def linked(shown: str, table: pd.DataFrame, chapters: Iterable[str]) -> str:
     for column, em in PAGE_MIN_WIDTH.items():
         shown = shown.replace(f"<th>{column}</th>", f'<th style="min-width: {em}em">{column}</th>')
     return shown
+
+
+#: The columns of the emergent claims' table that opens the report's page.
+EMERGENT_COLUMNS = {
+    "artifact": "artifact",
+    "claim": "claim",
+    "effect_text": "effect [95 % interval]",
+    "n": "seeds",
+    "test": "test",
+    "status": "status",
+    "robustness": "over simulators",
+}
+
+
+def _effect_text(row: Mapping[str, Any]) -> str:
+    effect, lo, hi = (row.get(k) for k in ("effect", "lo", "hi"))
+    if effect is None or not np.isfinite(effect):
+        return ""
+    if lo is None or not (np.isfinite(lo) and np.isfinite(hi)):
+        return f"{effect:+.2f}"
+    return f"{effect:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
+def emergent_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The claims of a :func:`report` table that are evidence about the method (``emergent``:
+    decided by a test, not given to the simulator), with their effect, interval, seeds, test,
+    status and robustness, under the page's names (:data:`EMERGENT_COLUMNS`), the decided ones
+    first."""
+    rows = table[table["emergent"].fillna(False).astype(bool)].copy()
+    rows["effect_text"] = [_effect_text(r) for r in rows.to_dict("records")]
+    rows["n"] = rows["n"].astype("Int64")
+    order = {s: i for i, s in enumerate(STATUSES)}
+    rows = rows.sort_values("status", key=lambda s: s.map(order), kind="stable")
+    view = rows[list(EMERGENT_COLUMNS)].rename(columns=EMERGENT_COLUMNS)
+    return view.replace("", np.nan).dropna(axis=1, how="all").reset_index(drop=True)
+
+
+def protocol_table() -> pd.DataFrame:
+    """The protocol's constants as the report's page states them (``protocol.csv``): the
+    level of each one-sided test in percent and the least number of replicate seeds."""
+    return pd.DataFrame(
+        {
+            "constant": ["alpha_percent", "min_seeds"],
+            "value": [100 * ALPHA, MIN_SEEDS],
+            "meaning": [
+                "level of each one-sided test (percent)",
+                "least replicate seeds of a claim about routers",
+            ],
+        }
+    )

@@ -4,48 +4,96 @@ thrift.
 The paper's routers solve the budget-constrained problem of Eq. (1): maximise the expected
 reward subject to ``E[c(z, a)] <= C``, with ``C`` in the training unit (one unit = the mean
 instruct tokens of the training split, :class:`racer_lib.records.schema.CostUnit`). Its robust
-variants
-(§3, Eq. (2): the KL ball ``U(rho_n, delta)``; Thm. 3.1: its tilted worst case; Algorithm 1)
-replace the rewards (RACER-R, temperature ``tau_r``), the costs (RACER-C, ``tau_c``) or both
-(RACER) by their worst case over that ball around the training distribution, so that the
-constraint should keep holding after a shift of the inputs (the paper's §5.2, Fig. 3).
+variants (§3, Eq. (2): the KL ball ``U(rho_n, delta)``; Thm. 3.1: its tilted worst case;
+Algorithm 1) replace the rewards (RACER-R, temperature ``tau_r``), the costs (RACER-C,
+``tau_c``) or both (RACER) by their worst case over that ball around the training distribution,
+so that the constraint should keep holding after a shift of the inputs (the paper's §5.2,
+Fig. 3).
 
-This module holds the control that the shift chapters (the robustness ablation and the
-real LLMBar shift, :mod:`racer_lib.paper.chapters.llmbar_shift`, which makes the shifts and
-trains the routers) check that claim against:
+This module holds the control that the shift chapters (the robustness ablation,
+:mod:`racer_lib.paper.chapters.robustness_ablation`, and the real LLMBar shift,
+:mod:`racer_lib.paper.chapters.llmbar_shift`, which make the shifts and train the routers) check
+that claim against:
 
 * :func:`matched_controls` — for every robust run, ACER trained on the same split with the same
   seed at the budget that run actually spent on validation (:func:`control_budget`), evaluated
   on the same shifted set. A robust variant that stays within budget only because it spends
   less than its budget (thrift) is matched by its control; one that is robust does better;
-* :func:`control_comparison` — the two compared, paired over seeds: violation counts with
-  95 % Wilson intervals (:func:`wilson_interval`) and the accuracy difference with a 95 %
-  percentile-bootstrap interval (:func:`racer_lib.evaluation.intervals.bootstrap_interval`).
+* :func:`control_comparison` — the two compared with the book's protocol
+  (:mod:`racer_lib.evaluation.verdicts`), **the replicate being a seed**: within a seed, the
+  share of the robust runs over budget on the shifted set and the share of their controls (the
+  runs of that seed in the group: temperatures, budgets, judges pooled), and the mean paired
+  accuracy difference; the tests run over the seeds. Violation counts keep their 95 % Wilson
+  intervals (:func:`wilson_interval`) as a description of the runs, not as the test.
 
-**Beats the control** (the rule of :func:`control_comparison`): the robust runs exceed the
-budget on the shifted set **significantly less often** than their controls, paired run by run:
-of the pairs where exactly one of the two exceeds it, the robust run is the one in so few that
-an exact one-sided sign test (McNemar's exact test, :func:`sign_test`) gives
-``p < SIGNIFICANCE`` (0.05); **at equal accuracy**: the 95 % bootstrap interval of the mean
-paired accuracy difference (robust minus control, points) lies above
-``-EQUAL_ACCURACY_POINTS`` (1 point), i.e. the robust runs are not less accurate than their
-controls by more than a point. A tie in violations (e.g. none on either side), or a difference
-of a run or two, does not beat the control.
+**Beats the control** (the rule of :func:`control_verdicts`), a conjunction of two tests
+(:func:`racer_lib.evaluation.verdicts.conjunction`: it holds when both hold and fails when
+either fails):
+
+* **fewer violations**: the per-seed difference of the shares over budget (robust minus
+  control) is below zero, a one-sided t-test over the seeds
+  (:func:`racer_lib.evaluation.verdicts.directional`, sign -1);
+* **at equal accuracy**: the per-seed mean paired accuracy difference (robust minus control,
+  points) lies within ``±EQUAL_ACCURACY_POINTS``, the margin fixed here before any run: TOST
+  (:func:`racer_lib.evaluation.verdicts.equivalent`).
+
+A tie in violations in every seed (e.g. none on either side) is no effect at all and fails;
+with fewer than :data:`racer_lib.evaluation.verdicts.MIN_SEEDS` seeds the verdict is
+``inconclusive``.
+
+**Fig. 3** (the robustness ablation, decided alike wherever it is run: its chapter 08 and the
+simulator sweep of chapter 16): the plan of one replicate's runs (:func:`ablation_plan`), each
+policy's row on the shifted set (:func:`shift_rows`) and the two findings the chapter decides
+itself, "RACER-R has the highest reward" (:func:`highest_reward`, :func:`ablation_findings`)
+and "RACER-C beats the matched-spend control" (:func:`matched_spend_finding`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.evaluation.intervals import bootstrap_interval, sign_test, wilson_interval
-from racer_lib.paper import experiments
-from racer_lib.paper.claims import add_status
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.intervals import wilson_interval
+from racer_lib.evaluation.verdicts import Verdict, conjunction
+from racer_lib.paper import experiments, registry
+from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
 from racer_lib.routing import train
+
+__all__ = [
+    "BASIS",
+    "CHEAPER",
+    "COSTLIER",
+    "COST_ROBUST",
+    "EQUAL_ACCURACY_POINTS",
+    "FEASIBLE_MARGIN",
+    "FINDING_TEXT",
+    "HIGHEST",
+    "MATCHED",
+    "ROBUST",
+    "ablation_findings",
+    "ablation_plan",
+    "control_budget",
+    "control_comparison",
+    "control_findings",
+    "control_verdicts",
+    "control_view",
+    "highest_reward",
+    "matched_controls",
+    "matched_spend_finding",
+    "paired_runs",
+    "per_seed_shares",
+    "rate_cell",
+    "shift_rows",
+    "valid_points",
+    "variant_comparison",
+    "wilson_interval",
+]
 
 #: The robust variants, each compared with its matched-spend control.
 ROBUST = ("RACER-R", "RACER-C", "RACER")
@@ -55,14 +103,18 @@ ROBUST = ("RACER-R", "RACER-C", "RACER")
 COST_ROBUST = ("RACER-C", "RACER")
 #: The text of a control finding: ``name`` is the finding's label columns joined.
 FINDING_TEXT = "{name}: beats the matched-spend control"
-#: "Equal accuracy": the robust runs are not less accurate than their controls by more than this
-#: many points (lower end of the 95 % bootstrap interval of the mean paired difference).
+#: "Equal accuracy": the margin (points) of the TOST on the per-seed mean paired accuracy
+#: difference, robust minus control; fixed before any run (a point of accuracy is the smallest
+#: difference the paper's tables, at one decimal, treat as a difference between methods).
 EQUAL_ACCURACY_POINTS = 1.0
-#: Level of the one-sided sign test that "fewer violations" must pass.
-SIGNIFICANCE = 0.05
 #: A control budget is at least this factor above the cheapest cost on the training split
 #: (Eq. (1) has no feasible policy at or below it).
 FEASIBLE_MARGIN = 1.001
+#: Fig. 3's two scenarios (the claims table reads these labels in ``ablation_runs.csv``).
+CHEAPER, COSTLIER = "(a) cheaper shift", "(b) costlier shift"
+#: The texts of Fig. 3's two findings (``MATCHED``: ``name`` the variant).
+HIGHEST = "cheaper shift: RACER-R has the highest reward of every method"
+MATCHED = "costlier shift: {name} beats the matched-spend control"
 BASIS = (
     "emerges: routers are trained, then tested after a shift; no simulator or input is given "
     "the routers' response to the shift"
@@ -108,7 +160,7 @@ def matched_controls(
     run's method, seed and budget (the budget its violations are judged against),
     ``robust_valid_cost``, ``control_budget``, then the control's validation cost, its accuracy,
     cost, ``train_cost`` and reasoning rate on ``test``. Identical control configurations are
-    trained once."""
+    trained once, through the store ``fit``'s routers were (``fit.store``)."""
     cheapest = float(fit.train.c.min(dim=1).values.mean())
     wanted = []
     for name, cfg, pv in zip(names, fit.result.configs, valid_points(fit), strict=True):
@@ -120,7 +172,7 @@ def matched_controls(
     if not wanted:
         return []
     configs = list(dict.fromkeys(w[-1] for w in wanted))
-    control = experiments.fit(records, embeddings, configs, settings, split=split)
+    control = experiments.fit(records, embeddings, configs, settings, split=split, store=fit.store)
     at = {cfg: i for i, cfg in enumerate(control.result.configs)}
     p_test = control.result.p_reasoning(test[1])
     valid = valid_points(control)
@@ -143,31 +195,14 @@ def matched_controls(
 
 
 # ----------------------------------------------------------------------------------------
-# Reading the runs
+# Reading the runs: seeds as replicates
 
 
-def control_comparison(
-    runs: pd.DataFrame,
-    controls: pd.DataFrame,
-    by: Sequence[str],
-    cost_col: str = "train_cost",
-    seed: int = 0,
-    n_boot: int = 2000,
-    level: float = 0.95,
-) -> pd.DataFrame:
-    """Each robust run against its matched-spend control (paired on every column the two
-    tables share among the fixed columns, ``method``, ``seed`` and ``budget``), per group
-    ``by``: runs, both violation counts (``cost_col`` above the budget) with rates and Wilson
-    intervals, the runs where only one of the two violates, the robust runs' validation spend
-    (training unit, and as a share of the budget), the controls' budget, both mean costs,
-    the mean paired accuracy difference (robust minus control, points) with its
-    percentile-bootstrap interval (seeded with ``seed``), ``equal_accuracy``, ``violations_p``
-    (:func:`sign_test` of the runs where only the robust one violates against those where only
-    its control does), ``fewer_violations`` (``violations_p < SIGNIFICANCE``) and ``holds``
-    (the module's rule: significantly fewer violations at equal accuracy;
-    :func:`control_findings` turns the rows into findings with a status).
-    """
-
+def paired_runs(runs: pd.DataFrame, controls: pd.DataFrame, cost_col: str) -> pd.DataFrame:
+    """Each robust run beside its matched-spend control (joined on every column the two
+    tables share among the fixed columns, ``method``, ``seed`` and ``budget``; the control's
+    columns suffixed ``_control``), with ``robust_violated`` and ``control_violated``
+    (``cost_col`` above the robust run's budget)."""
     keys = [
         c
         for c in controls.columns
@@ -177,40 +212,101 @@ def control_comparison(
     both = runs.merge(controls, on=keys, suffixes=("", "_control"), validate="one_to_one")
     both["robust_violated"] = both[cost_col] > both["budget"]
     both["control_violated"] = both[f"{cost_col}_control"] > both["budget"]
+    return both
+
+
+def per_seed_shares(both: pd.DataFrame) -> pd.DataFrame:
+    """Per replicate seed of :func:`paired_runs` rows: the share of the robust runs over
+    budget, their controls' share, ``violation_difference`` (robust minus control) and
+    ``accuracy_difference`` (the mean paired difference, robust minus control, points)."""
+    g = both.assign(
+        robust_share=both["robust_violated"].astype(float),
+        control_share=both["control_violated"].astype(float),
+        accuracy_difference=both["accuracy"] - both["accuracy_control"],
+    ).groupby("seed", sort=True)
+    out = g[["robust_share", "control_share", "accuracy_difference"]].mean()
+    out["violation_difference"] = out["robust_share"] - out["control_share"]
+    return out.reset_index()
+
+
+def control_verdicts(both: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[str, Verdict]:
+    """The rule of the module on :func:`paired_runs` rows, seeds as replicates
+    (:func:`per_seed_shares`): ``fewer violations`` (directional, below zero), ``equal
+    accuracy`` (TOST within ``±EQUAL_ACCURACY_POINTS``) and ``beats the control``, their
+    :func:`conjunction`."""
+    seeds = per_seed_shares(both)
+    fewer = verdicts.directional(seeds["violation_difference"], -1, min_n=min_n)
+    alike = verdicts.equivalent(seeds["accuracy_difference"], EQUAL_ACCURACY_POINTS, min_n=min_n)
+    parts = {"fewer violations": fewer, "equal accuracy": alike}
+    return {**parts, "beats the control": conjunction(parts)}
+
+
+def _describe(g: pd.DataFrame, cost_col: str) -> dict[str, Any]:
+    """The runs of one group of :func:`paired_runs`, described (no test): counts over budget
+    with 95 % Wilson intervals, the discordant pairs, the spend and both sides' means."""
+    n = len(g)
+    kr, kc = int(g["robust_violated"].sum()), int(g["control_violated"].sum())
+    row: dict[str, Any] = {"runs": n, "seeds": int(g["seed"].nunique())}
+    row |= {"robust_violations": kr, "robust_rate": kr / n}
+    row["robust_lo"], row["robust_hi"] = wilson_interval(kr, n)
+    row |= {"control_violations": kc, "control_rate": kc / n}
+    row["control_lo"], row["control_hi"] = wilson_interval(kc, n)
+    return row | {
+        "only_robust": int((g["robust_violated"] & ~g["control_violated"]).sum()),
+        "only_control": int((g["control_violated"] & ~g["robust_violated"]).sum()),
+        "robust_spend": g["robust_valid_cost"].mean(),
+        "spend_share": (g["robust_valid_cost"] / g["budget"]).mean(),
+        "control_budget": g["control_budget"].mean(),
+        "robust_cost": g[cost_col].mean(),
+        "control_cost": g[f"{cost_col}_control"].mean(),
+        "robust_accuracy": g["accuracy"].mean(),
+        "control_accuracy": g["accuracy_control"].mean(),
+    }
+
+
+def control_comparison(
+    runs: pd.DataFrame,
+    controls: pd.DataFrame,
+    by: Sequence[str],
+    cost_col: str = "train_cost",
+    min_n: int = verdicts.MIN_SEEDS,
+) -> pd.DataFrame:
+    """Each robust run against its matched-spend control (:func:`paired_runs`), per group
+    ``by``: the runs described (:func:`_describe`: runs, seeds, both violation counts with
+    rates and Wilson intervals, the discordant runs, the robust runs' validation spend in the
+    training unit and as a share of the budget, the controls' budget, both mean costs and
+    accuracies), then the protocol's tests over the seeds (:func:`control_verdicts`):
+    ``violation_difference`` (mean over seeds of the robust share over budget minus the
+    control's) with its 95 % t-interval ``violation_lo``/``violation_hi``, ``violations_p``
+    and ``violations_decision``; ``accuracy_difference`` (points) with ``difference_lo``/
+    ``difference_hi``, ``accuracy_p`` and ``accuracy_decision``; then the conjunction's verdict
+    columns (:meth:`racer_lib.evaluation.verdicts.Verdict.columns`: ``effect`` ... ``decision``,
+    ``note``, ``p_other``; ``decision`` ``holds``: the group beats its control), which
+    :func:`control_findings` turns into findings with a status."""
+    both = paired_runs(runs, controls, cost_col)
     rows = []
     for key, g in both.groupby(list(by), sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        n = len(g)
-        kr, kc = int(g["robust_violated"].sum()), int(g["control_violated"].sum())
-        diff = (g["accuracy"] - g["accuracy_control"]).to_numpy()
-        lo, hi = bootstrap_interval(diff, seed, n_boot, level)
-        equal = bool(lo >= -EQUAL_ACCURACY_POINTS)
-        row = {**dict(zip(by, key)), "runs": n, "robust_violations": kr, "robust_rate": kr / n}
-        row["robust_lo"], row["robust_hi"] = wilson_interval(kr, n, level)
-        row |= {"control_violations": kc, "control_rate": kc / n}
-        row["control_lo"], row["control_hi"] = wilson_interval(kc, n, level)
-        only_robust = int((g["robust_violated"] & ~g["control_violated"]).sum())
-        only_control = int((g["control_violated"] & ~g["robust_violated"]).sum())
-        p = sign_test(only_robust, only_control)
-        row |= {
-            "only_robust": only_robust,
-            "only_control": only_control,
-            "robust_spend": g["robust_valid_cost"].mean(),
-            "spend_share": (g["robust_valid_cost"] / g["budget"]).mean(),
-            "control_budget": g["control_budget"].mean(),
-            "robust_cost": g[cost_col].mean(),
-            "control_cost": g[f"{cost_col}_control"].mean(),
-            "robust_accuracy": g["accuracy"].mean(),
-            "control_accuracy": g["accuracy_control"].mean(),
-            "accuracy_difference": float(diff.mean()),
-            "difference_lo": lo,
-            "difference_hi": hi,
-            "equal_accuracy": equal,
-            "violations_p": p,
-            "fewer_violations": p < SIGNIFICANCE,
-            "holds": bool(equal and p < SIGNIFICANCE),
-        }
-        rows.append(row)
+        found = control_verdicts(g, min_n)
+        fewer, alike = found["fewer violations"], found["equal accuracy"]
+        beats = found["beats the control"]
+        rows.append(
+            {
+                **dict(zip(by, key)),
+                **_describe(g, cost_col),
+                "violation_difference": fewer.effect,
+                "violation_lo": fewer.lo,
+                "violation_hi": fewer.hi,
+                "violations_p": fewer.p,
+                "violations_decision": fewer.decision,
+                "accuracy_difference": alike.effect,
+                "difference_lo": alike.lo,
+                "difference_hi": alike.hi,
+                "accuracy_p": alike.p,
+                "accuracy_decision": alike.decision,
+                **beats.columns(),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -219,55 +315,66 @@ def variant_comparison(
     controls: pd.DataFrame,
     by: Sequence[str] = (),
     cost_col: str = "train_cost",
-    seed: int = 0,
+    min_n: int = verdicts.MIN_SEEDS,
 ) -> pd.DataFrame:
     """:func:`control_comparison` of the :data:`COST_ROBUST` runs only, per group ``by`` and
-    ``variant``, every temperature of a variant pooled (each run still paired with its own
-    control): the rows that decide whether cost robustness is more than thrift (Fig. 3(b))."""
+    ``variant``, every temperature of a variant pooled within its seed (each run still paired
+    with its own control): the rows that decide whether cost robustness is more than thrift
+    (Fig. 3(b))."""
     mine = runs[runs["variant"].isin(COST_ROBUST)]
-    return control_comparison(mine, controls, [*by, "variant"], cost_col, seed)
+    return control_comparison(mine, controls, [*by, "variant"], cost_col, min_n)
+
+
+def _span(effect: float, lo: float, hi: float, unit: str = "") -> str:
+    """``+0.12 [-0.05, +0.30]`` (the interval left out where no test ran)."""
+    inside = f" [{lo:+.2f}, {hi:+.2f}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+    return f"{effect:+.2f}{unit}{inside}"
+
+
+def _detail(d: Mapping[str, Any], name: str) -> str:
+    """One comparison row in words: both violation counts (Wilson intervals), the discordant
+    runs, the spend, and the two tests' intervals over the seeds."""
+    return (
+        f"{name}: over budget in {d['robust_violations']} of {d['runs']} runs "
+        f"[{d['robust_lo']:.2f}, {d['robust_hi']:.2f}] vs control {d['control_violations']} of "
+        f"{d['runs']} [{d['control_lo']:.2f}, {d['control_hi']:.2f}] (95 % Wilson), only the "
+        f"robust run over in {d['only_robust']}, only the control in {d['only_control']}; spent "
+        f"{d['spend_share']:.0%} of the budget on validation; per seed (n = {d['seeds']}): "
+        "share over budget minus the control's "
+        f"{_span(d['violation_difference'], d['violation_lo'], d['violation_hi'])} "
+        f"({d['violations_decision']}), accuracy minus the control's "
+        f"{_span(d['accuracy_difference'], d['difference_lo'], d['difference_hi'], ' pts')} "
+        f"within ±{EQUAL_ACCURACY_POINTS:g} ({d['accuracy_decision']})"
+    )
 
 
 def control_findings(
     comparison: pd.DataFrame,
     provenance: str,
+    chapter: str,
+    csv: str,
     label: Sequence[str] = ("method",),
-    calibrated: bool = False,
     basis: str = BASIS,
     text: str = FINDING_TEXT,
 ) -> pd.DataFrame:
-    """One finding per row of a :func:`control_comparison` table: ``text`` with ``name`` the
-    ``label`` columns joined (``"<label>: beats the matched-spend control"``), ``holds``,
-    ``status``
-    (:func:`racer_lib.paper.claims.add_status` on the records' ``provenance``; ``calibrated``: the
-    simulator was given the result), ``detail`` (both violation counts with Wilson intervals,
-    the spend and the paired accuracy difference) and ``basis``."""
+    """One finding per row of a :func:`control_comparison` table, written by ``chapter`` (its
+    registry stem) as ``csv``: the ``label`` columns, ``finding`` (``text`` with ``name`` the
+    ``label`` columns joined), ``observed`` (the row in words), the row's verdict (its
+    conjunction, :func:`control_verdicts`), ``status``
+    (:func:`racer_lib.paper.claims.add_status`) and ``basis``."""
     rows = []
-    for r in comparison.itertuples(index=False):
-        d = r._asdict()
+    for d in comparison.to_dict("records"):
         name = ", ".join(str(d[c]) for c in label)
         rows.append(
             {
                 **{c: d[c] for c in label},
                 "finding": text.format(name=name),
-                "holds": bool(d["holds"]),
-                "detail": (
-                    f"{name}: violations {d['robust_violations']} of {d['runs']} runs "
-                    f"[{d['robust_lo']:.2f}, {d['robust_hi']:.2f}] vs control "
-                    f"{d['control_violations']} of {d['runs']} "
-                    f"[{d['control_lo']:.2f}, {d['control_hi']:.2f}] (95 % Wilson), only the "
-                    f"robust run over in {d['only_robust']}, only the control in "
-                    f"{d['only_control']} (sign test p = {d['violations_p']:.2g}); spent "
-                    f"{d['spend_share']:.0%} of the budget on validation; accuracy "
-                    f"{d['accuracy_difference']:+.2f} pts "
-                    f"[{d['difference_lo']:+.2f}, {d['difference_hi']:+.2f}] (95 % bootstrap), "
-                    f"equal accuracy: {'yes' if d['equal_accuracy'] else 'no'}"
-                ),
-                "calibrated": calibrated,
+                "observed": _detail(d, name),
+                **{c: d[c] for c in (*VERDICT_COLUMNS, "p_other")},
                 "basis": basis,
             }
         )
-    return add_status(rows, provenance)
+    return add_status(rows, provenance, chapter, csv)
 
 
 def rate_cell(k: float, n: float, lo: float, hi: float) -> str:
@@ -278,8 +385,9 @@ def rate_cell(k: float, n: float, lo: float, hi: float) -> str:
 def control_view(compare: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """The page's view of :func:`control_comparison`: per group ``by``, each side's runs over
     budget as ``k/n [95 % Wilson interval]``, the share of the budget the robust runs spent on
-    validation, the paired accuracy difference with its interval, the sign test's p and
-    whether the robust method beats its control. The CSV keeps every column."""
+    validation, the two tests over the seeds (the difference of the shares over budget and
+    the accuracy difference, each with its 95 % t-interval and decision) and the verdict. The
+    CSV keeps every column."""
     rows = []
     for r in compare.to_dict("records"):
         rows.append(
@@ -292,10 +400,150 @@ def control_view(compare: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
                     r["control_violations"], r["runs"], r["control_lo"], r["control_hi"]
                 ),
                 "spent on valid.": f"{r['spend_share']:.0%}",
-                "Δ acc. [95 %]": f"{r['accuracy_difference']:+.2f} "
-                f"[{r['difference_lo']:+.2f}, {r['difference_hi']:+.2f}]",
-                "p (fewer)": r["violations_p"],
-                "beats control": bool(r["holds"]),
+                "seeds": r["seeds"],
+                "Δ share over [95 %]": _span(
+                    r["violation_difference"], r["violation_lo"], r["violation_hi"]
+                ),
+                "Δ acc. [95 %]": _span(
+                    r["accuracy_difference"], r["difference_lo"], r["difference_hi"]
+                ),
+                "beats control": r["decision"],
             }
         )
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------
+# Fig. 3: the robustness ablation's runs and its two findings
+
+
+def ablation_plan(
+    taus_r: Sequence[float], taus_c: Sequence[float], budget: float, seeds: Sequence[int]
+) -> tuple[list[str], list[train.PolicyConfig]]:
+    """The ablation's named methods and their configurations, in batch order: ACER, then
+    RACER-R at each of ``taus_r``, then RACER-C at each of ``taus_c`` (``"RACER-R τ=0.1"``),
+    each at ``budget`` with every seed. Returns one name per configuration and the
+    configurations."""
+    methods = [("ACER", "ACER", np.nan)]
+    methods += [(f"RACER-R τ={t:g}", "RACER-R", t) for t in taus_r]
+    methods += [(f"RACER-C τ={t:g}", "RACER-C", t) for t in taus_c]
+    plan = [
+        (
+            name,
+            train.PolicyConfig(
+                budget,
+                seed=s,
+                variant=variant,
+                tau_r=tau if variant == "RACER-R" else 1.0,
+                tau_c=tau if variant == "RACER-C" else 1.0,
+            ),
+        )
+        for name, variant, tau in methods
+        for s in seeds
+    ]
+    return [name for name, _ in plan], [cfg for _, cfg in plan]
+
+
+def shift_rows(
+    fitted: experiments.Fit,
+    names: Sequence[str],
+    records: pd.DataFrame,
+    embeddings: np.ndarray,
+    shifted: pd.DataFrame,
+    shifted_embeddings: np.ndarray,
+    **fixed: Any,
+) -> list[dict[str, Any]]:
+    """One row per policy of ``fitted`` (named by ``names``, e.g. :func:`ablation_plan`'s):
+    ``fixed`` columns, its method, variant, temperature (NaN for ACER), seed, budget and
+    ``best_epoch``, its accuracy, cost and reasoning rate on the ``shifted`` set, then
+    ``valid_accuracy`` and ``valid_cost`` on the ``valid`` rows of ``records`` (each set's own
+    cost unit), ``final_lambda`` (the multiplier after the last epoch) and ``violated`` (the
+    shifted cost exceeds the budget)."""
+    result = fitted.result
+    valid_mask = (records["split"] == "valid").to_numpy()
+    p_valid = result.p_reasoning(embeddings[valid_mask])
+    p_shifted = result.p_reasoning(shifted_embeddings)
+    hist = result.history
+    final_lambda = (
+        hist[hist["epoch"] == result.settings.epochs].sort_values("policy")["lambda"].to_numpy()
+    )
+    rows = []
+    for name, cfg, pv, ps, best, lam in zip(
+        names, result.configs, p_valid, p_shifted, result.best_epoch, final_lambda, strict=True
+    ):
+        iid = evaluate.policy_point(records[valid_mask], pv)
+        point = evaluate.policy_point(shifted, ps)
+        rows.append(
+            {
+                **fixed,
+                "method": name,
+                "variant": cfg.variant,
+                "tau": {"RACER-R": cfg.tau_r, "RACER-C": cfg.tau_c}.get(cfg.variant, np.nan),
+                "seed": cfg.seed,
+                "budget": cfg.budget,
+                "best_epoch": best,
+                **point,
+                "valid_accuracy": iid["accuracy"],
+                "valid_cost": iid["cost"],
+                "final_lambda": lam,
+                "violated": bool(point["cost"] > cfg.budget),
+            }
+        )
+    return rows
+
+
+def highest_reward(runs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[str, Any]:
+    """Fig. 3(a), "RACER-R consistently achieves the highest reward": under the cheaper shift,
+    per replicate seed, RACER-R's accuracy (every τ_R pooled within the seed: no τ chosen after
+    the run) minus each other method's (ACER and RACER-C at each τ_C); each difference a
+    one-sided t-test over the seeds, Holm over the methods
+    (:func:`racer_lib.evaluation.verdicts.every`). A findings row (``finding``, ``scenario``,
+    ``observed``, the verdict's columns, ``basis``)."""
+    here = runs[runs["scenario"] == CHEAPER]
+    racer_r = here[here["variant"] == "RACER-R"].groupby("seed")["accuracy"].mean()
+    others = here[here["variant"] != "RACER-R"]
+    acc = others.pivot_table(index="seed", columns="method", values="accuracy", sort=False)
+    members = {m: verdicts.directional(racer_r - acc[m], min_n=min_n) for m in acc.columns}
+    found = verdicts.every(members)
+    return {
+        "finding": HIGHEST,
+        "scenario": CHEAPER,
+        "observed": "RACER-R (every τ pooled) minus "
+        + ", ".join(f"{m}: {v.effect:+.2f} pts" for m, v in members.items()),
+        **found.columns(),
+        "basis": experiments.BASIS_LEARNED,
+    }
+
+
+def ablation_findings(
+    runs: pd.DataFrame, provenance: str, min_n: int = verdicts.MIN_SEEDS
+) -> pd.DataFrame:
+    """The finding of Fig. 3 that chapter 08 decides on its runs and writes as
+    ``paper_findings.csv``: :func:`highest_reward`, with its status
+    (:func:`racer_lib.paper.claims.add_status`). The other readings of Fig. 3 are decided by
+    the report's rules on ``ablation_runs.csv``."""
+    rows = [highest_reward(runs, min_n)]
+    return add_status(rows, provenance, registry.ROBUSTNESS, "paper_findings.csv")
+
+
+def matched_spend_finding(
+    runs: pd.DataFrame,
+    controls: pd.DataFrame,
+    provenance: str,
+    min_n: int = verdicts.MIN_SEEDS,
+) -> pd.DataFrame:
+    """The finding that decides whether cost robustness is more than thrift, written by chapter
+    08 as ``control_findings.csv``: under the costlier shift, RACER-C (every τ_C pooled within
+    its seed, each run paired with its own control, :func:`matched_controls`) against its
+    matched-spend controls, by the rule of :func:`control_verdicts` (fewer runs over budget per
+    seed **and** accuracy alike within ``EQUAL_ACCURACY_POINTS``, a conjunction), as the
+    finding ``"costlier shift: RACER-C beats the matched-spend control"`` with its
+    ``scenario``."""
+    here = runs[(runs["scenario"] == COSTLIER) & (runs["variant"] == "RACER-C")]
+    mine = controls[controls["scenario"] == COSTLIER]
+    compare = variant_comparison(here, mine, ["scenario"], cost_col="cost", min_n=min_n)
+    found = control_findings(
+        compare, provenance, registry.ROBUSTNESS, "control_findings.csv", ("variant",),
+        text=MATCHED,
+    )  # fmt: skip
+    return found.assign(scenario=COSTLIER)

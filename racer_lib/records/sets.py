@@ -409,15 +409,20 @@ def benchmark_records(
     records_paths: Sequence[str | os.PathLike] = (),
     seed: int = 0,
     scale: float = 1.0,
+    simulator: simulate.Simulator | Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """The paired records of Fig. 2: each judge on ``benchmarks``, simulated with ``seed`` and
-    ``scale``; or, with ``records_paths``, the records of those files (any judges) whose
-    dataset is one of ``benchmarks``."""
+    """The paired records of Fig. 2: each judge on ``benchmarks``, simulated with ``seed``,
+    ``scale`` and ``simulator`` (:func:`as_simulator`); or, with ``records_paths``, the records
+    of those files (any judges) whose dataset is one of ``benchmarks``."""
     if records_paths:
         records = pd.concat([io.read_records(p) for p in records_paths], ignore_index=True)
         return records[records["dataset"].isin(benchmarks)]
+    sim = as_simulator(simulator)
     return pd.concat(
-        [simulate.simulate(j, benchmarks, seed=seed, dim=0, scale=scale)[0] for j in judges],
+        [
+            simulate.simulate(j, benchmarks, seed=seed, dim=0, scale=scale, simulator=sim)[0]
+            for j in judges
+        ],
         ignore_index=True,
     )
 
@@ -431,6 +436,7 @@ def self_routing_records(
     seed: int = 0,
     scale: float = 1.0,
     benchmark_scale: float = 1.0,
+    simulator: simulate.Simulator | Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """The records of the self-routing table with two columns added: ``set`` (the training
     mixture or a benchmark, :func:`set_of`) and ``reason``, the judge's own decision per pair
@@ -438,9 +444,9 @@ def self_routing_records(
     mode; a record without an answer is an error naming its file or simulated set).
 
     Simulated: each judge on the mixture (``scale``) and on each of ``benchmarks``
-    (``benchmark_scale``), in that order. Read from ``records_paths``: the records of every
-    file whose set is the mixture or one of ``benchmarks``; the others are left out, with a
-    line that says how many.
+    (``benchmark_scale``), in that order, with ``simulator`` (:func:`as_simulator`). Read from
+    ``records_paths``: the records of every file whose set is the mixture or one of
+    ``benchmarks``; the others are left out, with a line that says how many.
     """
     parts = []
     if records_paths:
@@ -457,10 +463,18 @@ def self_routing_records(
                 f"{', '.join(sorted(records.loc[~keep, 'set'].unique()))}"
             )
         return records[keep].reset_index(drop=True)
+    sim = as_simulator(simulator)
     for judge in judges:
-        named = [(MIX, simulate.simulate(judge, MIX, seed=seed, dim=0, scale=scale)[0])]
+        named = [
+            (MIX, simulate.simulate(judge, MIX, seed=seed, dim=0, scale=scale, simulator=sim)[0])
+        ]
         named += [
-            (bench, simulate.simulate(judge, bench, seed=seed, dim=0, scale=benchmark_scale)[0])
+            (
+                bench,
+                simulate.simulate(
+                    judge, bench, seed=seed, dim=0, scale=benchmark_scale, simulator=sim
+                )[0],
+            )
             for bench in benchmarks
         ]
         for name, recs in named:

@@ -1,13 +1,15 @@
 """Chapter 09_beta_sensitivity, the paper's β-sensitivity table (§5.4, Table 3): the entropy
 weight β against the budget.
 
-One row per trained policy (:func:`config_rows`), the table over seeds next to the paper's
-(:func:`beta_table`), the paper's three statements checked on it (:func:`beta_findings`, with
-:func:`mean_difference`) and the figure (:func:`beta_panels`)."""
+One row per trained policy (:func:`config_rows`; a replicate seed re-draws the records and
+trains every β and budget on them), the table over seeds next to the paper's
+(:func:`beta_table`), the paper's three statements decided over the replicate seeds by the
+report's own rules (:func:`beta_findings`) and the figure (:func:`beta_panels`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -15,8 +17,12 @@ import numpy as np
 import pandas as pd
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.paper.claims import add_status
+from racer_lib.paper import experiments, plots, registry
+from racer_lib.paper.claim_rules import NotAvailable
+from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
+from racer_lib.paper.claims_table import CLAIMS
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
 
@@ -40,6 +46,31 @@ def config_rows(
     ]
 
 
+def train_replicates(
+    judge: str,
+    seeds: Sequence[int],
+    betas: Sequence[float],
+    budgets: Sequence[float],
+    settings: train.TrainSettings,
+    source: Mapping[str, Any],
+    **common: Any,
+) -> tuple[pd.DataFrame, pd.DataFrame, experiments.Fit, pd.DataFrame]:
+    """The β grid trained on each replicate seed of ``seeds``: the training mixture of ``judge``
+    drawn anew with the seed (:func:`racer_lib.records.sets.judge_set` with ``source``:
+    ``records_dir``, ``dim``, ``scale``, ``simulator``), every β and budget trained in one pass
+    with policies of that seed (``common``: more :class:`~racer_lib.routing.train.PolicyConfig`
+    fields), each evaluated on the seed's test split. Returns the runs (:func:`config_rows` by
+    beta, budget and seed), and the last replicate's records, fit and test split."""
+    rows = []
+    for s in seeds:
+        records, embeddings = judge_set(judge, "training_mix", seed=s, **source)
+        configs = experiments.grid(budgets, [s], outer={"beta": list(betas)}, **common)
+        fit = experiments.fit(records, embeddings, configs, settings)
+        test, test_emb = experiments.evaluation_sets(judge, records, embeddings)["test"]
+        rows += config_rows(fit.result, test, test_emb, ("beta", "budget", "seed"))
+    return pd.DataFrame(rows), records, fit, test
+
+
 def beta_table(
     runs: pd.DataFrame, paper: Mapping[tuple[float, float], tuple[float, float]]
 ) -> pd.DataFrame:
@@ -56,74 +87,63 @@ def beta_table(
     return table
 
 
-def mean_difference(
-    table: pd.DataFrame, keys: Sequence[str], first: tuple, second: tuple, column: str = "accuracy"
-) -> tuple[float, float]:
-    """``column``'s mean over seeds at row ``first`` minus that at row ``second`` of an
-    :func:`racer_lib.evaluation.metrics.over_seeds` ``table`` (rows named by their ``keys``
-    values), and the standard error of that difference (``inf`` with a single seed)."""
-    cells = table.set_index(list(keys))
-    m = cells.loc[first, f"{column}_mean"] - cells.loc[second, f"{column}_mean"]
-    se = np.sqrt(
-        sum(cells.loc[k, f"{column}_sd"] ** 2 / cells.loc[k, "seeds"] for k in (first, second))
-    )
-    return m, (se if np.isfinite(se) else np.inf)
+def table_view(table: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`beta_table` as the page shows it beside the paper
+    (:func:`racer_lib.paper.plots.paper_comparison`): per β and budget, each quantity's
+    mean ± sd and the paper's value."""
+    shown = table.rename(columns={"accuracy_mean": "accuracy", "cost_mean": "cost"})
+    betas, budgets = (shown[c].astype(str).unique() for c in ("beta", "budget"))
+    return plots.paper_comparison(shown, "beta", "budget", betas, budgets).stack(0)
 
 
-def beta_findings(
-    table: pd.DataFrame, betas: Sequence[float], budgets: Sequence[float], provenance: str
-) -> pd.DataFrame:
-    """The paper's three statements on its β table, checked on a :func:`beta_table` wherever
-    the betas they need were run (``finding``, ``budget``, ``observed``, ``holds``, ``status``,
-    ``basis``; β acts on training only, so none is given to the simulator): without
-    entropy (β = 0) accuracy drops at the tightest budget; β = 0.005 and 0.01 perform alike
-    (within half a point or the standard error, if larger); β = 0.05 lowers accuracy. A
-    difference counts only beyond the standard error of the difference of the two means."""
+#: The numbers the closing sentence states, as ``(name, csv, column, agg, where)`` for
+#: :meth:`racer_lib.book.chapter.Prose.value`: the findings and how many have each status, the
+#: fewest seeds of a cell, the range of the mean accuracies and the largest sd.
+PROSE_READS = [("n_findings", "beta_findings.csv", "status", "count", {})]
+PROSE_READS += [
+    (f"n_{status.replace(' ', '_')}", "beta_findings.csv", "status", "count", {"status": status})
+    for status in ("reproduced", "not reproduced", "inconclusive")
+]
+PROSE_READS += [
+    ("seeds_min", "beta_table.csv", "seeds", "min", {}),
+    ("acc_lo", "beta_table.csv", "accuracy_mean", "min", {}),
+    ("acc_hi", "beta_table.csv", "accuracy_mean", "max", {}),
+    ("sd_max", "beta_table.csv", "accuracy_sd", "max", {}),
+]
 
-    def diff(b1, b2, c):
-        return mean_difference(table, ("beta", "budget"), (b1, c), (b2, c))
+#: The kinds of claim rule this chapter decides on its own page, as the report does.
+FINDING_KINDS = ("difference", "equivalence")
 
-    tight = min(budgets)
-    findings = []
-    if {0.0, 0.005} <= set(betas):
-        m, se = diff(0.005, 0.0, tight)
-        findings.append(
+
+def beta_findings(folder: str | Path, provenance: str) -> pd.DataFrame:
+    """The paper's reading of its β table (β = 0 lowers accuracy at the tightest budget;
+    β = 0.005 and 0.01 perform alike; β = 0.05 lowers accuracy), decided on the ``beta_runs.csv``
+    in ``folder`` by the reproduction report's own rules (the claims of this chapter in
+    :data:`racer_lib.paper.claims_table.CLAIMS` whose rule is a difference or an equivalence:
+    paired per replicate seed, a one-sided t-test or TOST, Holm over the budgets), so the page
+    and the report cannot disagree. A claim whose betas or budget this run left out is left out
+    (the report says why). Columns ``finding`` (the claim), ``key`` (its name in chapter 16),
+    ``observed``, the verdict's, ``status`` and ``basis``; β acts on training only, so the
+    simulator is given none of them."""
+    rows = []
+    for claim in CLAIMS:
+        if claim.chapter != registry.BETA or claim.rule.kind not in FINDING_KINDS:
+            continue
+        try:
+            outcome = claim.rule.evaluate(Path(folder))
+        except NotAvailable:
+            continue
+        verdict = outcome.verdict.columns()
+        rows.append(
             {
-                "finding": "without entropy, accuracy drops at the tightest budget",
-                "budget": tight,
-                "observed": f"β=0.005 minus β=0: {m:+.2f} ± {se:.2f} pts",
-                "holds": bool(m > se),
-                "calibrated": False,
+                "finding": claim.claim,
+                "key": claim.sensitivity,
+                "observed": outcome.value,
+                **{k: verdict[k] for k in VERDICT_COLUMNS},
                 "basis": BASIS_LEARNED,
             }
         )
-    if {0.005, 0.01} <= set(betas):
-        for c in budgets:
-            m, se = diff(0.01, 0.005, c)
-            findings.append(
-                {
-                    "finding": "β = 0.005 and β = 0.01 perform alike",
-                    "budget": c,
-                    "observed": f"β=0.01 minus β=0.005: {m:+.2f} ± {se:.2f} pts",
-                    "holds": bool(abs(m) <= max(se, 0.5)),
-                    "calibrated": False,
-                    "basis": BASIS_LEARNED,
-                }
-            )
-    if {0.005, 0.05} <= set(betas):
-        for c in budgets:
-            m, se = diff(0.05, 0.005, c)
-            findings.append(
-                {
-                    "finding": "β = 0.05 lowers accuracy",
-                    "budget": c,
-                    "observed": f"β=0.05 minus β=0.005: {m:+.2f} ± {se:.2f} pts",
-                    "holds": bool(m < -se),
-                    "calibrated": False,
-                    "basis": BASIS_LEARNED,
-                }
-            )
-    return add_status(findings, provenance)
+    return add_status(rows, provenance, registry.BETA, "beta_findings.csv")
 
 
 def beta_panels(table) -> plt.Figure:

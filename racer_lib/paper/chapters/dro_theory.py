@@ -6,6 +6,9 @@ chapter's figures. The checks themselves are the method's own code, in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -177,3 +180,58 @@ def bound_by_beta(rates: pd.DataFrame, paper_beta: float) -> pd.DataFrame:
         f"{few:,.0f} to {most:,.0f}" for few, most in zip(table["few"], table["most"])
     ]
     return table[["1 − q", "iterations per factor e", "bound"]]
+
+
+# The numbers the page's sentences state, as ``(name, csv, column, agg, where)`` for
+# :meth:`racer_lib.book.chapter.Prose.value`.
+Read = tuple[str, str, str, str, dict[str, Any]]
+THM31_CSV, BATCH_GAP_CSV = "thm31_exact_vs_cvxpy.csv", "thm31_batch_gap.csv"
+THM41_CSV, RATES_CSV = "thm41_checks.csv", "thm42_rates.csv"
+#: Theorem 3.1: the largest gaps to cvxpy (objective, weights), the instances whose tilt lies
+#: on the wrong side, and the instances.
+THM31_READS: list[Read] = [
+    ("obj_gap", THM31_CSV, "objective_rel_gap", "max", {}),
+    ("weight_gap", THM31_CSV, "weights_max_gap", "max", {}),
+    ("wrong_side", THM31_CSV, "s", "count", {"s_on_the_right_side": False}),
+    ("instances", THM31_CSV, "s", "count", {}),
+]
+#: Theorem 4.1: the checks, the worst concavity margin, spread of limits and step error.
+THM41_READS: list[Read] = [
+    ("thm41_n", THM41_CSV, "beta", "count", {}),
+    ("margin", THM41_CSV, "min_concavity_margin", "min", {}),
+    ("spread", THM41_CSV, "limit_spread", "max", {}),
+    ("step_gap", THM41_CSV, "closed_form_vs_optimiser", "max", {}),
+]
+#: Theorem 4.2: the runs, those that meet each bound, and the range of the steps and rates.
+THM42_READS: list[Read] = [("runs", RATES_CSV, "beta", "count", {})]
+THM42_READS += [
+    (column, RATES_CSV, "beta", "count", {column: True})
+    for column in ("under_bound_lambda", "under_bound_kl", "steps_within_bound")
+]
+THM42_READS += [
+    (f"{column}_{agg}", RATES_CSV, column, agg, {})
+    for column in ("steps_observed", "steps_bound", "bound_rate_q", "observed_rate")
+    for agg in ("min", "max")
+]
+
+
+def batch_gap_reads(batch_sizes: Sequence[int], taus: Sequence[float]) -> list[Read]:
+    """Algorithm 1's gap (:data:`BATCH_GAP_CSV`): the range of the batch sizes and of τ, then
+    the mean reward and cost gap at the smallest and largest batch and the coldest and hottest
+    τ."""
+    reads = [
+        (f"{name}_{end}", BATCH_GAP_CSV, column, agg, {})
+        for name, column in (("batch", "batch_size"), ("tau", "tau"))
+        for end, agg in (("lo", "min"), ("hi", "max"))
+    ]
+    ends = {
+        "small": {"batch_size": min(batch_sizes)},
+        "large": {"batch_size": max(batch_sizes)},
+        "cold": {"tau": min(taus)},
+        "hot": {"tau": max(taus)},
+    }
+    return reads + [
+        (f"{kind}_{end}", BATCH_GAP_CSV, "gap", "mean", {"kind": kind, **where})
+        for kind in ("reward", "cost")
+        for end, where in ends.items()
+    ]

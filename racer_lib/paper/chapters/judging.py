@@ -34,6 +34,7 @@ import pandas as pd
 import racer_lib.judging.prompts as prompts
 from racer_lib.judging.run import ShardResult
 from racer_lib.records import schema as rec
+from racer_lib.records.summary import mode_summary
 
 MODES: tuple[str, str] = rec.MODES
 MODE_COLORS = {"instruct": "#ee854a", "reasoning": "#4878d0"}
@@ -371,3 +372,33 @@ def summary(
         for m in MODES
     ]
     return "\n".join([*lines, f"  cost ratio {accuracy['cost_ratio'].iloc[0]:.2f}"])
+
+
+#: The columns of the judge records the page shows: each mode's verdict, correctness, tokens.
+RECORD_COLUMNS = [
+    "id",
+    "domain",
+    "label",
+    *(f"{q}_{m}" for m in MODES for q in ("verdict", "correct", "tokens")),
+]
+
+
+def prose_reads() -> list[tuple[str, str, str, str, dict[str, Any]]]:
+    """The numbers the closing sentences state, as ``(name, csv, column, agg, where)`` for
+    :meth:`racer_lib.book.chapter.Prose.value`: per mode its readable verdicts, answers, parse
+    rate and cut-offs (``parse_rate.csv``), then the pairs and both modes' accuracy
+    (``accuracy.csv``)."""
+    reads = [
+        (f"{m}_{c}", "parse_rate.csv", c, "one", {"mode": m})
+        for m in MODES
+        for c in ("parsed", "n", "parse_rate", "cut_at_max_tokens")
+    ]
+    columns = ("n", "acc_instruct", "acc_reasoning")
+    return reads + [(f"accuracy_{c}", "accuracy.csv", c, "one", {}) for c in columns]
+
+
+def gpu_accuracy(gpu_records: list[pd.DataFrame]) -> tuple[pd.DataFrame, str]:
+    """The GPU judges' records pooled: each judge's
+    :func:`racer_lib.records.summary.mode_summary`, and the records' provenance."""
+    pooled = pd.concat(gpu_records, ignore_index=True)
+    return mode_summary(pooled, ["judge"]), rec.provenance(pooled)

@@ -8,18 +8,30 @@ holds what the chapter alone computes and draws from them: the records of both o
 of the two modes and the oracle's headroom (Fig. 2, lower panel: :func:`agreement_table`,
 :func:`agreement_and_headroom`), the check against LLMBar's own ``statistics.json``
 (:func:`llmbar_statistics_mismatches`), the position bias of the two orders
-(:func:`position_bias`) and Fig. 2's reading checked on them (:func:`fig2_reading`).
-"""
+(:func:`position_bias`) and the findings (:func:`fig2_reading`).
+
+**The pairs are the unit of the findings' tests**, not seeds: no router is trained here and
+nothing is drawn at random; a finding is about a judge's accuracy on a fixed set of pairs (the
+release), which varies only with the pairs that set happens to hold. Each judge's two modes are
+compared on the same pairs with McNemar's exact test on the discordant ones
+(:func:`mcnemar`, :func:`racer_lib.evaluation.intervals.sign_test`), one-sided at the protocol's
+level (:data:`racer_lib.evaluation.verdicts.ALPHA`); a claim over the judges or cells is
+Holm-corrected across them (:func:`racer_lib.evaluation.verdicts.every` for "every",
+:func:`some` for "at least one"); each finding is a
+:class:`racer_lib.evaluation.verdicts.Verdict` (:func:`reading_verdicts`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.intervals import sign_test
 from racer_lib.evaluation.metrics import (
     AGREEMENT_CELLS,
     BASIS_DOMAIN_GAINS,
@@ -27,10 +39,11 @@ from racer_lib.evaluation.metrics import (
     headroom,
     with_mean_tokens,
 )
-from racer_lib.paper import plots
+from racer_lib.evaluation.verdicts import ALPHA, FAILS, HOLDS, INCONCLUSIVE, Verdict
+from racer_lib.paper import plots, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.records import llmbar
-from racer_lib.records.schema import UNPARSEABLE, mode_columns
+from racer_lib.records.schema import MODES, UNPARSEABLE, mode_columns
 from racer_lib.records.summary import mode_summary
 
 
@@ -50,12 +63,8 @@ def records_by_order(judges: Sequence[str]) -> dict[str, pd.DataFrame]:
 
 def answer_lengths(records: pd.DataFrame) -> pd.DataFrame:
     """Per judge: the median and mean completion tokens of both modes' answers."""
-    return records.groupby("judge", sort=False).agg(
-        instruct_median=("tokens_instruct", "median"),
-        instruct_mean=("tokens_instruct", "mean"),
-        reasoning_median=("tokens_reasoning", "median"),
-        reasoning_mean=("tokens_reasoning", "mean"),
-    )
+    stats = {f"{m}_{s}": (f"tokens_{m}", s) for m in MODES for s in ("median", "mean")}
+    return records.groupby("judge", sort=False).agg(**stats)
 
 
 def delta_tables(records: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -115,67 +124,158 @@ BASIS_ENDPOINTS = (
     "reasoning ahead for every judge"
 )
 BASIS_AGREEMENT = "simulator input: rho and KAPPA set how often the two modes agree"
+BASIS_IMPROVES = "evidence: released verdicts of judges other than the paper's, none simulated"
+#: The findings' texts (the claims table reads the last; :mod:`racer_lib.paper.given` the rest).
+LOWERS = "reasoning lowers accuracy for at least one judge overall"
+CELL_LE0 = "at least one (judge, subset) cell has ΔAccuracy <= 0"
+MINORITY = "for every judge the pairs where exactly one mode is right are a minority"
+IMPROVES = "reasoning improves accuracy for every judge (CoT over Vanilla)"
+FINDINGS_CSV = "findings.csv"
+
+
+def exact_share(k: int, m: int, sign: int, n: int, test: str, to_effect=lambda t: t) -> Verdict:
+    """The claim that ``k`` of ``m`` paired outcomes fall one way more often than a fair coin
+    (``sign`` 1) or less often (-1): the exact one-sided binomial test at ``ALPHA``
+    (:func:`racer_lib.evaluation.intervals.sign_test`; on two modes' discordant pairs,
+    McNemar's exact test), ``p_other`` its other side; the effect and its ``1 - 2 ALPHA``
+    Clopper-Pearson interval: the share ``k / m`` mapped by ``to_effect``; ``n``: the pairs."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    up, down = sign_test(m - k, k), sign_test(k, m - k)  # P(X >= k), P(X <= k)
+    p, p_other = (up, down) if sign > 0 else (down, up)
+    lo, hi = proportion_confint(k, m, alpha=2 * ALPHA, method="beta") if m else (np.nan,) * 2
+    effect = [float(to_effect(x)) for x in (k / m if m else np.nan, lo, hi)]
+    decision = HOLDS if p < ALPHA else FAILS if p_other < ALPHA else INCONCLUSIVE
+    return Verdict(*effect, p, n, test, decision, p_other=p_other)
+
+
+def mcnemar(row, sign: int = 1) -> Verdict:
+    """The claim that CoT is more accurate (``sign`` 1) or less (-1) than Vanilla on the pairs
+    of a :func:`racer_lib.records.summary.mode_summary` row (``n``, ``only_reasoning``,
+    ``only_instruct``): McNemar's exact test; the effect is ΔAccuracy in points."""
+    n, gained, lost = int(row["n"]), int(row["only_reasoning"]), int(row["only_instruct"])
+    test = f"exact McNemar over {n} pairs (CoT {'>' if sign > 0 else '<'} Vanilla)"
+    m = gained + lost
+    return exact_share(gained, m, sign, n, test, lambda t: 100 * m / n * (2 * t - 1))
+
+
+def some(members: Mapping[str, Verdict]) -> Verdict:
+    """The claim that some member's claim holds: Holm over the members (``multipletests``);
+    it holds when a member's adjusted p-value is below ``ALPHA`` (the family-wise error is
+    controlled), fails when every member's opposite side holds after Holm, and is inconclusive
+    otherwise. The numbers are the strongest member's, named in ``note``."""
+    names, found = list(members), list(members.values())
+    adjusted = verdicts.holm([v.p for v in found])
+    others = verdicts.holm([v.p_other for v in found])
+    k, held = int(np.argmin(adjusted)), int((adjusted < ALPHA).sum())
+    decision = HOLDS if held else FAILS if (others < ALPHA).all() else INCONCLUSIVE
+    note = f"{held} of {len(names)} hold after Holm; strongest {names[k]}"
+    test, n = f"Holm over {len(names)}, any: {found[k].test}", min(v.n for v in found)
+    v = found[k]
+    return Verdict(v.effect, v.lo, v.hi, float(min(adjusted)), n, test, decision, note, max(others))
+
+
+def cot_tests(by_judge: pd.DataFrame) -> pd.DataFrame:
+    """Per judge (a judge-level :func:`delta_tables` table): the discordant pairs, ΔAccuracy
+    with its 95 % interval, McNemar's exact p-values that CoT is more accurate
+    (``p_improves``) and less (``p_lowers``), each Holm-adjusted over the judges (``*_holm``),
+    and ``shown``: ``more accurate``, ``less accurate`` or ``undecided`` by those at ``ALPHA``."""
+    up = [mcnemar(r, 1) for _, r in by_judge.iterrows()]
+    out = by_judge[["judge", "n", "only_reasoning", "only_instruct", "delta_accuracy"]].copy()
+    out["delta_lo"], out["delta_hi"] = [v.lo for v in up], [v.hi for v in up]
+    out["p_improves"], out["p_lowers"] = [v.p for v in up], [v.p_other for v in up]
+    for side in ("improves", "lowers"):
+        out[f"p_{side}_holm"] = verdicts.holm(out[f"p_{side}"])
+    held = [out["p_improves_holm"] < ALPHA, out["p_lowers_holm"] < ALPHA]
+    out["shown"] = np.select(held, ["more accurate", "less accurate"], "undecided")
+    return out
+
+
+def reading_verdicts(by_judge, by_subset, agreement) -> dict[str, Verdict]:
+    """The four findings of :func:`fig2_reading`, decided over the pairs (the release is fixed
+    and no router is trained: a judge's accuracy on a fixed set of pairs varies only with the
+    pairs, so they are the unit). Tables as there."""
+    judges = dict(zip(by_judge["judge"], by_judge.to_dict("records")))
+    cells = {f"{r['judge']} on {r['subset']}": r for r in by_subset.to_dict("records")}
+    minority = {
+        r["judge"]: exact_share(
+            r["only_reasoning"] + r["only_instruct"], r["n"], -1, r["n"],
+            f"exact binomial over {r['n']} pairs (share < 50 %)", lambda t: 100 * t,
+        )
+        for r in agreement.astype({"n": int}).to_dict("records")
+    }  # fmt: skip
+    return {
+        LOWERS: some({j: mcnemar(r, -1) for j, r in judges.items()}),
+        CELL_LE0: some({k: mcnemar(r, -1) for k, r in cells.items()}),
+        MINORITY: verdicts.every(minority),
+        IMPROVES: verdicts.every({j: mcnemar(r, 1) for j, r in judges.items()}),
+    }
 
 
 def fig2_reading(
     by_judge: pd.DataFrame, by_subset: pd.DataFrame, agreement: pd.DataFrame, provenance: str
 ) -> pd.DataFrame:
-    """Fig. 2's message, that reasoning is not universally helpful, as three statements checked
-    on a judge-level and a (judge, subset)-level
-    :func:`racer_lib.records.summary.mode_summary` and the judges' :func:`agreement_table`
-    (columns ``finding``, ``holds``, ``status``, ``detail``, ``basis``; each is a calibrated
-    input of :mod:`racer_lib.records.simulate`, so evidence only on records that are not
-    ``simulated``):
+    """Fig. 2's message, that reasoning is not universally helpful, as three findings, and
+    §2.1's, that reasoning improves a judge's accuracy, as a fourth, on a judge-level and a
+    (judge, subset)-level :func:`racer_lib.records.summary.mode_summary` and the judges'
+    :func:`agreement_table` (columns ``finding``, ``observed``, the verdict's, ``status``,
+    ``basis``; :func:`racer_lib.paper.claims.add_status`), decided by :func:`reading_verdicts`:
 
-    * reasoning lowers accuracy for at least one judge overall;
-    * at least one (judge, subset) cell has ΔAccuracy <= 0;
-    * for every judge the pairs where exactly one mode is right are a minority (< 50 %).
+    * :data:`LOWERS`: some judge is less accurate with CoT (McNemar per judge, :func:`some`);
+    * :data:`CELL_LE0`: some (judge, subset) cell is (McNemar per cell, :func:`some`: a cell
+      counts when its loss is shown, a stricter reading of ``<= 0``);
+    * :data:`MINORITY`: for every judge, exactly one mode is right on fewer than half the
+      pairs (exact binomial per judge, Holm: ``verdicts.every``);
+    * :data:`IMPROVES`: CoT is more accurate for every judge (McNemar per judge, Holm). This
+      reading was fixed before any result was seen: §2.1 states it of judges, so it is tested
+      of each judge, not of their mean, which one strong judge could carry.
     """
     worse = by_judge[by_judge["delta_accuracy"] < 0]
-    cells_le0 = by_subset[by_subset["delta_accuracy"] <= 0]
     worst = by_subset.loc[by_subset["delta_accuracy"].idxmin()]
-    one_right = agreement.set_index("judge")["share_one_mode_right"]
-    rows = pd.DataFrame(
-        [
-            {
-                "finding": "reasoning lowers accuracy for at least one judge overall",
-                "holds": bool(len(worse) > 0),
-                "detail": (
-                    f"{len(worse)} of {len(by_judge)} judges lose accuracy with CoT: "
-                    + ", ".join(f"{r.judge} {r.delta_accuracy:+.1f}" for r in worse.itertuples())
-                    if len(worse)
-                    else "CoT is at least as accurate for every judge"
-                ),
-                "calibrated": True,
-                "basis": BASIS_ENDPOINTS,
-            },
-            {
-                "finding": "at least one (judge, subset) cell has ΔAccuracy <= 0",
-                "holds": bool(len(cells_le0) > 0),
-                "detail": (
-                    f"{len(cells_le0)} of {len(by_subset)} cells; the lowest is "
-                    f"{worst['judge']} on {worst['subset']} "
-                    f"({worst['delta_accuracy']:+.1f} points)"
-                ),
-                "calibrated": True,
-                "basis": BASIS_DOMAIN_GAINS,
-            },
-            {
-                "finding": (
-                    "for every judge the pairs where exactly one mode is right are a minority"
-                ),
-                "holds": bool((one_right < 0.5).all()),
-                "detail": (
-                    f"share of pairs with exactly one mode right: from "
-                    f"{100 * one_right.min():.1f} % ({one_right.idxmin()}) to "
-                    f"{100 * one_right.max():.1f} % ({one_right.idxmax()})"
-                ),
-                "calibrated": True,
-                "basis": BASIS_AGREEMENT,
-            },
-        ]
-    )
-    return add_status(rows, provenance)
+    right = agreement.set_index("judge")["share_one_mode_right"]
+    deltas = by_judge["delta_accuracy"]
+    names = ", ".join(f"{r.judge} {r.delta_accuracy:+.1f}" for r in worse.itertuples())
+    observed = {
+        LOWERS: f"{len(worse)} of {len(by_judge)} judges have a lower accuracy with CoT on "
+        f"these pairs{': ' + names if names else ''}",
+        CELL_LE0: f"{int((by_subset['delta_accuracy'] <= 0).sum())} of {len(by_subset)} cells; "
+        f"the lowest is {worst['judge']} on {worst['subset']} ({worst['delta_accuracy']:+.1f} "
+        "points)",
+        MINORITY: f"share of pairs with exactly one mode right: from {100 * right.min():.1f} % "
+        f"({right.idxmin()}) to {100 * right.max():.1f} % ({right.idxmax()})",
+        IMPROVES: f"ΔAccuracy (CoT − Vanilla) from {deltas.min():+.1f} to {deltas.max():+.1f} "
+        f"points over {len(deltas)} judges (mean {deltas.mean():+.1f})",
+    }
+    basis = [BASIS_ENDPOINTS, BASIS_DOMAIN_GAINS, BASIS_AGREEMENT, BASIS_IMPROVES]
+    rows = [
+        {"finding": f, "observed": observed[f], **v.columns(), "basis": b}
+        for (f, v), b in zip(reading_verdicts(by_judge, by_subset, agreement).items(), basis)
+    ]
+    return add_status(rows, provenance, registry.LLMBAR_JUDGES, FINDINGS_CSV)
+
+
+def findings_reads() -> list[tuple[str, str, str, str, dict[str, Any]]]:
+    """The closing sentences' numbers, as ``(name, csv, column, agg, where)`` for
+    :meth:`racer_lib.book.chapter.Prose.value` (``agg`` ``text``: a word): CoT's effect pooled
+    per judge and over the (judge, subset) cells, the range of the agreement and headroom, the
+    judges shown less and more accurate, and the findings by status."""
+    C, F, pooled, cells = "cot_effect.csv", FINDINGS_CSV, {"subset": "all"}, {"level": "subset"}
+    columns = ("judges_hurt", "judges", "min_delta", "max_delta", "min_cost_ratio")
+    reads = [(f"all_{c}", C, c, "one", pooled) for c in (*columns, "max_cost_ratio")]
+    reads += [(f"cells_{c}", C, c, "sum", cells) for c in ("judges_not_helped", "judges")]
+    ranges = [(c, a) for c in ("judges_helped", "judges_hurt") for a in ("min", "max")]
+    ranges += [("min_delta", "min"), ("max_delta", "max")]
+    reads += [(f"subset_{c}_{a}", C, c, a, cells) for c, a in ranges]
+    ranges = [(c, a) for c in ("share_one_mode_right", "headroom") for a in ("min", "max")]
+    reads += [(f"{c}_{a}", "agreement_patterns.csv", c, a, {}) for c, a in ranges]
+    shown = {"shown_less": "less accurate", "shown_more": "more accurate"}
+    reads += [(k, "reasoning_tests.csv", "judge", "count", {"shown": v}) for k, v in shown.items()]
+    reads.append(("improves_status", F, "status", "text", {"finding": IMPROVES}))
+    reads.append(("findings_n", F, "finding", "count", {}))
+    statuses = {s.replace(" ", "_"): s for s in ("reproduced", "not reproduced", "inconclusive")}
+    return reads + [
+        (f"findings_{k}", F, "finding", "count", {"status": s}) for k, s in statuses.items()
+    ]
 
 
 #: The count of LLMBar's ``statistics.json`` that a judge's correct verdicts in each order
@@ -222,10 +322,9 @@ def position_bias(
     mode to its prompt's name (e.g. :data:`racer_lib.records.llmbar.LLMBAR_MODES`). Per judge and
     mode: the accuracy in each order and their difference, ``consistent`` (pairs with the same
     verdict in both orders; two unparseable answers count as the same, as in LLMBar's ``equal``
-    statistic) and
-    ``consistency`` (%), ``both_unparseable``, ``right_in_both_orders``, and the share (%) of
-    pairs on which the output shown first was picked in each order (A in the original order,
-    B in the swapped one).
+    statistic) and ``consistency`` (%), ``both_unparseable``, ``right_in_both_orders``, and the
+    share (%) of pairs on which the output shown first was picked in each order (A in the
+    original order, B in the swapped one).
     """
     rows = []
     for judge in judges:
@@ -307,22 +406,11 @@ def agreement_and_headroom(
 
 #: LLMBar's five subsets (:data:`racer_lib.records.llmbar.LLMBAR_SUBSETS`), one colour each,
 #: and its six judges (:data:`racer_lib.records.llmbar.LLMBAR_JUDGES`), one marker each.
-LLMBAR_SUBSET_COLORS = dict(
-    zip(
-        ("natural", "neighbor", "gptinst", "gptout", "manual"),
-        [sns.color_palette("colorblind", 10)[i] for i in (0, 1, 2, 5, 4)],
-        strict=True,
-    )
-)
-
-
-LLMBAR_JUDGE_MARKERS = dict(
-    zip(
-        ("GPT-4", "ChatGPT", "ChatGPT-0301", "LLaMA2", "PaLM2", "Falcon"),
-        ("o", "s", "D", "^", "v", "P"),
-        strict=True,
-    )
-)
+_PALETTE = sns.color_palette("colorblind", 10)
+LLMBAR_SUBSET_COLORS = {
+    s: _PALETTE[i] for s, i in zip(llmbar.LLMBAR_SUBSETS, (0, 1, 2, 5, 4), strict=True)
+}
+LLMBAR_JUDGE_MARKERS = dict(zip(llmbar.LLMBAR_JUDGES, ("o", "s", "D", "^", "v", "P"), strict=True))
 
 
 #: Where a point's name may go, in order of preference: offset (points), alignment.
@@ -382,33 +470,20 @@ def place_labels(
 
 #: Short labels of the LLMBar chapters' tables for the page (:func:`relabel`): a record
 #: (:func:`racer_lib.records.llmbar.llmbar_records`), the CoT effect per subset, the modes per
-# judge
-#: (:func:`racer_lib.records.summary.mode_summary`), their agreement and the position bias.
-LLMBAR_RECORD_LABELS = {
-    "judge": "judge",
-    "id": "id",
-    "subset": "subset",
-    "label": "label",
-    "verdict_instruct": ("Vanilla", "verdict"),
-    "correct_instruct": ("Vanilla", "right"),
-    "tokens_instruct": ("Vanilla", "tokens"),
-    "verdict_reasoning": ("CoT", "verdict"),
-    "correct_reasoning": ("CoT", "right"),
-    "tokens_reasoning": ("CoT", "tokens"),
+#: judge (:func:`racer_lib.records.summary.mode_summary`), their agreement, the position bias.
+LLMBAR_RECORD_LABELS = {column: column for column in ("judge", "id", "subset", "label")}
+LLMBAR_RECORD_LABELS |= {
+    f"{quantity}_{mode}": (prompt, short)
+    for mode, prompt in llmbar.LLMBAR_MODES.items()
+    for quantity, short in (("verdict", "verdict"), ("correct", "right"), ("tokens", "tokens"))
 }
 
 
-COT_EFFECT_LABELS = {
-    "judges": ("judges", "all"),
-    "judges_helped": ("judges", "helped"),
-    "judges_hurt": ("judges", "hurt"),
-    "judges_not_helped": ("judges", "not helped"),
-    "mean_delta": ("ΔAccuracy (points)", "mean"),
-    "min_delta": ("ΔAccuracy (points)", "min"),
-    "max_delta": ("ΔAccuracy (points)", "max"),
-    "min_cost_ratio": ("cost ratio", "min"),
-    "max_cost_ratio": ("cost ratio", "max"),
-}
+COT_EFFECT_LABELS = {"judges": ("judges", "all")}
+COT_EFFECT_LABELS |= {f"judges_{k}": ("judges", k) for k in ("helped", "hurt")}
+COT_EFFECT_LABELS |= {"judges_not_helped": ("judges", "not helped")}
+COT_EFFECT_LABELS |= {f"{a}_delta": ("ΔAccuracy (points)", a) for a in ("mean", "min", "max")}
+COT_EFFECT_LABELS |= {f"{a}_cost_ratio": ("cost ratio", a) for a in ("min", "max")}
 
 
 POSITION_LABELS = {
@@ -423,39 +498,32 @@ POSITION_LABELS = {
 }
 
 
+#: The style of a (judge, subset) point of :func:`judge_delta_accuracy` (coloured by its
+#: subset) and of a judge's overall point.
+CELL_POINT = {"s": 42, "alpha": 0.85, "edgecolor": "white", "linewidth": 0.4, "zorder": 3}
+OVERALL_POINT = {"s": 150, "edgecolor": "black", "linewidth": 1.4, "zorder": 4}
+OVERALL_COLOR = (0.87, 0.87, 0.87, 0.8)
+
+
+def _points(ax: plt.Axes, table: pd.DataFrame, colors, **style) -> list:
+    """One point per row of ``table`` at its cost ratio and ΔAccuracy, in its colour of
+    ``colors``, with its judge's marker."""
+    rows = zip(colors, table["cost_ratio"], table["delta_accuracy"], table["judge"], strict=True)
+    return [
+        ax.scatter(x, y, color=c, marker=LLMBAR_JUDGE_MARKERS.get(j, "o"), **style)
+        for c, x, y, j in rows
+    ]
+
+
 def judge_delta_accuracy(by_subset, by_judge, judges, subsets, title: str = "") -> plt.Figure:
     """Fig. 2's upper panel for LLMBar's judges: each (judge, subset) row of ``by_subset`` a
     small point at its cost ratio and ΔAccuracy, coloured by subset with the judge's marker;
     each judge's overall row of ``by_judge`` a large outlined point, named where the name
     hides no other point (:func:`place_labels`)."""
     fig, ax = plt.subplots(figsize=(7.6, 4.6))
-    cell_points = [
-        ax.scatter(
-            row["cost_ratio"],
-            row["delta_accuracy"],
-            s=42,
-            alpha=0.85,
-            color=LLMBAR_SUBSET_COLORS[row["subset"]],
-            marker=LLMBAR_JUDGE_MARKERS.get(row["judge"], "o"),
-            edgecolor="white",
-            linewidth=0.4,
-            zorder=3,
-        )
-        for _, row in by_subset.iterrows()
-    ]
-    overall_points = [
-        ax.scatter(
-            row["cost_ratio"],
-            row["delta_accuracy"],
-            s=150,
-            color=(0.87, 0.87, 0.87, 0.8),
-            marker=LLMBAR_JUDGE_MARKERS.get(row["judge"], "o"),
-            edgecolor="black",
-            linewidth=1.4,
-            zorder=4,
-        )
-        for _, row in by_judge.iterrows()
-    ]
+    colors = [LLMBAR_SUBSET_COLORS[s] for s in by_subset["subset"]]
+    cell_points = _points(ax, by_subset, colors, **CELL_POINT)
+    overall_points = _points(ax, by_judge, [OVERALL_COLOR] * len(by_judge), **OVERALL_POINT)
     ax.axhline(0, color="black", lw=0.8, zorder=2)
     ax.set(
         xlabel="cost ratio (CoT / Vanilla completion tokens, MiniLM WordPiece)",
@@ -480,39 +548,20 @@ def judge_delta_accuracy(by_subset, by_judge, judges, subsets, title: str = "") 
 def _judge_legends(ax: plt.Axes, judges, subsets) -> None:
     """The two legends of :func:`judge_delta_accuracy`, right of the axes: the subsets
     (colours) above, the judges (markers) and the judges' overall point below."""
-    subset_handles = [
-        plt.Line2D([], [], ls="", marker="o", color=LLMBAR_SUBSET_COLORS[s], label=s)
-        for s in subsets
+
+    def handle(marker, color, label, **style) -> plt.Line2D:
+        return plt.Line2D([], [], ls="", marker=marker, color=color, label=label, **style)
+
+    subset_handles = [handle("o", LLMBAR_SUBSET_COLORS[s], s) for s in subsets]
+    judge_handles = [handle(LLMBAR_JUDGE_MARKERS.get(j, "o"), "grey", j) for j in judges]
+    outline = {"markersize": 10, "markeredgecolor": "black", "markeredgewidth": 1.4}
+    judge_handles.append(handle("o", "#dddddd", "judge overall", **outline))
+    sides = (
+        (subset_handles, "subset", "upper left", 1.0),
+        (judge_handles, "judge", "lower left", 0.0),
+    )
+    legends = [
+        ax.legend(handles=h, title=title, loc=loc, bbox_to_anchor=(1.01, y), frameon=False)
+        for h, title, loc, y in sides
     ]
-    judge_handles = [
-        plt.Line2D([], [], ls="", marker=LLMBAR_JUDGE_MARKERS.get(j, "o"), color="grey", label=j)
-        for j in judges
-    ]
-    judge_handles.append(
-        plt.Line2D(
-            [],
-            [],
-            ls="",
-            marker="o",
-            markersize=10,
-            color="#dddddd",
-            markeredgecolor="black",
-            markeredgewidth=1.4,
-            label="judge overall",
-        )
-    )
-    first = ax.legend(
-        handles=subset_handles,
-        title="subset",
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        frameon=False,
-    )
-    ax.add_artist(first)
-    ax.legend(
-        handles=judge_handles,
-        title="judge",
-        loc="lower left",
-        bbox_to_anchor=(1.01, 0.0),
-        frameon=False,
-    )
+    ax.add_artist(legends[0])  # the second stays the axes' own legend

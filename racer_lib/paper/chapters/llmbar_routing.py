@@ -1,15 +1,18 @@
 """Chapter 14, routing real judges: RACER on LLMBar's released evaluators (the paper's §5
 routing question, Fig. 4's accuracy against cost, on judgments real models produced).
 
-Per judge and seed, a fresh split of LLMBar's 419 pairs trains ACER and RACER at every budget
-in one batched pass (Algorithm 1 on Eq. (1) and its KL-robust form, Eq. (2)), fits the three
-score baselines matched to each budget on validation, and evaluates all of them, Random, the
-fixed modes and the oracle on the test split (:func:`route_judge`). The module also reads the
-runs: whether each router trained at all (:func:`training_check`), the chapter's findings
-(:func:`routing_findings`), its tables (:func:`mean_sd_by_budget`, :func:`modes_table`,
-:func:`validation_view`, :func:`references_view`) and its figure (:func:`accuracy_and_gain`);
-the page's helpers load the data quietly (:func:`check_aligned`, :func:`embed_quietly`,
-:func:`describe_source`) and list the numbers its sentences state (:func:`prose_reads`).
+Per judge and replicate seed (:func:`racer_lib.evaluation.verdicts.replicate_seeds`: the seed
+re-draws the split, the routers' initialisation and the batch order; the records are the fixed
+release), a fresh split of LLMBar's 419 pairs trains ACER and RACER at every budget in one
+batched pass (Algorithm 1 on Eq. (1) and its KL-robust form, Eq. (2)), fits the three score
+baselines matched to each budget on validation, and evaluates all of them, Random, the fixed
+modes and the oracle on the test split (:func:`route_judge`). The module also reads the runs:
+whether each router trained at all (:func:`training_check`), the chapter's findings, each
+decided over the seeds by the book's protocol (:func:`routing_findings`), its tables
+(:func:`mean_sd_by_budget`, :func:`modes_table`, :func:`validation_view`,
+:func:`references_view`) and its figure (:func:`accuracy_and_gain`); the page's helpers load
+the data quietly (:func:`check_aligned`, :func:`embed_quietly`, :func:`describe_source`) and
+list the numbers its sentences state (:func:`prose_reads`).
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ import numpy as np
 import pandas as pd
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.paper import experiments, plots
-from racer_lib.paper.claims import add_status
+from racer_lib.evaluation import verdicts
+from racer_lib.paper import experiments, plots, registry
+from racer_lib.paper.claims import EMERGENT_STATUSES, add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.records import llmbar, sets
+from racer_lib.records import schema as rec
 from racer_lib.records.summary import mode_summary
 from racer_lib.routing import baselines, train
 
@@ -86,6 +91,15 @@ def check_aligned(records: Mapping[str, pd.DataFrame], pairs: pd.DataFrame) -> N
     for judge, recs in records.items():
         if not (recs["id"].to_numpy() == pairs["id"].to_numpy()).all():
             raise AssertionError(f"{judge}: record ids are not in the order of the pairs")
+
+
+def load_release(judges: Sequence[str], manifest) -> tuple[pd.DataFrame, dict, str]:
+    """LLMBar's pairs, each judge's records of them (tokens counted by one tokenizer) checked
+    to list the pairs in their order (:func:`check_aligned`), and the records' provenance."""
+    pairs, tokenizer = llmbar.llmbar_pairs(manifest), llmbar.load_tokenizer()
+    records = {j: llmbar.llmbar_records(j, tokenizer=tokenizer, manifest=manifest) for j in judges}
+    check_aligned(records, pairs)
+    return pairs, records, rec.provenance(pd.concat(records.values()))
 
 
 def modes_table(records: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -154,13 +168,11 @@ def references_view(ends: pd.DataFrame, judges: Sequence[str]) -> pd.DataFrame:
 
 def split_table(pairs: pd.DataFrame, splits: Mapping[int, np.ndarray]) -> pd.DataFrame:
     """One row per seed and pair: its subset and its split (``train``, ``valid``, ``test``)."""
-    return pd.concat(
-        [
-            pd.DataFrame({"seed": s, "id": pairs["id"], "subset": pairs["subset"], "split": lab})
-            for s, lab in splits.items()
-        ],
-        ignore_index=True,
-    )
+    frames = [
+        pd.DataFrame({"seed": s, "id": pairs["id"], "subset": pairs["subset"], "split": lab})
+        for s, lab in splits.items()
+    ]
+    return pd.concat(frames, ignore_index=True)
 
 
 def split_sizes(table: pd.DataFrame, seed: int) -> pd.DataFrame:
@@ -221,14 +233,7 @@ def route_judge(
         rows = experiments.policy_rows(
             fit.result, test, random=("RACER",), valid=fit.valid, lead=LEAD, **key
         ) + experiments.baseline_rows(
-            fit,
-            test,
-            spec.budgets,
-            [s],
-            spec.options,
-            valid_point=True,
-            lead=LEAD,
-            **key,
+            fit, test, spec.budgets, [s], spec.options, valid_point=True, lead=LEAD, **key
         )
         instruct = evaluate.policy_point(test["test"][0], 0.0)["accuracy"]
         out.runs += [{**row, "instruct_accuracy": instruct} for row in rows]
@@ -255,10 +260,8 @@ def route_judges(
     out = Routed()
     for judge, recs in records.items():
         one = route_judge(spec, recs, embeddings, splits, judge)
-        out.runs += one.runs
-        out.ends += one.ends
-        out.frontiers += one.frontiers
-        out.checks += one.checks
+        for rows in ("runs", "ends", "frontiers", "checks"):
+            getattr(out, rows).extend(getattr(one, rows))
         out.tests |= one.tests
         out.note = "\n".join(n for n in (out.note, one.note) if n)
     return out
@@ -325,29 +328,11 @@ def training_check_summary(
     (``within_budget``, percent), and the share of runs (``by`` without ``budget``, plus
     ``seed``, named in ``runs``) whose selected cost grows with the budget (``grows_with_budget``,
     percent)."""
-    view = checks.groupby(list(by))[
-        [
-            "valid_accuracy_epoch1",
-            "valid_accuracy_best",
-            "valid_accuracy_min",
-            "valid_accuracy_max",
-            "valid_cost_epoch1",
-            "valid_cost_best",
-            "best_epoch",
-            "lambda_max",
-            "p_test_sd",
-        ]
-    ].mean()
+    view = checks.groupby(list(by))[list(TRAINING_CHECK_LABELS)].mean()
     moved = (checks["valid_accuracy_max"] - checks["valid_accuracy_min"]).median()
     runs = [c for c in by if c != "budget"] + ["seed"]
-    tracks = (
-        checks.groupby(runs)
-        .apply(
-            lambda g: g.sort_values("budget")["valid_cost_best"].is_monotonic_increasing,
-            include_groups=False,
-        )
-        .mean()
-    )
+    by_budget = checks.sort_values("budget", kind="stable").groupby(runs)["valid_cost_best"]
+    tracks = by_budget.apply(lambda cost: cost.is_monotonic_increasing).mean()
     within = (checks["valid_cost_best"] <= checks["budget"]).mean()
     reading = {
         "moved_points": moved,
@@ -358,6 +343,89 @@ def training_check_summary(
     return view, pd.DataFrame([reading])
 
 
+#: The non-inferiority margin of "at least as accurate" (accuracy points), fixed before any
+#: run: RACER counts as at least as accurate as a rival when its per-seed paired difference is
+#: shown above ``-AT_LEAST_AS_ACCURATE_POINTS`` (the book's margin for "alike", half a point).
+AT_LEAST_AS_ACCURATE_POINTS = 0.5
+FINDINGS_CSV = "findings.csv"
+#: The findings' texts, per judge (the claims table reads the runs, not these).
+OVER_RANDOM = "{judge}: RACER is more accurate than Random at every budget"
+OVER_ACER = "{judge}: RACER is at least as accurate as ACER on average"
+OVER_BEST = "{judge}: at C={budget:g}, RACER is at least as accurate as the best baseline"
+#: The claims (the findings' ``claim`` column) by the name the page glues their counts under,
+#: and those counts, as for :func:`prose_reads`: each claim's findings and those of each status.
+CLAIMS = {"random": "over Random", "acer": "over ACER", "best": "over the best baseline"}
+FINDING_READS = [
+    (f"{key}_{s.replace(' ', '_')}", FINDINGS_CSV, "finding", "count", {"claim": claim, **where})
+    for key, claim in CLAIMS.items()
+    for s, where in [("n", {}), *((s, {"status": s}) for s in EMERGENT_STATUSES)]
+]
+
+
+def paired_differences(runs: pd.DataFrame, judge: str, first: str, second: str) -> pd.Series:
+    """``first``'s test accuracy minus ``second``'s for ``judge``, paired on budget and seed
+    (the replicate: its split, initialisation and batch order), indexed by both."""
+    mine = runs[runs["judge"] == judge].set_index(["method", "budget", "seed"])["accuracy"]
+    return (mine.loc[first] - mine.loc[second]).dropna().sort_index()
+
+
+def _ahead(d: pd.Series) -> str:
+    return f"ahead in {int((d > 0).sum())} of {len(d)} seeds"
+
+
+def over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], min_n: int) -> dict:
+    """:data:`OVER_RANDOM`: per budget, RACER minus Random over the seeds, one-sided t > 0
+    (``verdicts.directional``), Holm over the budgets (``verdicts.every``)."""
+    d = paired_differences(runs, judge, "RACER", "Random")
+    members = {f"C={b:g}": verdicts.directional(d.loc[b], 1, min_n=min_n) for b in budgets}
+    observed = "; ".join(
+        f"{k}: {v.interval_text(' pts')}, {_ahead(d.loc[b])}"
+        for (k, v), b in zip(members.items(), budgets)
+    )
+    verdict = verdicts.every(members)
+    return _row(OVER_RANDOM.format(judge=judge), verdict, observed, CLAIMS["random"])
+
+
+def over_acer(runs: pd.DataFrame, judge: str, margin: float, min_n: int) -> dict:
+    """:data:`OVER_ACER`: per seed, RACER minus ACER averaged over the budgets, shown above
+    ``-margin`` (non-inferiority: ``verdicts.directional(d, 1, threshold=-margin)``)."""
+    d = paired_differences(runs, judge, "RACER", "ACER").groupby("seed").mean()
+    mine = runs[runs["judge"] == judge]
+    racer, acer = (mine[mine["method"] == m] for m in ("RACER", "ACER"))
+    observed = (
+        f"RACER {racer['accuracy'].mean():.2f} % at mean cost {racer['cost'].mean():.2f}, ACER "
+        f"{acer['accuracy'].mean():.2f} % at {acer['cost'].mean():.2f}; per seed (mean over "
+        f"budgets) {_ahead(d)}; margin {margin:g} pts"
+    )
+    verdict = verdicts.directional(d, 1, threshold=-margin, min_n=min_n)
+    return _row(OVER_ACER.format(judge=judge), verdict, observed, CLAIMS["acer"])
+
+
+def over_best(summary, runs, judge: str, budget: float, rivals, margin: float, min_n: int):
+    """:data:`OVER_BEST` at ``budget``: the rival of ``rivals`` with the best mean accuracy
+    over the seeds (``summary``), and RACER's per-seed difference from it shown above
+    ``-margin`` (non-inferiority)."""
+    acc = summary.set_index(["judge", "method", "budget"])
+    others = acc.loc[(judge, list(rivals), budget)].reset_index("method")
+    best = others.loc[others["accuracy_mean"].idxmax()]
+    r = acc.loc[(judge, "RACER", budget)]
+    d = paired_differences(runs, judge, "RACER", best["method"]).loc[budget]
+    observed = (
+        f"RACER {r['accuracy_mean']:.2f} % at cost {r['cost_mean']:.2f}; best baseline "
+        f"{best['method']} {best['accuracy_mean']:.2f} % at cost {best['cost_mean']:.2f}; "
+        f"{_ahead(d)}; margin {margin:g} pts"
+    )
+    verdict = verdicts.directional(d, 1, threshold=-margin, min_n=min_n)
+    text = OVER_BEST.format(judge=judge, budget=budget)
+    return _row(text, verdict, observed, CLAIMS["best"], budget=budget)
+
+
+def _row(finding: str, verdict, observed: str, claim: str, budget: float = np.nan) -> dict:
+    judge = finding.split(":", 1)[0]
+    return {"judge": judge, "budget": budget, "claim": claim, "finding": finding,
+            "observed": observed, **verdict.columns(), "basis": BASIS_LEARNED}  # fmt: skip
+
+
 def routing_findings(
     runs: pd.DataFrame,
     summary: pd.DataFrame,
@@ -365,72 +433,28 @@ def routing_findings(
     budgets: Sequence[float],
     provenance: str,
     rivals: Sequence[str] = baselines.METHODS,
+    min_n: int = verdicts.MIN_SEEDS,
 ) -> pd.DataFrame:
-    """Three statements per judge, computed whatever their answer (``finding``, ``holds``,
-    ``status``, ``detail``, ``basis``; none is given to a simulator, see
-    :func:`racer_lib.paper.claims.add_status`): RACER is more accurate than Random at every budget
-    (mean paired gap, its sd over seeds and the seeds RACER wins); RACER is at least as
-    accurate as ACER averaged over budgets and seeds (with both mean costs); and, at each
-    budget, RACER is at least as accurate as the most accurate of ``rivals`` (margin, costs,
-    and the sd over seeds of the paired difference). ``runs`` has one row per judge, method,
-    budget and seed; ``summary`` is its :func:`racer_lib.evaluation.metrics.over_seeds` table."""
-    acc = summary.set_index(["judge", "method", "budget"])
-    per_seed = runs.set_index(["judge", "method", "budget", "seed"])["accuracy"].sort_index()
-    n_seeds = runs["seed"].nunique()
-    findings = []
+    """The chapter's findings per judge, each decided over the replicate seeds by the book's
+    protocol (:mod:`racer_lib.evaluation.verdicts`), whatever their answer: RACER more
+    accurate than Random at every budget (:func:`over_random`), at least as accurate as ACER
+    averaged over budgets (:func:`over_acer`) and, at each budget, at least as accurate as
+    the best of ``rivals`` (:func:`over_best`), the last two within
+    :data:`AT_LEAST_AS_ACCURATE_POINTS`. Columns: ``judge``, ``budget``, ``claim``,
+    ``finding``, ``observed``, the verdict's, ``status``
+    (:func:`racer_lib.paper.claims.add_status`: nothing about a trained router is given to a
+    simulator), ``basis``. ``runs`` has one row per judge, method, budget and seed;
+    ``summary`` is its :func:`racer_lib.evaluation.metrics.over_seeds` table."""
+    margin, rows = AT_LEAST_AS_ACCURATE_POINTS, []
     for judge in judges:
-        gap = (per_seed.loc[(judge, "RACER")] - per_seed.loc[(judge, "Random")]).groupby("budget")
-        mean_gap, sd_gap = gap.mean(), gap.std()
-        wins = gap.apply(lambda g: int((g > 0).sum()))
-        findings.append(
-            {
-                "finding": f"{judge}: RACER is more accurate than Random at every budget",
-                "holds": bool((mean_gap > 0).all()),
-                "detail": "; ".join(
-                    f"C={b:g}: {mean_gap[b]:+.2f} pts (sd {sd_gap[b]:.2f}, RACER "
-                    f"ahead in {wins[b]} of {n_seeds} seeds)"
-                    for b in budgets
-                ),
-                "calibrated": False,
-                "basis": BASIS_LEARNED,
-            }
-        )
-        racer = runs[(runs["judge"] == judge) & (runs["method"] == "RACER")]
-        acer = runs[(runs["judge"] == judge) & (runs["method"] == "ACER")]
-        diff = racer["accuracy"].mean() - acer["accuracy"].mean()
-        findings.append(
-            {
-                "finding": f"{judge}: RACER is at least as accurate as ACER on average",
-                "holds": bool(diff >= 0),
-                "detail": f"RACER {racer['accuracy'].mean():.2f} % at mean cost "
-                f"{racer['cost'].mean():.2f}, ACER {acer['accuracy'].mean():.2f} % at "
-                f"mean cost {acer['cost'].mean():.2f} ({diff:+.2f} pts, over "
-                f"{len(budgets)} budgets x {n_seeds} seeds)",
-                "calibrated": False,
-                "basis": BASIS_LEARNED,
-            }
-        )
-        for b in budgets:
-            others = acc.loc[(judge, list(rivals), b)].reset_index("method")
-            best = others.loc[others["accuracy_mean"].idxmax()]
-            r = acc.loc[(judge, "RACER", b)]
-            margin = r["accuracy_mean"] - best["accuracy_mean"]
-            paired = per_seed.loc[(judge, "RACER", b)] - per_seed.loc[(judge, best["method"], b)]
-            findings.append(
-                {
-                    "finding": f"{judge}: at C={b:g}, RACER is at least as accurate as the best "
-                    "baseline",
-                    "holds": bool(margin >= 0),
-                    "detail": f"RACER {r['accuracy_mean']:.2f} % at cost {r['cost_mean']:.2f}; "
-                    f"best baseline {best['method']} {best['accuracy_mean']:.2f} % at "
-                    f"cost {best['cost_mean']:.2f}; margin {margin:+.2f} pts (sd over "
-                    f"seeds of the paired difference {paired.std():.2f}, RACER ahead "
-                    f"in {int((paired > 0).sum())} of {n_seeds} seeds)",
-                    "calibrated": False,
-                    "basis": BASIS_LEARNED,
-                }
-            )
-    return add_status(findings, provenance)
+        rows.append(over_random(runs, judge, budgets, min_n))
+        rows.append(over_acer(runs, judge, margin, min_n))
+        rows += [over_best(summary, runs, judge, b, rivals, margin, min_n) for b in budgets]
+    return add_status(rows, provenance, registry.LLMBAR_ROUTING, FINDINGS_CSV)
+
+
+#: The two fixed modes (chord of the figure's panels).
+FIXED_MODES = ("All-Instruct", "All-Reasoning")
 
 
 def accuracy_and_gain(summary, runs, ends, frontiers, judges, methods) -> plt.Figure:
@@ -470,20 +494,14 @@ def accuracy_and_gain(summary, runs, ends, frontiers, judges, methods) -> plt.Fi
         for row, ax in enumerate(axes[:, j]):
             # per seed: 0, or that split's All-Instruct accuracy
             base = per_seed[("accuracy", "All-Instruct")] * row
-            cost = {m: per_seed[("cost", m)].mean() for m in ("All-Instruct", "All-Reasoning")}
-            accuracy = {
-                m: (per_seed[("accuracy", m)] - base).mean()
-                for m in ("All-Instruct", "All-Reasoning")
-            }
+            cost = {m: per_seed[("cost", m)].mean() for m in FIXED_MODES}
+            accuracy = {m: (per_seed[("accuracy", m)] - base).mean() for m in FIXED_MODES}
             oracle = np.mean([curves[s] - base[s] for s in curves], axis=0)
             ax.plot(grid, oracle, ls=":", color="black", lw=1.2, label="oracle frontier")
             plots.endpoints(ax, cost, accuracy)
             tops, bottoms = _method_points(ax, summary, gains, judge, methods, row)
-            tops, bottoms = (
-                [oracle.max(), *accuracy.values(), *tops],
-                [*accuracy.values(), *bottoms],
-            )
-            ax.set_ylim(min(bottoms) - 1.0, max(tops) + 1.0)
+            tops = [oracle.max(), *accuracy.values(), *tops]
+            ax.set_ylim(min(*accuracy.values(), *bottoms) - 1.0, max(tops) + 1.0)
             ax.set_xlim(0, right)
             if row == 0:
                 ax.set_title(judge)
@@ -517,16 +535,8 @@ def mean_sd_by_budget(
 #: gets right and the oracle.
 ROUTED_MODE_LABELS = {
     k: {**plots.MODE_LABELS, **plots.AGREEMENT_LABELS}[k]
-    for k in (
-        "acc_instruct",
-        "acc_reasoning",
-        "delta_accuracy",
-        "cost_ratio",
-        "only_reasoning",
-        "only_instruct",
-        "oracle_accuracy",
-        "headroom",
-    )
+    for k in "acc_instruct acc_reasoning delta_accuracy cost_ratio only_reasoning only_instruct "
+    "oracle_accuracy headroom".split()
 }
 
 
@@ -578,16 +588,9 @@ def _method_points(ax: plt.Axes, summary, gains, judge, methods, row: int):
 
 
 def _legend(fig: plt.Figure, axes, judges) -> None:
-    """One legend for :func:`accuracy_and_gain`: right of a single column, else below."""
+    """One legend for :func:`accuracy_and_gain`: right of a single column, else below in two
+    rows (one row would be wider than the page)."""
     handles, labels = axes[0][0].get_legend_handles_labels()
-    if len(judges) == 1:
-        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(0.92, 0.5), frameon=False)
-    else:
-        fig.legend(
-            handles,
-            labels,
-            loc="upper center",
-            frameon=False,
-            bbox_to_anchor=(0.5, 0.05),
-            ncol=(len(labels) + 1) // 2,  # two rows: one row would be wider than the page
-        )
+    below = {"loc": "upper center", "bbox_to_anchor": (0.5, 0.05), "ncol": (len(labels) + 1) // 2}
+    right = {"loc": "center left", "bbox_to_anchor": (0.92, 0.5)}
+    fig.legend(handles, labels, frameon=False, **(right if len(judges) == 1 else below))

@@ -10,14 +10,20 @@ the training unit) after a shift of the inputs. This module runs that claim on r
   ``subset`` column, never a fixed list): ``natural->adversarial`` (train on the natural
   subsets, test on every other), ``adversarial->natural`` (the reverse) and a
   ``leave-one-out`` rotation (train on all subsets but one, test on that one);
-* :func:`run_shift` — for one judge and shift, per seed: a fresh validation share of the
-  training subsets (:func:`racer_lib.records.sets.stratified_split`), ACER / RACER-R /
-  RACER-C / RACER at every budget trained in one batched pass
+* :func:`run_shift` — for one judge and shift, per replicate seed
+  (:func:`racer_lib.evaluation.verdicts.replicate_seeds`: it re-draws the validation share, the
+  routers' initialisation and their batch order; the records are the release's): a fresh
+  validation share of the training subsets (:func:`racer_lib.records.sets.stratified_split`),
+  ACER / RACER-R / RACER-C / RACER at every budget trained in one batched pass
   (:func:`racer_lib.paper.experiments.fit`), evaluated on the shifted subsets with the cost
   **in the training unit** (``train_cost``), then the matched-spend controls of the robust
   runs (:func:`racer_lib.paper.shift.matched_controls`, shared with the robustness ablation);
 * :func:`violation_table`, :func:`reasoning_rates` — the runs read: runs over budget with
   Wilson intervals, and the reasoning rate before and after the shift.
+
+The chapter's findings, whether RACER-C and RACER beat their matched-spend controls, are
+decided over the seeds by :func:`racer_lib.paper.shift.control_verdicts` (every judge, shift,
+budget and temperature of a variant pooled within its seed).
 """
 
 from __future__ import annotations
@@ -31,9 +37,18 @@ import pandas as pd
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation.intervals import wilson_interval
-from racer_lib.paper import experiments
-from racer_lib.paper.shift import matched_controls, rate_cell, valid_points
-from racer_lib.records import sets
+from racer_lib.paper import experiments, registry
+from racer_lib.paper.shift import (
+    COST_ROBUST,
+    control_comparison,
+    control_findings,
+    matched_controls,
+    rate_cell,
+    valid_points,
+    variant_comparison,
+)
+from racer_lib.records import llmbar, sets
+from racer_lib.records import schema as rec
 from racer_lib.records.summary import mode_summary
 from racer_lib.routing import train
 
@@ -41,6 +56,14 @@ from racer_lib.routing import train
 VALID_SHARE = 0.25
 #: The shift kinds :func:`shift_plan` knows.
 SHIFT_KINDS = ("natural->adversarial", "adversarial->natural", "leave-one-out")
+#: The findings' CSV (read by the reproduction report) and the groups of the per-cell control
+#: comparison (:func:`control_tables`).
+FINDINGS_CSV = "findings.csv"
+CONTROL_CELLS = ["method", "judge", "budget"]
+#: A glued value of the page, ``(name, csv, column, agg, where)`` for
+#: :meth:`racer_lib.book.chapter.Prose.value` (``agg`` ``text``: a word, for
+#: :meth:`~racer_lib.book.chapter.Prose.text`).
+Read = tuple[str, str, str, str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -100,6 +123,13 @@ def plan_table(plan: Sequence[Shift], subsets: Sequence[str] | pd.Series) -> pd.
             for sh in plan
         ]
     )
+
+
+def release_records(judges: Sequence[str]) -> tuple[dict[str, pd.DataFrame], str]:
+    """Each judge's records of the LLMBar release
+    (:func:`racer_lib.records.llmbar.llmbar_records`) and their combined provenance."""
+    records = {j: llmbar.llmbar_records(j) for j in judges}
+    return records, rec.combined_provenance(rec.provenance(r) for r in records.values())
 
 
 def split_labels(
@@ -294,3 +324,55 @@ def violation_view(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
             for r in table.to_dict("records")
         ]
     )
+
+
+def control_tables(
+    runs: pd.DataFrame, controls: pd.DataFrame, provenance: str
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The robust runs against their matched-spend controls, the seeds as replicates
+    (:func:`racer_lib.paper.shift.control_comparison`): per :data:`CONTROL_CELLS`, per method
+    (the sweep over the temperatures), and the findings, each variant that reweights the
+    costs with its runs pooled within each seed (:func:`racer_lib.paper.shift.variant_comparison`,
+    :func:`racer_lib.paper.shift.control_findings`)."""
+    by_cell = control_comparison(runs, controls, CONTROL_CELLS)
+    sweep = control_comparison(runs, controls, ["method"])
+    comparison = variant_comparison(runs, controls)
+    findings = control_findings(
+        comparison, provenance, registry.LLMBAR_SHIFT, FINDINGS_CSV, ("variant",)
+    )
+    return by_cell, sweep, findings
+
+
+def side_reads(first: str) -> list[Read]:
+    """The sentence on the shift itself: the ``first`` shift's name and the instruct mode's
+    mean tokens on its training side and its shifted side."""
+    reads = [("first_shift", "shift_plan.csv", "shift", "text", {"shift": first})]
+    return reads + [
+        (f"tokens_{side}", "shift_modes.csv", "mean_tokens_instruct", "mean",
+         {"shift": first, "side": side})
+        for side in ("train", "test")
+    ]  # fmt: skip
+
+
+#: ACER's reasoning rate before and after the shift.
+RATE_READS: list[Read] = [
+    (f"acer_{when}", "reasoning_rates.csv", f"rate_{when}", "mean", {"method": "ACER"})
+    for when in ("before", "after")
+]
+#: The closing sentences: ACER's runs over budget and its runs, the most runs of a robust
+#: method, each cost-reweighting variant's status, and the range over the robust methods of
+#: the matched-spend comparison (``control_sweep.csv``).
+CONTROL_READS: list[Read] = [
+    (name, "violations_pooled.csv", column, "one", {"method": "ACER"})
+    for name, column in (("acer_k", "violations"), ("acer_n", "runs"))
+]
+CONTROL_READS += [("robust_runs", "control_sweep.csv", "runs", "max", {})]
+CONTROL_READS += [
+    (f"beats_{variant.replace('-', '_')}", FINDINGS_CSV, "status", "text", {"variant": variant})
+    for variant in COST_ROBUST
+]
+CONTROL_READS += [
+    (f"{column}_{agg}", "control_sweep.csv", column, agg, {})
+    for column in ("robust_violations", "control_violations", "spend_share", "accuracy_difference")
+    for agg in ("min", "max")
+]

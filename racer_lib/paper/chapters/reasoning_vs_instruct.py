@@ -3,9 +3,17 @@ reading of them checked on paired records.
 
 The chapter's per-domain and agreement tables are
 :func:`racer_lib.records.summary.mode_summary` tables (ΔAccuracy = Acc(M_R) - Acc(M_noR) and
-the cost ratio of §2); this module draws them (upper panel: ΔAccuracy against the cost ratio;
-lower panel: the four agreement cells) and checks the paper's statements about them
-(:func:`fig2_findings`, with §2.1's "most cost-effective gains" in :func:`cost_effective`).
+the cost ratio of §2; the agreement table with the oracle's headroom, :func:`agreement_patterns`);
+this module draws them (upper panel: ΔAccuracy against the cost ratio; lower panel: the four
+agreement cells) and checks the paper's statements about them (:func:`fig2_findings`, with
+§2.1's "most cost-effective gains" in :func:`cost_effective`).
+
+Each check reads one record draw and runs no test over replicate seeds. Every one reads a
+quantity a parameter of the simulator fixes (:mod:`racer_lib.paper.given`: the cells' gains and
+cost ratios, the judges' ``rho``), so on simulated records it is a check of the simulator
+(``by construction`` where it holds, ``not reproduced`` where the records do not contain it);
+on other records a single draw decides nothing and it reads ``inconclusive``
+(:func:`racer_lib.paper.claims.add_status`).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from racer_lib.evaluation.metrics import BASIS_DOMAIN_GAINS, headroom
+from racer_lib.paper import registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.plots import DOMAIN_COLORS, JUDGE_MARKERS, agreement_bars, legend_above
 from racer_lib.records.summary import mode_summary
@@ -35,14 +44,48 @@ VERIFICATION = ("math", "coding")
 
 #: The Qwen3 judges of the paper, smallest first.
 QWEN3_BY_SIZE = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
+#: The CSV the chapter writes :func:`fig2_findings` to (the claims table reads it).
+FINDINGS_CSV = "paper_findings.csv"
+#: The per-domain table (:func:`by_domain`) and the columns of it the page shows.
+BY_DOMAIN_CSV = "delta_accuracy_by_domain.csv"
+BY_DOMAIN_COLUMNS = ["judge", "dataset", "domain", "n", "acc_instruct", "acc_reasoning"]
+BY_DOMAIN_COLUMNS += ["delta_accuracy", "cost_ratio"]
+#: The numbers the closing sentence states, as ``(name, csv, column, agg, where)`` for
+#: :meth:`racer_lib.book.chapter.Prose.value`: the range of ΔAccuracy and of the cost ratio over
+#: the judges, benchmarks and domains, then the pairs of each agreement cell summed over judges.
+PROSE_READS = [
+    (f"{c}_{agg}", BY_DOMAIN_CSV, c, agg, {})
+    for c in ("delta_accuracy", "cost_ratio")
+    for agg in ("min", "max")
+]
+PROSE_READS += [
+    (f"{c}_sum", "agreement_patterns.csv", c, "sum", {})
+    for c in ("n", "only_reasoning", "only_instruct")
+]
+
+
+def by_domain(records: pd.DataFrame) -> pd.DataFrame:
+    """The upper panel's table (:data:`BY_DOMAIN_CSV`): a
+    :func:`racer_lib.records.summary.mode_summary` per judge, dataset and domain."""
+    return mode_summary(records, ["judge", "dataset", "domain"])
+
+
+def agreement_patterns(records: pd.DataFrame) -> pd.DataFrame:
+    """The lower panel's table (``agreement_patterns.csv``): a
+    :func:`racer_lib.records.summary.mode_summary` per judge and dataset (both accuracies, the
+    four agreement cells, the cost ratio, the oracle) with the oracle's ``headroom``
+    (:func:`racer_lib.evaluation.metrics.headroom`)."""
+    table = mode_summary(records, ["judge", "dataset"])
+    table["headroom"] = headroom(table)
+    return table
 
 
 def fig2_findings(
     records: pd.DataFrame, provenance: str, by_size: Sequence[str] = QWEN3_BY_SIZE
 ) -> pd.DataFrame:
     """The paper's reading of Fig. 2, checked on paired records (columns ``finding``, ``judge``,
-    ``observed``, ``holds``, ``status``, ``basis``; :func:`racer_lib.paper.claims.add_status` on the
-    records' ``provenance``):
+    ``observed``, the verdict's columns, ``status``, ``basis``:
+    :func:`racer_lib.paper.claims.add_status` on the records' ``provenance``):
 
     * per judge, reasoning gains more on math and coding than on safety and knowledge (the
       smallest ΔAccuracy of the first above the largest of the second, domains pooled over
@@ -52,8 +95,10 @@ def fig2_findings(
     * the headroom (:func:`racer_lib.evaluation.metrics.headroom`) shrinks with model size,
       over the judges of ``by_size`` present in ``records`` (checked when there are two or more).
 
-    Both are inputs of :mod:`racer_lib.records.simulate` (the per-cell gains ``g_c`` and the judges'
-    ``rho``), so on simulated records they hold by construction.
+    Each is a check on one record draw (``holds``, no test). The simulator fixes what each reads
+    (:mod:`racer_lib.paper.given`: the cells' gains ``g_c`` and ratios ``q_c``, the judges'
+    ``rho``), so on simulated records it is ``by construction`` where it holds and ``not
+    reproduced`` where it does not; on other records it is ``inconclusive``.
     """
     overall = mode_summary(records, ["judge"])
     overall["headroom"] = headroom(overall)
@@ -73,7 +118,6 @@ def fig2_findings(
                     "observed": f"min gain math/coding {gains[verify].min():.1f} pts; "
                     f"max gain safety/knowledge {gains[surface].max():.1f} pts",
                     "holds": bool(gains[verify].min() > gains[surface].max()),
-                    "calibrated": True,
                     "basis": BASIS_DOMAIN_GAINS,
                 }
             )
@@ -88,11 +132,12 @@ def fig2_findings(
                 "judge": " > ".join(order),
                 "observed": " > ".join(f"{v:.1f}" for v in room),
                 "holds": bool((room.diff().dropna() < 0).all()),
-                "calibrated": True,
                 "basis": BASIS_RHO,
             }
         )
-    return add_status(checks, provenance)
+    columns = ["finding", "judge", "observed", "holds", "basis"]
+    table = pd.DataFrame(checks, columns=columns)
+    return add_status(table, provenance, registry.REASONING, FINDINGS_CSV)
 
 
 def cost_effective(records: pd.DataFrame, judge: str) -> dict | None:
@@ -101,7 +146,7 @@ def cost_effective(records: pd.DataFrame, judge: str) -> dict | None:
     ratio - 1) (points per instruct answer's worth of extra tokens), of math and coding pooled
     against the other domains pooled (:func:`racer_lib.records.summary.mode_summary` of each
     group, benchmarks pooled); holds when the first is larger. ``None`` without a domain of each
-    group. Calibrated: the simulator is given the gains and the ratios."""
+    group. The simulator fixes it (its cells' gains and cost ratios)."""
     verify = records["domain"].isin(VERIFICATION)
     if verify.all() or not verify.any():
         return None
@@ -115,7 +160,6 @@ def cost_effective(records: pd.DataFrame, judge: str) -> dict | None:
         "observed": "points per extra cost unit: "
         + ", ".join(f"{g} {v:+.2f}" for g, v in per_token.items()),
         "holds": bool(per_token["math and coding"] > per_token["other domains"]),
-        "calibrated": True,
         "basis": BASIS_COST_EFFECTIVE,
     }
 

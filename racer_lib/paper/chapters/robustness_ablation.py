@@ -1,20 +1,30 @@
 """Chapter 08_robustness_ablation, the paper's robustness ablation (§5.2): Table 1 and Fig. 3.
 
 ACER, RACER-R and RACER-C (no reweighting, rewards reweighted at τ_R, costs reweighted at τ_C)
-trained on one subset and deployed on another: the plan of runs (:func:`ablation_plan`), the
-trainer's cost weights (:func:`trainer_cost_weights`), each policy's point in and out of
-distribution (:func:`shift_rows`), the summary over seeds, the violation rates and the findings
-(:func:`ablation_summary`, :func:`violation_rates`, :func:`ablation_findings` with
-:func:`highest_reward` and :func:`conservative_routing`), the verdict of the matched-spend
-control for the variants that reweight the costs (:func:`control_verdicts`), the subsets'
-statistics (:func:`subset_statistics`), the figure (:func:`shift_panels`) and the numbers the
-page's sentences state (:func:`prose_reads`). The matched-spend control itself, shared with
-chapter 15_llmbar_shift, stays in :mod:`racer_lib.paper.shift`."""
+trained on one subset and deployed on another, **replicated over seeds**: each replicate seed
+(:func:`racer_lib.evaluation.verdicts.replicate_seeds`) re-draws the three subsets' records
+(with their split; real records are re-split, :func:`replicate_set`), the routers'
+initialisation and their batch order (:func:`run_replicate`). The trainer's cost weights
+(:func:`trainer_cost_weights`), the description over seeds (:func:`ablation_summary`,
+:func:`violation_rates`), the verdicts of the report's rules on this chapter's CSVs
+(:func:`report_verdicts`), the subsets' statistics (:func:`subset_statistics`), the figure
+(:func:`shift_panels`) and the numbers the page's sentences state (:func:`prose_reads`).
+
+What chapter 16_simulator_sensitivity re-runs under each simulator is in
+:mod:`racer_lib.paper.shift`, so that both decide Fig. 3 by the same code: the plan of one
+replicate's runs (:func:`~racer_lib.paper.shift.ablation_plan`), each policy's point in and out
+of distribution (:func:`~racer_lib.paper.shift.shift_rows`), the matched-spend control
+(:func:`~racer_lib.paper.shift.matched_controls`, shared with chapter 15_llmbar_shift) and the
+two findings the chapter decides itself with the protocol
+(:func:`~racer_lib.paper.shift.highest_reward` in ``paper_findings.csv``,
+:func:`~racer_lib.paper.shift.matched_spend_finding` in ``control_findings.csv``)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -23,14 +33,18 @@ import pandas as pd
 import torch
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.evaluation.intervals import bootstrap_interval
-from racer_lib.paper import shift
-from racer_lib.paper.claims import add_status
-from racer_lib.paper.experiments import BASIS_LEARNED, Fit
+from racer_lib.evaluation.intervals import wilson_interval
+from racer_lib.paper import registry, shift
+from racer_lib.paper.experiments import fit
+from racer_lib.paper.shift import CHEAPER, COSTLIER, ablation_plan, shift_rows
 from racer_lib.records import schema as rec
-from racer_lib.records.sets import judge_set
+from racer_lib.records.sets import judge_set, stratified_split
 from racer_lib.records.summary import mode_summary
 from racer_lib.routing import steps, train
+
+#: Shares of the split re-drawn per replicate when the records are read, not simulated (the
+#: paper's 80/10/10; the simulator draws its own split with the replicate's seed).
+SPLIT_SHARES = (0.8, 0.1, 0.1)
 
 
 def subset_statistics(
@@ -41,14 +55,17 @@ def subset_statistics(
     records_dir: str | os.PathLike = "",
     seed: int = 0,
     scale: float = 1.0,
+    simulator: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """The ablation's dataset table: per subset of ``roles`` (subset name: its role), its
     pairs, cost ratio and both modes' accuracy at full size, ``pairs_used`` at ``scale``, the
     paper's pairs and cost ratio (``paper``; NaN where it has none) and the records'
-    provenance (last column)."""
+    provenance (last column); simulated with ``seed`` and ``simulator`` (its knobs) unless
+    ``records_dir`` is given."""
+    source = {"records_dir": records_dir, "seed": seed, "dim": 0, "simulator": simulator}
     stats = []
     for subset, role in roles.items():
-        full, _ = judge_set(judge, subset, records_dir=records_dir, seed=seed, dim=0, scale=1.0)
+        full, _ = judge_set(judge, subset, scale=1.0, **source)
         row = mode_summary(full).iloc[0]
         paper_pairs, paper_ratio = paper.get(subset, (np.nan, np.nan))
         stats.append(
@@ -59,11 +76,7 @@ def subset_statistics(
                 "cost_ratio": row["cost_ratio"],
                 "acc_instruct": row["acc_instruct"],
                 "acc_reasoning": row["acc_reasoning"],
-                "pairs_used": len(
-                    judge_set(
-                        judge, subset, records_dir=records_dir, seed=seed, dim=0, scale=scale
-                    )[0]
-                ),
+                "pairs_used": len(judge_set(judge, subset, scale=scale, **source)[0]),
                 "paper_pairs": paper_pairs,
                 "paper_cost_ratio": paper_ratio,
                 "provenance": rec.provenance(full),
@@ -87,79 +100,75 @@ def trainer_cost_weights(costs: Sequence[float], tau_c: float = 1.0) -> np.ndarr
     return w_c[0].numpy()
 
 
-def ablation_plan(
-    taus_r: Sequence[float], taus_c: Sequence[float], budget: float, seeds: Sequence[int]
-) -> tuple[list[str], list[train.PolicyConfig]]:
-    """The ablation's named methods and their configurations, in batch order: ACER, then
-    RACER-R at each of ``taus_r``, then RACER-C at each of ``taus_c`` (``"RACER-R τ=0.1"``),
-    each at ``budget`` with every seed. Returns one name per configuration and the
-    configurations."""
-    methods = [("ACER", "ACER", np.nan)]
-    methods += [(f"RACER-R τ={t:g}", "RACER-R", t) for t in taus_r]
-    methods += [(f"RACER-C τ={t:g}", "RACER-C", t) for t in taus_c]
-    plan = [
-        (
-            name,
-            train.PolicyConfig(
-                budget,
-                seed=s,
-                variant=variant,
-                tau_r=tau if variant == "RACER-R" else 1.0,
-                tau_c=tau if variant == "RACER-C" else 1.0,
-            ),
-        )
-        for name, variant, tau in methods
-        for s in seeds
-    ]
-    return [name for name, _ in plan], [cfg for _, cfg in plan]
+@dataclass(frozen=True)
+class Design:
+    """The ablation of one build: the ``judge``, the ``scenarios`` (label: training subset),
+    the shifted ``test`` subset, the temperatures, the ``budget``, the trainer's ``settings``,
+    where records come from (``source``: ``records_dir``, or the simulator's ``dim``,
+    ``scale`` and ``simulator`` knobs, as :func:`racer_lib.records.sets.judge_set` takes them),
+    the variants given a matched-spend control (``controls``) and the scenarios where they are
+    (``control_scenarios``: the costlier shift, the one whose finding reads them)."""
+
+    judge: str
+    scenarios: Mapping[str, str]
+    test: str
+    taus_r: Sequence[float]
+    taus_c: Sequence[float]
+    budget: float
+    settings: train.TrainSettings
+    source: Mapping[str, Any] = field(default_factory=dict)
+    controls: Sequence[str] = shift.COST_ROBUST
+    control_scenarios: Sequence[str] = (COSTLIER,)
 
 
-def shift_rows(
-    fitted: Fit,
-    names: Sequence[str],
-    records: pd.DataFrame,
-    embeddings: np.ndarray,
-    shifted: pd.DataFrame,
-    shifted_embeddings: np.ndarray,
-    **fixed: Any,
-) -> list[dict[str, Any]]:
-    """One row per policy of ``fitted`` (named by ``names``, e.g. :func:`ablation_plan`'s):
-    ``fixed`` columns, its method, variant, temperature (NaN for ACER), seed, budget and
-    ``best_epoch``, its accuracy, cost and reasoning rate on the ``shifted`` set, then
-    ``valid_accuracy`` and ``valid_cost`` on the ``valid`` rows of ``records`` (each set's own
-    cost unit), ``final_lambda`` (the multiplier after the last epoch) and ``violated`` (the
-    shifted cost exceeds the budget)."""
-    result = fitted.result
-    valid_mask = (records["split"] == "valid").to_numpy()
-    p_valid = result.p_reasoning(embeddings[valid_mask])
-    p_shifted = result.p_reasoning(shifted_embeddings)
-    hist = result.history
-    final_lambda = (
-        hist[hist["epoch"] == result.settings.epochs].sort_values("policy")["lambda"].to_numpy()
-    )
-    rows = []
-    for name, cfg, pv, ps, best, lam in zip(
-        names, result.configs, p_valid, p_shifted, result.best_epoch, final_lambda, strict=True
-    ):
-        iid = evaluate.policy_point(records[valid_mask], pv)
-        point = evaluate.policy_point(shifted, ps)
-        rows.append(
-            {
-                **fixed,
-                "method": name,
-                "variant": cfg.variant,
-                "tau": {"RACER-R": cfg.tau_r, "RACER-C": cfg.tau_c}.get(cfg.variant, np.nan),
-                "seed": cfg.seed,
-                "budget": cfg.budget,
-                "best_epoch": best,
-                **point,
-                "valid_accuracy": iid["accuracy"],
-                "valid_cost": iid["cost"],
-                "final_lambda": lam,
-                "violated": bool(point["cost"] > cfg.budget),
-            }
-        )
-    return rows
+def replicate_set(judge: str, subset: str, seed: int, source: Mapping[str, Any]):
+    """``(records, embeddings)`` of ``judge`` on ``subset`` for replicate ``seed``: simulated
+    with that seed (records and split re-drawn), or read from ``source["records_dir"]`` and
+    re-split by domain with that seed (:data:`SPLIT_SHARES`), so that every replicate re-draws
+    what is random."""
+    records, emb = judge_set(judge, subset, seed=seed, **source)
+    if source.get("records_dir"):
+        records = records.assign(split=stratified_split(records["domain"], seed, SPLIT_SHARES))
+    return records, emb
+
+
+def run_replicate(design: Design, seed: int) -> dict[str, Any]:
+    """One replicate of the ablation: the shifted set and each scenario's training subset
+    drawn with ``seed`` (:func:`replicate_set`), every method of :func:`ablation_plan` trained
+    with that seed on each training subset, then the runs (:func:`shift_rows`: ``runs``), the
+    matched-spend controls of the variants in ``design.controls`` under
+    ``design.control_scenarios`` (:func:`racer_lib.paper.shift.matched_controls`:
+    ``controls``) and the records' ``provenance`` (a set)."""
+    test = replicate_set(design.judge, design.test, seed, design.source)
+    names, configs = ablation_plan(design.taus_r, design.taus_c, design.budget, [seed])
+    out: dict[str, Any] = {"runs": [], "controls": [], "provenance": {rec.provenance(test[0])}}
+    for scenario, subset in design.scenarios.items():
+        records, emb = replicate_set(design.judge, subset, seed, design.source)
+        out["provenance"].add(rec.provenance(records))
+        fitted = fit(records, emb, configs, design.settings)
+        if scenario in design.control_scenarios:
+            out["controls"] += shift.matched_controls(
+                fitted, names, records, emb, design.settings, test, robust=design.controls,
+                scenario=scenario,
+            )  # fmt: skip
+        out["runs"] += shift_rows(
+            fitted, names, records, emb, *test, scenario=scenario, train_subset=subset,
+            test_subset=design.test,
+        )  # fmt: skip
+    return out
+
+
+def run_replicates(design: Design, seeds: Sequence[int]) -> dict[str, Any]:
+    """:func:`run_replicate` for each of ``seeds`` (the replicate seeds,
+    :func:`racer_lib.evaluation.verdicts.replicate_seeds`), their ``runs`` and ``controls``
+    concatenated and their ``provenance`` sets joined."""
+    out: dict[str, Any] = {"runs": [], "controls": [], "provenance": set()}
+    for seed in seeds:
+        replicate = run_replicate(design, seed)
+        out["runs"] += replicate["runs"]
+        out["controls"] += replicate["controls"]
+        out["provenance"] |= replicate["provenance"]
+    return out
 
 
 def ablation_summary(runs: pd.DataFrame) -> pd.DataFrame:
@@ -187,165 +196,35 @@ def summary_view(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def _violations(scenario: str, label: str, sub: pd.DataFrame) -> dict[str, Any]:
+    k, n = int(sub["violated"].sum()), len(sub)
+    lo, hi = wilson_interval(k, n)
     return {
         "scenario": scenario,
         "method": label,
-        "runs": len(sub),
-        "violations": int(sub["violated"].sum()),
+        "runs": n,
+        "violations": k,
         "violation_rate": sub["violated"].mean(),
+        "rate_lo": lo,
+        "rate_hi": hi,
         "cost_mean": sub["cost"].mean(),
         "cost_max": sub["cost"].max(),
     }
 
 
 def violation_rates(runs: pd.DataFrame, taus_c: Sequence[float]) -> pd.DataFrame:
-    """How often each scenario's deployed cost exceeds the budget: ACER, RACER-C at each of
-    ``taus_c`` and pooled over them (``"RACER-C (all τ)"``), with ACER's rate beside each row
-    and whether the row's rate is below it (empty for ACER)."""
+    """How often each scenario's deployed cost exceeds the budget, described (no test: the
+    report decides the claims on the runs, seeds as replicates): ACER, RACER-C at each of
+    ``taus_c`` and pooled over them (``"RACER-C (all τ)"``), each with its runs, violations,
+    rate and 95 % Wilson interval (``rate_lo``, ``rate_hi``), mean and largest cost."""
     viol = []
     for scenario in dict.fromkeys(runs["scenario"]):
         here = runs[runs["scenario"] == scenario]
         viol.append(_violations(scenario, "ACER", here[here["variant"] == "ACER"]))
         for t in taus_c:
-            viol.append(
-                _violations(
-                    scenario,
-                    f"RACER-C τ={t:g}",
-                    here[(here["variant"] == "RACER-C") & (here["tau"] == t)],
-                )
-            )
+            mine = here[(here["variant"] == "RACER-C") & np.isclose(here["tau"], t)]
+            viol.append(_violations(scenario, f"RACER-C τ={t:g}", mine))
         viol.append(_violations(scenario, "RACER-C (all τ)", here[here["variant"] == "RACER-C"]))
-    viol = pd.DataFrame(viol)
-    acer_rate = viol.set_index(["scenario", "method"])["violation_rate"].xs("ACER", level="method")
-    viol["acer_violation_rate"] = viol["scenario"].map(acer_rate)
-    viol["fewer_violations_than_acer"] = (
-        viol["violation_rate"] < viol["acer_violation_rate"]
-    ).where(viol["method"] != "ACER")
-    return viol
-
-
-def _gain(mean: pd.DataFrame, scenario: str, method: str, other: str) -> tuple[float, float]:
-    """``method``'s mean accuracy gain over ``other`` in ``scenario`` (points) and the standard
-    error of that difference (infinite with one seed)."""
-    sd, n = mean["accuracy_sd"], mean["seeds"]
-    se = np.sqrt(sum(sd[(scenario, m)] ** 2 / n[(scenario, m)] for m in (method, other)))
-    acc = mean["accuracy_mean"]
-    return acc[(scenario, method)] - acc[(scenario, other)], (se if np.isfinite(se) else np.inf)
-
-
-def highest_reward(summary: pd.DataFrame, scenario: str) -> dict[str, Any]:
-    """Fig. 3(a), "RACER-R consistently achieves the highest reward": RACER-R's most accurate
-    temperature in ``scenario`` against **every** other method run there (ACER and RACER-C at
-    each temperature), each mean gain above its standard error."""
-    mean = summary.set_index(["scenario", "method"])
-    here = summary[summary["scenario"] == scenario]
-    mine = here[here["variant"] == "RACER-R"]
-    best = mine.loc[mine["accuracy_mean"].idxmax(), "method"]
-    gains = {
-        m: _gain(mean, scenario, best, m) for m in here["method"] if m not in set(mine["method"])
-    }
-    return {
-        "finding": "cheaper shift: RACER-R has the highest reward of every method",
-        "scenario": scenario,
-        "observed": f"{best} (its best τ) vs "
-        + ", ".join(f"{m}: {g:+.2f} ± {se:.2f} pts" for m, (g, se) in gains.items()),
-        "holds": bool(gains) and all(g > se for g, se in gains.values()),
-    }
-
-
-def conservative_routing(runs: pd.DataFrame, taus_c: Sequence[float], seed: int = 0):
-    """The conclusion's "overly large uncertainty can induce conservative routing": RACER-C's
-    reasoning rate on the shifted set at its smallest ``taus_c`` (the largest uncertainty set,
-    the strongest cost robustness) minus at its largest, paired on scenario and seed, with a
-    95 % percentile bootstrap of the mean (drawn with ``seed``). Holds when the interval lies
-    below zero: stronger cost robustness reasons less."""
-    rc = runs[runs["variant"] == "RACER-C"]
-    lo_tau, hi_tau = min(taus_c), max(taus_c)
-    rate = rc.pivot_table(index=["scenario", "seed"], columns="tau", values="reasoning_rate")
-    diff = (rate[lo_tau] - rate[hi_tau]).to_numpy() if lo_tau < hi_tau else np.array([np.nan])
-    lo, hi = bootstrap_interval(diff, seed) if np.isfinite(diff).all() else (np.nan, np.nan)
-    return {
-        "finding": "conservative routing: stronger cost robustness (smaller τ_C) lowers "
-        "RACER-C's reasoning rate",
-        "scenario": "both",
-        "observed": f"reasoning rate at τ_C = {lo_tau:g} minus at τ_C = {hi_tau:g}: "
-        f"{np.mean(diff):+.3f} [{lo:+.3f}, {hi:+.3f}] (95 % bootstrap, {len(diff)} pairs)",
-        "holds": bool(hi < 0),
-    }
-
-
-def ablation_findings(
-    runs: pd.DataFrame,
-    summary: pd.DataFrame,
-    taus_r: Sequence[float],
-    taus_c: Sequence[float],
-    provenance: str,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """The paper's reading of Fig. 3 (§5.2) and its conclusion, each checked on the runs
-    (``finding``, ``scenario``, ``observed``, ``holds``, ``status``, ``basis``): under the first
-    scenario (the cheaper shift) no run exceeds the budget and RACER-R has the highest reward of
-    every method (:func:`highest_reward`); under the second (the costlier shift) RACER-C is less
-    accurate than ACER and RACER-R, and *consistently* stays within budget: no run of RACER-C,
-    at any temperature of ``taus_c``, exceeds it; and :func:`conservative_routing`. The
-    simulator is given the subsets' cost ratios (the direction of each shift), not how trained
-    routers respond to them: all can fail (:func:`racer_lib.paper.claims.add_status`)."""
-    mean = summary.set_index(["scenario", "method"])["accuracy_mean"]
-    cheaper, costlier = list(dict.fromkeys(runs["scenario"]))[:2]
-    racer_c = [f"RACER-C τ={t:g}" for t in taus_c]
-    floor_of = ["ACER"] + [f"RACER-R τ={t:g}" for t in taus_r]
-    best_c = max(mean[(costlier, m)] for m in racer_c)
-    floor = min(mean[(costlier, m)] for m in floor_of)
-    in_a = runs[runs["scenario"] == cheaper]
-    in_b = runs[(runs["scenario"] == costlier) & (runs["variant"] == "RACER-C")]
-    learned = {"calibrated": False, "basis": BASIS_LEARNED}
-    rows = [
-        {
-            "finding": "cheaper shift: every run of every method stays within budget",
-            "scenario": cheaper,
-            "observed": f"{int(in_a['violated'].sum())} of {len(in_a)} runs over budget",
-            "holds": bool(not in_a["violated"].any()),
-            "calibrated": False,
-            "basis": "emerges from the routers' reasoning rates on the shifted subset, "
-            "but largely set by the simulator's cost ratios (Table 1: reasoning is cheaper "
-            "there)",
-        },
-        highest_reward(summary, cheaper) | learned,
-        {
-            "finding": "costlier shift: RACER-C is less accurate than ACER and RACER-R",
-            "scenario": costlier,
-            "observed": f"best RACER-C {best_c:.2f} %, lowest of ACER and RACER-R {floor:.2f} %",
-            "holds": bool(best_c < floor),
-        }
-        | learned,
-        {
-            "finding": "costlier shift: RACER-C consistently stays within budget",
-            "scenario": costlier,
-            "observed": f"{int(in_b['violated'].sum())} of {len(in_b)} RACER-C runs over budget "
-            f"(every τ_C: {', '.join(f'{t:g}' for t in taus_c)})",
-            "holds": bool(len(in_b)) and not in_b["violated"].any(),
-        }
-        | learned,
-        conservative_routing(runs, taus_c, seed) | learned,
-    ]
-    return add_status(pd.DataFrame(rows), provenance)
-
-
-def control_verdicts(
-    runs: pd.DataFrame, controls: pd.DataFrame, provenance: str, seed: int = 0
-) -> pd.DataFrame:
-    """The rows that decide whether cost robustness is more than thrift: under the costlier
-    shift (the runs' second scenario, the one where the paper claims cost robustness), each
-    variant that reweights the costs (:data:`racer_lib.paper.shift.COST_ROBUST`; here RACER-C,
-    its temperatures pooled) against its matched-spend controls
-    (:func:`racer_lib.paper.shift.variant_comparison`, the rule of that module), as findings
-    ``"costlier shift: RACER-C beats the matched-spend control"``, with their ``scenario``."""
-    costlier = list(dict.fromkeys(runs["scenario"]))[1]
-    here = runs[runs["scenario"] == costlier]
-    compare = shift.variant_comparison(here, controls, ["scenario"], cost_col="cost", seed=seed)
-    text = "costlier shift: {name} beats the matched-spend control"
-    found = shift.control_findings(compare, provenance, ("variant",), text=text)
-    return found.assign(scenario=costlier)
+    return pd.DataFrame(viol)
 
 
 def shift_panels(runs, budget: float) -> plt.Figure:
@@ -406,36 +285,85 @@ def shift_panels(runs, budget: float) -> plt.Figure:
     return fig
 
 
-def prose_reads(scenarios: Sequence[str]) -> list[tuple[str, str, str, str, dict[str, Any]]]:
+#: The verdicts the page's sentences state: glue name -> the claim's key in
+#: :func:`report_verdicts` (its ``sensitivity`` key, else ``"<artifact> #k"``).
+VERDICT_KEYS = {
+    "v_cheaper_within": "Fig. 3(a) #1",
+    "v_highest": "ablation_racer_r_highest",
+    "v_tau_gains": "ablation_tau_gains",
+    "v_c_within": "ablation_racer_c_within",
+    "v_fewer": "ablation_fewer_violations",
+    "v_matched": "matched_spend_control",
+    "v_less_accurate": "ablation_racer_c_less_accurate",
+    "v_conservative": "conservative_routing",
+}
+
+
+def chapter_claims() -> dict[str, Any]:
+    """The claims of :data:`racer_lib.paper.claims_table.CLAIMS` this chapter tests, by key:
+    the claim's ``sensitivity`` key, else ``"<artifact> #k"`` (the k-th such claim of that
+    artifact, in the table's order)."""
+    from racer_lib.paper.claims_table import CLAIMS
+
+    keyed, count = {}, {}
+    for claim in CLAIMS:
+        if claim.chapter != registry.ROBUSTNESS:
+            continue
+        if not claim.sensitivity:
+            count[claim.artifact] = count.get(claim.artifact, 0) + 1
+        keyed[claim.sensitivity or f"{claim.artifact} #{count[claim.artifact]}"] = claim
+    return keyed
+
+
+def report_verdicts(folder: str | os.PathLike, profile: str) -> pd.DataFrame:
+    """Every claim this chapter tests (:func:`chapter_claims`), decided by the reproduction
+    report's own rules on the CSVs in ``folder`` (this chapter's results): its ``key``,
+    artifact, claim, status, what the build found (``build_value``) and why (``reason``)."""
+    from racer_lib.paper import report
+
+    columns = ["artifact", "claim", "status", "build_value", "reason"]
+    rows = [
+        {"key": key, **{c: v for c, v in report.evaluate_claim(claim, Path(folder), True,
+                                                               profile).items() if c in columns}}
+        for key, claim in chapter_claims().items()
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=["key", *columns])
+
+
+def prose_reads() -> list[tuple[str, str, str, str, dict[str, Any]]]:
     """Every number the page's sentences state, as ``(name, csv, column, agg, where)`` for
-    :meth:`racer_lib.book.chapter.Prose.value`: per scenario (``a`` and ``b``, the cheaper and
-    the costlier shift of ``scenarios``) ACER's deployed and validation cost, their sds over
-    seeds, its final multiplier and violations; under (b), RACER-C's (pooled over τ) violations,
-    validation costs, cost and best accuracy, and the matched-spend comparison's range over
-    the robust methods (``control_comparison.csv``); and the budget."""
+    :meth:`racer_lib.book.chapter.Prose.value`: per scenario (``a``: the cheaper shift, ``b``:
+    the costlier) ACER's deployed and validation cost, their sds over seeds, its final
+    multiplier and share of runs over budget; under (b), RACER-C's (pooled over τ) runs over
+    budget, validation costs, cost and best accuracy, and ACER's; the matched-spend
+    comparison's range over the robust methods (``control_comparison.csv``); the seeds; and
+    the budget."""
     S, V, C, RC = (
         "ablation_summary.csv",
         "violation_rates.csv",
         "control_comparison.csv",
         "RACER-C (all τ)",
     )
-    (A, B), reads = scenarios[:2], [("budget", "ablation_runs.csv", "budget", "max", {})]
-    for s, scenario in (("a", A), ("b", B)):
+    reads = [("budget", "ablation_runs.csv", "budget", "max", {})]
+    reads += [("seeds", S, "seeds", "max", {})]
+    for s, scenario in (("a", CHEAPER), ("b", COSTLIER)):
         acer = {"scenario": scenario, "method": "ACER"}
         for column in ("cost_mean", "valid_cost", "final_lambda", "cost_sd", "valid_cost_sd"):
             reads.append((f"{s}_acer_{column}", S, column, "one", acer))
         reads.append((f"{s}_acer_viol", V, "violation_rate", "one", acer))
     for name, method in (("c", RC), ("acer", "ACER")):
         for column, short in (("violations", "k"), ("runs", "n")):
-            reads.append((f"b_{name}_{short}", V, column, "one", {"scenario": B, "method": method}))
-    b_c = {"scenario": B, "variant": "RACER-C"}
+            where = {"scenario": COSTLIER, "method": method}
+            reads.append((f"b_{name}_{short}", V, column, "one", where))
+    b_c = {"scenario": COSTLIER, "variant": "RACER-C"}
     reads += [(f"b_c_valid_{agg}", S, "valid_cost", agg, b_c) for agg in ("min", "max")]
-    reads += [("b_c_cost", V, "cost_mean", "one", {"scenario": B, "method": RC})]
-    reads += [("b_c_viol", V, "violation_rate", "one", {"scenario": B, "method": RC})]
+    reads += [("b_c_cost", V, "cost_mean", "one", {"scenario": COSTLIER, "method": RC})]
+    reads += [("b_c_viol", V, "violation_rate", "one", {"scenario": COSTLIER, "method": RC})]
     reads += [("b_c_acc", S, "accuracy_mean", "max", b_c)]
-    reads += [("b_acer_acc", S, "accuracy_mean", "one", {"scenario": B, "method": "ACER"})]
+    reads += [("b_acer_acc", S, "accuracy_mean", "one", {"scenario": COSTLIER, "method": "ACER"})]
     for column in ("robust_violations", "runs", "spend_share", "control_violations"):
         reads += [
-            (f"ctl_{column}_{agg}", C, column, agg, {"scenario": B}) for agg in ("min", "max")
+            (f"ctl_{column}_{agg}", C, column, agg, {"scenario": COSTLIER})
+            for agg in ("min", "max")
         ]
     return reads

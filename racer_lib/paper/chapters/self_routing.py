@@ -7,23 +7,29 @@ checked and the table and figure of the chapter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from racer_lib.evaluation.metrics import endpoints, policy_point, random_point
+from racer_lib.judging import prompts
+from racer_lib.paper import numbers, registry
 from racer_lib.paper.claims import add_status
-from racer_lib.paper.plots import legend_above, legend_in
+from racer_lib.paper.plots import legend_above, legend_in, relabel
+from racer_lib.records.sets import MIX
 
 BASIS_SELF_ROUTE = (
     "simulator input: the paper's share of 'yes' answers per judge (simulate.JUDGES.self_route)"
 )
 
 BASIS_FOLLOWS_SELF_ROUTE = (
-    "follows from the calibrated share: the < 1 % of pairs declined move accuracy and cost by "
-    "at most that share"
+    "follows from the calibrated share (simulate.JUDGES.self_route): the pairs declined move "
+    "accuracy and cost by at most their share"
 )
+#: The CSV the chapter writes :func:`self_routing_findings` to (the claims table reads it).
+FINDINGS_CSV = "findings.csv"
 
 
 def self_routing_point(records: pd.DataFrame, reason) -> dict[str, float]:
@@ -95,15 +101,65 @@ def beside_paper(
     return out
 
 
+#: Replies of the instruct mode to the self-routing question, one per way of reading them.
+REPLIES = ("Yes", "no.", "NO, the answer is obvious.", "<think>Hmm.</think>\nyes", "yes or no",
+           "I would rather not say", "It is simple, so no.")  # fmt: skip
+
+
+def parse_examples(replies: Sequence[str] = REPLIES) -> pd.DataFrame:
+    """How :func:`racer_lib.judging.prompts.parse_self_route` reads each of ``replies``."""
+    return pd.DataFrame(
+        {"reply": replies, "read as": [prompts.parse_self_route(r) for r in replies]}
+    )
+
+
+def answer_counts(records: pd.DataFrame) -> pd.DataFrame:
+    """Per judge and set (rows), the pairs of each self-routing answer (columns)."""
+    return records.pivot_table(index=["judge", "set"], columns="self_route", values="id",
+                               aggfunc="count", fill_value=0, observed=True)  # fmt: skip
+
+
+def mixture_table(by_set: pd.DataFrame) -> pd.DataFrame:
+    """The training mixture's rows of a :func:`self_routing_table` beside the paper's Table 9
+    (:func:`beside_paper` with :data:`racer_lib.paper.numbers.SELF_ROUTING`)."""
+    mix = by_set[by_set["set"] == MIX].reset_index(drop=True)
+    return beside_paper(mix, numbers.SELF_ROUTING, numbers.SELF_ROUTING_COLUMNS)
+
+
+def held_out_view(by_set: pd.DataFrame) -> pd.DataFrame:
+    """The held-out benchmarks' rows of a :func:`self_routing_table` per judge and set, with
+    the page's labels (:data:`SELF_ROUTING_LABELS`)."""
+    held_out = by_set[by_set["set"] != MIX].set_index(["judge", "set"])
+    return relabel(held_out, SELF_ROUTING_LABELS)
+
+
+#: The numbers the sentence under the table states, as ``(name, csv, column, agg, where)`` for
+#: :meth:`racer_lib.book.chapter.Prose.value`: the pairs, then the range over the judges of the
+#: reasoning share, the pairs declined and self-routing's margins over Random and over
+#: All-Reasoning.
+PROSE_READS: list[tuple[str, str, str, str, dict[str, Any]]] = [
+    ("pairs", "self_routing_table.csv", "pairs", "max", {})
+]
+PROSE_READS += [
+    (f"{column}_{agg}", "self_routing_table.csv", column, agg, {})
+    for column in ("reasoning_fraction", "declined_pairs", "self_routing_minus_random",
+                   "self_routing_minus_all_reasoning")
+    for agg in ("min", "max")
+]  # fmt: skip
+
+
 def self_routing_findings(table: pd.DataFrame, provenance: str) -> pd.DataFrame:
     """The paper's reading of its self-routing table, checked on a :func:`self_routing_table`
-    (one row per judge; columns ``finding``, ``holds``, ``status``, ``detail``, ``basis``):
-    self-routing reasons on more than 99 % of pairs, its accuracy is within 0.5 points of
-    All-Reasoning and its cost within 5 % of All-Reasoning's. Each holds only if it holds for
-    every judge (and there is one); ``detail`` gives each judge's value. The share is an input
-    of :mod:`racer_lib.records.simulate` and the other two follow from it, so on ``simulated``
-    records
-    all three are ``by construction`` (:func:`racer_lib.paper.claims.add_status`)."""
+    (one row per judge; columns ``finding``, ``detail``, the verdict's columns, ``status``,
+    ``basis``): self-routing reasons on more than 99 % of pairs, its accuracy is within 0.5
+    points of All-Reasoning and its cost within 5 % of All-Reasoning's. Each holds only if it
+    holds for every judge (and there is one); ``detail`` gives each judge's value.
+
+    Each is a check on one record draw (``holds``, no test). The share of "yes" answers is a
+    parameter of :mod:`racer_lib.records.simulate` and the other two follow from it
+    (:mod:`racer_lib.paper.given`), so on ``simulated`` records all three are ``by
+    construction`` where they hold and ``not reproduced`` where they do not; on other records
+    they read ``inconclusive`` (:func:`racer_lib.paper.claims.add_status`)."""
 
     def each(values, fmt):
         pairs = zip(table["judge"], values, strict=True)
@@ -118,26 +174,23 @@ def self_routing_findings(table: pd.DataFrame, provenance: str) -> pd.DataFrame:
                 "finding": "self-routing reasons on more than 99 % of pairs for every judge",
                 "holds": bool(len(table) and (fraction > 99).all()),
                 "detail": each(fraction, "{:.2f} %"),
-                "calibrated": True,
                 "basis": BASIS_SELF_ROUTE,
             },
             {
                 "finding": "self-routing accuracy is within 0.5 points of All-Reasoning",
                 "holds": bool(len(table) and (gap.abs() <= 0.5).all()),
                 "detail": each(gap, "{:+.2f} pts"),
-                "calibrated": True,
                 "basis": BASIS_FOLLOWS_SELF_ROUTE,
             },
             {
                 "finding": "self-routing cost is within 5 % of the All-Reasoning cost",
                 "holds": bool(len(table) and (rel.abs() <= 0.05).all()),
                 "detail": each(100 * rel, "{:+.2f} %"),
-                "calibrated": True,
                 "basis": BASIS_FOLLOWS_SELF_ROUTE,
             },
         ]
     )
-    return add_status(rows, provenance)
+    return add_status(rows, provenance, registry.SELF_ROUTING, FINDINGS_CSV)
 
 
 def self_routing_panels(table) -> plt.Figure:

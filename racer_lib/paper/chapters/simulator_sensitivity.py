@@ -1,147 +1,349 @@
 """Chapter 16_simulator_sensitivity: how the verdicts on the paper's emergent claims depend on
-the simulator's uncalibrated choices (:data:`racer_lib.records.choices.CHOICES`).
+the simulator's uncalibrated choices (:data:`racer_lib.records.choices.CHOICES`), and three
+controls that can fail.
 
-The book's routing chapters run on records drawn by :mod:`racer_lib.records.simulate`. Its
-calibrated numbers come from the paper; its other choices (how much of a pair's difficulty the
-embedding carries, how unequal the cells' reasoning gains are, ...) are ours, and an emergent
-verdict such as "RACER beats Random" (Fig. 4) could hold only because of them. This chapter
-re-runs seven emergent claims (:data:`CLAIMS`) over a designed set of simulators
-(:func:`design`: one-at-a-time sweeps of every knob across its plausible range, a small Latin
-hypercube over all of them, and two negative controls), at cheap sizes (:class:`Sizes`) with
-several seeds per simulator (:func:`run_design`), and reports per claim the share of simulators
-in which it holds, the knob it depends on most and where it flips (:func:`claim_robustness`).
+**No borrowed verdicts.** Every claim of :data:`racer_lib.paper.claims_table.CLAIMS` with a
+``sensitivity`` key whose chapter's CSVs this chapter can write (:func:`sensitive_claims`; not
+Table 2's baselines) is decided by the claim's own rule (``claim.rule.evaluate``, the report's)
+on CSVs written per simulator with the names and columns of the claim's chapter
+(:func:`write_point`): Fig. 4's ``frontier_runs.csv``, ``frontier_endpoints.csv``,
+``area_above_random.csv``, Table 3's ``beta_runs.csv``, Table 7's ``llama_runs.csv``, Fig. 3's
+``ablation_runs.csv`` and its two findings (:func:`ablation_findings`). What those chapters
+compute, it computes with their code, no copy: the area above Random and Random at matched
+cost (:func:`racer_lib.evaluation.metrics.area_above_random`,
+:func:`~racer_lib.evaluation.metrics.random_at_cost`), Fig. 3's plan, runs, matched-spend
+controls and findings (:mod:`racer_lib.paper.shift`); only its sizes are its own, and its
+routers are not shared through the router store.
 
-**Effects.** Every claim is a comparison whose effect is positive on the claimed side:
-
-* accuracy claims (Fig. 4, Table 2, Table 3): per-pair paired differences of expected
-  correctness under the two policies, ``(p_i - q_i) (r_i1 - r_i0)`` in points (the policies'
-  expected correctness, :func:`racer_lib.evaluation.metrics.policy_point`, differ by exactly
-  the mean of these), with a normal 95 % interval (:func:`paired`);
-* budget claims (Fig. 3): the difference of two violation rates over the training runs
-  (seeds), the comparator's minus RACER-C's, with Newcombe's hybrid-score 95 % interval built
-  from the two Wilson intervals (:func:`newcombe`).
-
-A point's seeds are pooled (:func:`pool`); a claim compared against several methods (every
-score baseline, Random at two budgets) takes its weakest comparison. **Holds** at a simulator:
-the pooled 95 % interval lies entirely above zero.
+**Replicates.** Each simulator runs the replicate seeds of
+:func:`racer_lib.evaluation.verdicts.replicate_seeds`; each draws the records (and their split)
+afresh and trains its routers with that seed (initialisation, batch order); every simulator
+uses the same replicate seeds. **The design** (:func:`design`): the default, every knob swept
+one at a time, a Latin hypercube, and the :data:`CONTROLS`. :func:`claim_verdicts` runs one
+simulator (the bench of the verdicts' error rates calls it on the null and planted ones).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import re
+import zlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from scipy import stats
 from scipy.stats import qmc
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.evaluation.intervals import wilson_interval
+from racer_lib.evaluation import verdicts
 from racer_lib.paper import experiments, shift
+from racer_lib.paper import registry as stems
+from racer_lib.paper.claim_rules import Claim, NotAvailable
+from racer_lib.paper.claims_table import CLAIMS
 from racer_lib.records import choices, simulate
-from racer_lib.records.schema import correct_matrix
-from racer_lib.routing import baselines, train
+from racer_lib.records.sets import judge_set
+from racer_lib.routing import train
 
-#: The emergent claims, by the key the reproduction report reads (its ``robustness`` column).
-CLAIMS: dict[str, str] = {
-    "racer_vs_random_id": "Fig. 4: RACER is more accurate than Random at its own reasoning "
-    "rate on the in-distribution test split",
-    "racer_vs_random_ood": "Fig. 4: RACER is more accurate than Random at its own reasoning "
-    "rate on the OOD benchmarks",
-    "racer_most_accurate": "Table 2: RACER is more accurate than every score baseline at C",
-    "beta_zero_lowers": "Table 3: β = 0 lowers accuracy at C = 2 (against β = 0.005)",
-    "beta_large_lowers": "Table 3: β = 0.05 lowers accuracy at C = 2 (against β = 0.005)",
-    "costlier_within_budget": "Fig. 3(b): RACER-C exceeds the budget less often than ACER "
-    "under the costlier shift",
-    "matched_spend_control": "Fig. 3: RACER-C exceeds the budget less often than ACER "
-    "retrained at the budget RACER-C spent (the matched-spend control)",
-}
-#: Unit of each claim's effect: accuracy points or a difference of violation rates.
-UNITS = {
-    k: ("rate" if k in ("costlier_within_budget", "matched_spend_control") else "pts")
-    for k in CLAIMS
-}
-#: Panel titles of :func:`sweep_panels`: each claim's comparison and the effect's unit.
-SHORT = {
-    "racer_vs_random_id": "RACER − Random, ID (pts)",
-    "racer_vs_random_ood": "RACER − Random, OOD (pts)",
-    "racer_most_accurate": "RACER − baselines (pts)",
-    "beta_zero_lowers": "β 0.005 − β 0 (pts)",
-    "beta_large_lowers": "β 0.005 − β 0.05 (pts)",
-    "costlier_within_budget": "ACER − RACER-C (rate)",
-    "matched_spend_control": "control − RACER-C (rate)",
-}
-#: The claims the two negative controls are run on (the router's signal; nothing is trained
-#: under a shift there).
-CONTROL_CLAIMS = ("racer_vs_random_id", "racer_vs_random_ood")
-CONTROLS = {"null simulator": choices.null_simulator(), "null gain": choices.null_gain()}
-LEVEL = 0.95
 #: Every record of this chapter is drawn by the simulator (it has no real-data mode).
 PROVENANCE = "simulated"
 NO_FLIP = "no flip in range"
+#: Fig. 3's two scenarios (chapter 08's): the subset trained on; OffsetBias is deployed on.
+SCENARIOS = {shift.CHEAPER: "magpie_ultra", shift.COSTLIER: "wildguardmix"}
+SHIFTED = "offsetbias"
+#: The positive control: the embedding carries every pair latent and the cells well apart.
+PLANTED = choices.Simulator(readable=1.0, cell_signal=1.5)
+#: The part of :func:`write_point` that writes each CSV a claim's rule reads.
+PARTS = {"llama_runs.csv": "llama", "ablation_runs.csv": "ablation", "*findings*.csv": "ablation",
+         **dict.fromkeys(("frontier_runs.csv", "frontier_endpoints.csv",
+                          "area_above_random.csv", "beta_runs.csv"), "frontier")}  # fmt: skip
+#: The claims of Fig. 4 and Table 7 that compare RACER with Random.
+VERSUS_RANDOM = ("frontier_random_id", "frontier_random_ood", "frontier_area", "llama_vs_random")
+
+
+def _part(claim: Claim) -> str | None:
+    """The part of :func:`write_point` whose CSVs ``claim``'s rule reads (``None``: none; Table
+    2's baselines are not re-run here)."""
+    csv = getattr(claim.rule, "csv", None) or getattr(claim.rule, "files", None)
+    return None if claim.chapter == stems.BASELINES else PARTS.get(csv)
+
+
+def sensitive_claims() -> dict[str, Claim]:
+    """The claims with a ``sensitivity`` key whose CSVs this chapter writes, by key."""
+    return {c.sensitivity: c for c in CLAIMS if c.sensitivity and _part(c)}
+
+
+@dataclass(frozen=True)
+class Control:
+    """A control: its simulator, how the embeddings are handed to the routers (a key of
+    :data:`EMBEDDINGS`), the claims it reads and the decision each must (``holds``) or must
+    not (``not holds``) reach for the control to pass."""
+
+    simulator: choices.Simulator
+    embedding: str
+    keys: tuple[str, ...]
+    expect: str
+
+
+_NULL = tuple(k for k, c in sensitive_claims().items() if c.null == "embedding")
+CONTROLS: dict[str, Control] = {
+    "null simulator": Control(choices.null_simulator(), "drawn", _NULL, "not holds"),
+    "permuted embeddings": Control(choices.DEFAULT, "permuted", VERSUS_RANDOM, "not holds"),
+    "planted signal": Control(PLANTED, "drawn", VERSUS_RANDOM, "holds"),
+}
 
 
 @dataclass(frozen=True)
 class Sizes:
-    """What one simulator point draws, trains and tests on: small sets, the paper's budgets and
-    methods (RACER is the benchmark protocol's ``RACER-R`` at ``tau_R = 1``, Appendix B.5); the
-    routers' training settings are passed beside it (:class:`racer_lib.routing.train.
-    TrainSettings`)."""
+    """What one simulator draws and trains per replicate seed: the judges, the shares of the
+    training mixture, of each OOD benchmark and of Fig. 3's subsets, the embedding's dimension,
+    and fewer budgets, β and τ than the claims' chapters (each claim's own cells kept)."""
 
     judge: str = "qwen3-4b"
-    scale: float = 0.08  # share of the 40k training mixture
-    benchmark_scale: float = 0.25  # share of each OOD benchmark
-    shift_scale: float = 0.25  # share of WildGuardMix (train) and OffsetBias (test), Fig. 3(b)
-    dim: int = 16
-    budget: float = 2.0  # C of Table 3, Fig. 3 and Random
-    table_budget: float = 4.0  # C of Table 2 (Random is also compared there)
-    tau_c: float = 0.1  # RACER-C's cost temperature
-    shift_runs: int = 4  # training runs per method and seed under the shift
-    baseline_epochs: int = 5  # epochs of the MF and M-IRT baselines
+    llama: str = "llama-3.1-8b"
+    scale: float = 0.05
+    benchmark_scale: float = 0.25
+    shift_scale: float = 0.1
+    dim: int = 8
+    budgets: tuple[float, ...] = (2.0, 3.0, 4.0)
+    betas: tuple[float, ...] = (0.0, 0.005, 0.01, 0.05)
+    llama_budgets: tuple[float, ...] = (2.0, 2.5, 3.0, 3.5)
+    shift_budget: float = 2.0
+    taus: tuple[float, ...] = (0.1, 1.0)
+
+
+#: The entropy weight of the Fig. 4 and Table 7 routers (the paper's, appendix B.3).
+BETA = 0.005
+
+Embedding = Callable[[pd.DataFrame, np.ndarray, np.random.Generator], np.ndarray]
+#: How the embeddings reach the routers: as drawn, or permuted across a set's pairs (each pair
+#: gets another's, so nothing in it speaks of the pair: the negative control).
+EMBEDDINGS: dict[str, Embedding] = {
+    "drawn": lambda records, emb, rng: emb,
+    "permuted": lambda records, emb, rng: emb[rng.permutation(len(emb))],
+}
+
+
+def _handed(name: str, embedding: Embedding, s: int):
+    rng = np.random.default_rng([s, zlib.crc32(name.encode())])
+    return lambda recs, emb: embedding(recs, emb, rng)
+
+
+# ----------------------------------------------------------------------------------------
+# One replicate seed: the rows of the claims' CSVs
+
+
+def frontier_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+    """Fig. 4 and Table 3 at replicate ``s``: RACER-R at every budget and β of ``sizes`` trained
+    in one batch on the judge's training mixture; Fig. 4's rows (β = :data:`BETA`) on the train
+    and test splits and each OOD benchmark, with Random at RACER's rate, the fixed modes and
+    the area above Random; Table 3's on the test split."""
+    j = sizes.judge
+    records, emb = judge_set(j, "training_mix", seed=s, dim=sizes.dim, scale=sizes.scale,
+                             simulator=sim)  # fmt: skip
+    emb = _handed("training_mix", embedding, s)(records, emb)
+    betas = sorted({*sizes.betas, BETA})
+    configs = experiments.grid(sizes.budgets, [s], outer={"beta": betas}, variant="RACER-R")
+    fit = experiments.fit(records, emb, configs, settings, store=False)
+    sets = experiments.evaluation_sets(j, records, emb, ("train", "test"))
+    for bench in simulate.OOD_BENCHMARKS:
+        recs, e = judge_set(j, bench, seed=s, dim=sizes.dim, scale=sizes.benchmark_scale,
+                            simulator=sim)  # fmt: skip
+        sets[bench] = (recs, _handed(bench, embedding, s)(recs, e))
+    out = {k: [] for k in PARTS if PARTS[k] == "frontier"}
+    for name, (recs, e) in sets.items():
+        ends = evaluate.endpoints(recs)
+        curve = []
+        for cfg, p in zip(configs, fit.result.p_reasoning(e), strict=True):
+            point = evaluate.policy_point(recs, p)
+            if name == "test":
+                out["beta_runs.csv"].append({"beta": cfg.beta, "budget": cfg.budget, "seed": s,
+                                             **point})  # fmt: skip
+            if cfg.beta == BETA:
+                curve.append(point)
+                label = {"judge": j, "set": name, "budget": cfg.budget, "seed": s}
+                rand = evaluate.random_point(recs, point["reasoning_rate"])
+                out["frontier_runs.csv"] += [label | {"method": "RACER"} | point,
+                                             label | {"method": "Random"} | rand]  # fmt: skip
+        out["frontier_endpoints.csv"] += [
+            {"judge": j, "set": name, "seed": s, "method": m, **pt} for m, pt in ends.items()
+        ]
+        area = evaluate.area_above_random(pd.DataFrame(curve), recs)
+        out["area_above_random.csv"].append(
+            {"judge": j, "set": name, "seed": s, "area_above_random": area}
+        )
+    return out
+
+
+def llama_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+    """Table 7 at replicate ``s``: RACER-R at each of ``llama_budgets`` on the Llama pair's
+    training mixture, on its test split beside Random at matched cost and at RACER's rate."""
+    records, emb = judge_set(sizes.llama, "training_mix", seed=s, dim=sizes.dim,
+                             scale=sizes.scale, simulator=sim)  # fmt: skip
+    emb = _handed("llama", embedding, s)(records, emb)
+    configs = experiments.grid(sizes.llama_budgets, [s], variant="RACER-R")
+    fit = experiments.fit(records, emb, configs, settings, store=False)
+    test, test_emb = experiments.evaluation_sets(sizes.llama, records, emb)["test"]
+    rows = []
+    for cfg, p in zip(configs, fit.result.p_reasoning(test_emb), strict=True):
+        own = evaluate.policy_point(test, p)
+        at_cost = evaluate.random_at_cost(test, own["cost"])
+        at_rate = evaluate.random_point(test, own["reasoning_rate"])
+        rows.append({"evaluation_set": "test", "budget": cfg.budget, "seed": s}
+                    | {f"racer_{k}": v for k, v in own.items()}
+                    | {f"random_at_cost_{k}": v for k, v in at_cost.items()}
+                    | {f"random_at_rate_{k}": v for k, v in at_rate.items()})  # fmt: skip
+    return {"llama_runs.csv": rows}
+
+
+def ablation_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+    """Fig. 3 at replicate ``s``, as chapter 08 runs one replicate: every method of
+    :func:`racer_lib.paper.shift.ablation_plan` (ACER, RACER-R and RACER-C at each of
+    ``sizes.taus``) trained on each scenario's subset and deployed on OffsetBias
+    (:func:`racer_lib.paper.shift.shift_rows`); under the costlier shift, each RACER-C run's
+    matched-spend control (:func:`racer_lib.paper.shift.matched_controls`)."""
+    kw = dict(seed=s, dim=sizes.dim, scale=sizes.shift_scale, simulator=sim)
+    ood, ood_emb = judge_set(sizes.judge, SHIFTED, **kw)
+    test = (ood, _handed(SHIFTED, embedding, s)(ood, ood_emb))
+    names, configs = shift.ablation_plan(sizes.taus, sizes.taus, sizes.shift_budget, [s])
+    out = {"ablation_runs.csv": [], "control_runs.csv": []}
+    for scenario, subset in SCENARIOS.items():
+        records, emb = judge_set(sizes.judge, subset, **kw)
+        emb = _handed(subset, embedding, s)(records, emb)
+        fit = experiments.fit(records, emb, configs, settings, store=False)
+        out["ablation_runs.csv"] += shift.shift_rows(
+            fit, names, records, emb, *test, scenario=scenario, train_subset=subset,
+            test_subset=SHIFTED)  # fmt: skip
+        if scenario == shift.COSTLIER:
+            out["control_runs.csv"] += shift.matched_controls(
+                fit, names, records, emb, settings, test, robust=shift.COST_ROBUST,
+                scenario=scenario)  # fmt: skip
+    return out
+
+
+def ablation_findings(runs: pd.DataFrame, controls: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Fig. 3's two findings, by chapter 08's own code, as its findings CSVs hold them:
+    :func:`racer_lib.paper.shift.ablation_findings` (``paper_findings.csv``) and
+    :func:`racer_lib.paper.shift.matched_spend_finding` (``control_findings.csv``)."""
+    return {
+        "paper_findings.csv": shift.ablation_findings(runs, PROVENANCE),
+        "control_findings.csv": shift.matched_spend_finding(runs, controls, PROVENANCE),
+    }
+
+
+# ----------------------------------------------------------------------------------------
+# One simulator: write its CSVs, decide its claims
+
+
+WRITERS = {"frontier": frontier_rows, "llama": llama_rows, "ablation": ablation_rows}
+
+
+def write_point(folder: str | Path, sim: choices.Simulator, seeds: Sequence[int], sizes: Sizes,
+                settings: train.TrainSettings, embedding: str | Embedding = "drawn",
+                parts: Iterable[str] = tuple(WRITERS)) -> Path:  # fmt: skip
+    """Write into ``folder`` the CSVs of ``parts`` (keys of :data:`WRITERS`) for simulator
+    ``sim`` over the replicate ``seeds``, with the names and columns of the claims' chapters
+    and a first column ``provenance``; the embeddings reach the routers through ``embedding``
+    (a key of :data:`EMBEDDINGS`, or a function of records, embeddings and a generator)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    hand = EMBEDDINGS[embedding] if isinstance(embedding, str) else embedding
+    tables: dict[str, list] = {}
+    for part in parts:
+        for s in seeds:
+            for name, rows in WRITERS[part](sim, s, sizes, settings, hand).items():
+                tables.setdefault(name, []).extend(rows)
+    frames = {name: pd.DataFrame(rows) for name, rows in tables.items()}
+    if "ablation_runs.csv" in frames:
+        frames |= ablation_findings(frames["ablation_runs.csv"], frames["control_runs.csv"])
+    for name, frame in frames.items():
+        frame.insert(0, "provenance", PROVENANCE)
+        frame.to_csv(folder / name, index=False)
+    return folder
+
+
+def decide(folder: str | Path, keys: Iterable[str]) -> pd.DataFrame:
+    """Each claim of ``keys`` (:func:`sensitive_claims`) decided by its own rule on the CSVs in
+    ``folder``: ``key``, the verdict's columns (``effect``, ``lo``, ``hi``, ``p``, ``n``,
+    ``test``, ``decision``, ``note``), ``unit`` and the rule's ``value`` text; a claim whose
+    CSVs are missing has an empty decision and the reason in ``note``."""
+    claims, rows = sensitive_claims(), []
+    for key in keys:
+        rule = claims[key].rule
+        unit = getattr(rule, "unit", "").strip()
+        try:
+            outcome = rule.evaluate(Path(folder))
+        except NotAvailable as err:
+            rows.append({"key": key, "decision": "", "note": str(err), "unit": unit})
+            continue
+        rows.append({"key": key, **outcome.verdict.columns(), "unit": unit,
+                     "value": outcome.value})  # fmt: skip
+    columns = ["key", *verdicts.Verdict.__dataclass_fields__, "unit", "value"]
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def claim_verdicts(simulator: choices.Simulator, seed: int, n_seeds: int, sizes: Sizes,
+                   settings: train.TrainSettings, folder: str | Path,
+                   embedding: str | Embedding = "drawn",
+                   keys: Iterable[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """The verdicts of the claims ``keys`` (default every :func:`sensitive_claims`) on
+    ``simulator``: :func:`write_point` of the parts they read, over
+    ``replicate_seeds(seed, n_seeds)``, into ``folder``, then :func:`decide`. The bench of the
+    verdicts' error rates calls it on the null simulator and on :data:`PLANTED`."""
+    claims = sensitive_claims()
+    keys = list(claims if keys is None else keys)
+    parts = [p for p in WRITERS if any(_part(claims[k]) == p for k in keys)]
+    seeds = verdicts.replicate_seeds(seed, n_seeds)
+    write_point(folder, simulator, seeds, sizes, settings, embedding, parts)
+    return decide(folder, keys)
 
 
 # ----------------------------------------------------------------------------------------
 # The design
 
 
-def sweep_levels(choice: choices.Choice, levels: int) -> list[float]:
+def sweep_levels(choice: choices.Choice, levels: int, centre: float | None = None) -> list[float]:
     """A knob's one-at-a-time levels: ``levels`` values evenly spaced from its low to its high
-    end, and its default, sorted (the default once)."""
+    end, and its value at the design's centre (default: the knob's default), sorted, once."""
     grid = np.linspace(choice.low, choice.high, max(levels, 2))
-    return sorted({float(np.round(v, 6)) for v in grid} | {float(choice.default)})
+    centre = choice.default if centre is None else centre
+    return sorted({float(np.round(v, 6)) for v in grid} | {float(centre)})
 
 
-def design(
-    seed: int, levels: int = 2, lhs_points: int = 4, knobs: Sequence[str] = choices.KNOBS
-) -> pd.DataFrame:
-    """The simulators to run, one row each (``point``, ``design``, ``knob``, then every knob of
-    :class:`~racer_lib.records.choices.Simulator`): the default; each of ``knobs`` at its
-    :func:`sweep_levels` with the others at default (``sweep``); ``lhs_points`` points of a
+def design(seed: int, levels: int = 2, lhs_points: int = 4, knobs: Sequence[str] = choices.KNOBS,
+           centre: choices.Simulator = choices.DEFAULT) -> pd.DataFrame:  # fmt: skip
+    """The simulators to run, one row each (``point``, ``design``, ``knob``, ``embedding``,
+    then every field of :class:`~racer_lib.records.choices.Simulator`): the ``centre`` (the
+    book's default simulator unless a build sets another); each of ``knobs`` at its
+    :func:`sweep_levels` with the others at the centre (``sweep``); ``lhs_points`` points of a
     Latin hypercube over the ranges of ``knobs`` (``lhs``, scipy's ``LatinHypercube`` seeded
-    with ``seed``); and the two controls of :data:`CONTROLS` (``control``)."""
+    with ``seed``); and the :data:`CONTROLS` (``control``; the permuted embeddings on the
+    centre)."""
     by_name = {c.name: c for c in choices.CHOICES}
-    rows = [{"point": "default", "design": "default", "knob": "", **asdict(choices.DEFAULT)}]
+    drawn_ = {"embedding": "drawn"}
+    rows = [{"point": "default", "design": "default", "knob": "", **drawn_, **asdict(centre)}]
     for name in knobs:
-        for v in sweep_levels(by_name[name], levels):
-            if v != by_name[name].default:
-                sim = choices.DEFAULT.with_knobs(**{name: v})
-                rows.append(
-                    {"point": f"{name}={v:g}", "design": "sweep", "knob": name, **asdict(sim)}
-                )
+        for v in sweep_levels(by_name[name], levels, getattr(centre, name)):
+            if v != getattr(centre, name):
+                sim = centre.with_knobs(**{name: v})
+                rows.append({"point": f"{name}={v:g}", "design": "sweep", "knob": name,
+                             **drawn_, **asdict(sim)})  # fmt: skip
     if lhs_points:
         unit = qmc.LatinHypercube(d=len(knobs), seed=seed).random(lhs_points)
         low = np.array([by_name[k].low for k in knobs])
         high = np.array([by_name[k].high for k in knobs])
         for i, x in enumerate(qmc.scale(unit, low, high)):
-            sim = choices.DEFAULT.with_knobs(
+            sim = centre.with_knobs(
                 **{k: float(np.round(v, 3)) for k, v in zip(knobs, x, strict=True)}
             )
-            rows.append({"point": f"lhs {i + 1}", "design": "lhs", "knob": "", **asdict(sim)})
-    for name, sim in CONTROLS.items():
-        rows.append({"point": name, "design": "control", "knob": "", **asdict(sim)})
+            rows.append({"point": f"lhs {i + 1}", "design": "lhs", "knob": "", **drawn_,
+                         **asdict(sim)})  # fmt: skip
+    for name, control in CONTROLS.items():
+        sim = centre if control.embedding == "permuted" else control.simulator
+        rows.append({"point": name, "design": "control", "knob": "",
+                     "embedding": control.embedding, **asdict(sim)})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -158,239 +360,12 @@ def choices_table() -> pd.DataFrame:
     return pd.DataFrame([asdict(c) for c in choices.CHOICES])
 
 
-# ----------------------------------------------------------------------------------------
-# Effects and intervals
-
-
-def paired(d: np.ndarray, level: float = LEVEL) -> dict[str, float]:
-    """Mean of paired differences ``d`` with its sd, count and normal ``level`` interval."""
-    d = np.asarray(d, dtype=np.float64)
-    n = len(d)
-    sd = float(d.std(ddof=1)) if n > 1 else np.inf
-    return _normal(float(d.mean()), sd, n, level)
-
-
-def _normal(mean: float, sd: float, n: int, level: float) -> dict[str, float]:
-    z = stats.norm.ppf(0.5 + level / 2)
-    half = z * sd / np.sqrt(n) if n > 1 else np.inf
-    return {"effect": mean, "sd": sd, "n": n, "lo": mean - half, "hi": mean + half}
-
-
-def newcombe(k1: int, n1: int, k2: int, n2: int, level: float = LEVEL) -> tuple[float, ...]:
-    """``k1/n1 - k2/n2`` and Newcombe's hybrid-score interval (method 10 of Newcombe, 1998),
-    from the two proportions' Wilson intervals
-    (:func:`racer_lib.evaluation.intervals.wilson_interval`)."""
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson_interval(k1, n1, level)
-    l2, u2 = wilson_interval(k2, n2, level)
-    diff = p1 - p2
-    return diff, diff - np.hypot(p1 - l1, u2 - p2), diff + np.hypot(u1 - p1, p2 - l2)
-
-
-def counts(k_base: int, k_claim: int, runs: int, level: float = LEVEL) -> dict[str, float]:
-    """A budget claim's effect: the comparator's violation rate minus RACER-C's (``k_base``
-    and ``k_claim`` runs over budget, of ``runs`` each) with :func:`newcombe`'s interval."""
-    diff, lo, hi = newcombe(k_base, runs, k_claim, runs, level)
-    return {"effect": diff, "k_base": k_base, "k_claim": k_claim, "runs": runs, "lo": lo, "hi": hi}
-
-
-def against(records: pd.DataFrame, p: np.ndarray, q) -> np.ndarray:
-    """Per-pair differences (points) of expected correctness between routing with ``p`` and
-    with ``q`` (``pi(1|z)`` per pair, or a scalar rate for Random):
-    ``100 (p_i - q_i) (r_i1 - r_i0)``."""
-    r = correct_matrix(records)
-    return 100 * (np.asarray(p, dtype=np.float64) - q) * (r[:, 1] - r[:, 0])
-
-
-def null_control(
-    records: pd.DataFrame,
-    embeddings: np.ndarray,
-    settings: train.TrainSettings,
-    budget: float = 2.0,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """The negative control of Fig. 4's "RACER beats Random": RACER (the benchmark protocol,
-    ``RACER-R`` at ``tau_R = 1``) trained at ``budget`` on the records' train split, against
-    Random at its own reasoning rate on their test split (:func:`against`, :func:`paired`):
-    ``effect``, ``lo``, ``hi`` (points) and ``leak = lo > 0``. On records whose embedding
-    carries nothing about the modes' correctness (:func:`racer_lib.records.choices.
-    null_simulator`) no router can beat Random beyond noise: a leak is a bug."""
-    fit = experiments.fit(
-        records, embeddings, [train.PolicyConfig(budget, seed=seed)], settings, store=False
-    )
-    test = (records["split"] == "test").to_numpy()
-    p = fit.result.p_reasoning(embeddings[test])[0]
-    out = paired(against(records[test], p, p.mean()))
-    return {**out, "leak": bool(out["lo"] > 0)}
-
-
-# ----------------------------------------------------------------------------------------
-# One simulator point
-
-
-def _baseline_decisions(
-    fit: experiments.Fit, x: np.ndarray, budget: float, sizes: Sizes, seed: int
-) -> dict[str, np.ndarray]:
-    """Each score baseline fitted on ``fit.train``, thresholded on ``fit.valid`` at ``budget``
-    (:func:`racer_lib.routing.baselines.match_budget`, as Table 2's chapter does), routing
-    ``x``."""
-    out = {}
-    epochs = {
-        "RouteLLM-MF": {"epochs": sizes.baseline_epochs, "batch_size": 256},
-        "M-IRT": {"epochs": sizes.baseline_epochs},
-    }
-    x_valid = fit.valid.x.numpy()
-    both = np.concatenate([x_valid, x])  # one scoring pass for the validation and test pairs
-    for method in baselines.METHODS:
-        router = baselines.make(method, seed=seed, **epochs.get(method, {}))
-        router.fit(fit.train.x.numpy(), fit.train.r.numpy(), fit.train.c.numpy())
-        scores = router.score(both)
-        th = baselines.match_budget(scores[: len(x_valid)], fit.valid.c.numpy(), budget)
-        out[method] = th.route(scores[len(x_valid) :]).astype(np.float64)
-    return out
-
-
-def accuracy_rows(
-    sim: choices.Simulator,
-    seed: int,
-    sizes: Sizes,
-    settings: train.TrainSettings,
-    keys: Sequence[str] = tuple(CLAIMS),
-) -> list:
-    """The accuracy claims at one simulator and seed: RACER-R (β = 0.005) at ``budget`` and
-    ``table_budget`` and at β = 0 and 0.05 at ``budget``, trained in one batch on the
-    simulated training mixture; one row per claim and comparator (``versus``) of ``keys``."""
-    sets = {}
-    for name, recipe, scale in (
-        ("mix", "training_mix", sizes.scale),
-        ("ood", list(simulate.OOD_BENCHMARKS), sizes.benchmark_scale),
-    ):
-        sets[name] = simulate.simulate(
-            sizes.judge, recipe, seed=seed, dim=sizes.dim, scale=scale, simulator=sim
-        )
-    records, emb = sets["mix"]
-    C, T = sizes.budget, sizes.table_budget
-    plan = [(C, 0.005), (T, 0.005), (C, 0.0), (C, 0.05)]
-    configs = [train.PolicyConfig(b, seed=seed, beta=beta) for b, beta in plan]
-    fit = experiments.fit(records, emb, configs, settings, store=False)
-    test = (records["split"] == "test").to_numpy()
-    test_recs, test_emb = records[test], emb[test]
-    p = dict(zip(plan, fit.result.p_reasoning(test_emb), strict=True))
-    p_ood = dict(zip(plan, fit.result.p_reasoning(sets["ood"][1]), strict=True))
-    rows = []
-    for b in (C, T):
-        for key, recs, pp in (
-            ("racer_vs_random_id", test_recs, p),
-            ("racer_vs_random_ood", sets["ood"][0], p_ood),
-        ):
-            pb = pp[(b, 0.005)]
-            rows.append(
-                {
-                    "claim": key,
-                    "versus": f"Random (C = {b:g})",
-                    **paired(against(recs, pb, pb.mean())),
-                }
-            )
-    if "racer_most_accurate" in keys:
-        for method, dec in _baseline_decisions(fit, test_emb, T, sizes, seed).items():
-            rows.append(
-                {
-                    "claim": "racer_most_accurate",
-                    "versus": method,
-                    **paired(against(test_recs, p[(T, 0.005)], dec)),
-                }
-            )
-    for key, beta in (("beta_zero_lowers", 0.0), ("beta_large_lowers", 0.05)):
-        rows.append(
-            {
-                "claim": key,
-                "versus": f"β = {beta:g}",
-                **paired(against(test_recs, p[(C, 0.005)], p[(C, beta)])),
-            }
-        )
-    return [r for r in rows if r["claim"] in keys]
-
-
-def shift_rows_at(
-    sim: choices.Simulator, seed: int, sizes: Sizes, settings: train.TrainSettings
-) -> list[dict[str, Any]]:
-    """Fig. 3(b) at one simulator and seed: ACER and RACER-C (``tau_c``), ``shift_runs``
-    training runs each, trained on WildGuardMix and deployed on OffsetBias at ``budget``, and
-    RACER-C's matched-spend controls (:func:`matched_spend`); a run violates when its
-    OffsetBias cost (realized ratio) exceeds the budget, as in chapter 08."""
-    kw = dict(seed=seed, dim=sizes.dim, scale=sizes.shift_scale, simulator=sim)
-    records, emb = simulate.simulate(sizes.judge, "wildguardmix", **kw)
-    test = simulate.simulate(sizes.judge, "offsetbias", **kw)
-    seeds = experiments.seeds(seed * sizes.shift_runs, sizes.shift_runs)
-    configs = [
-        train.PolicyConfig(sizes.budget, seed=s, variant=v, tau_c=sizes.tau_c)
-        for v in ("ACER", "RACER-C")
-        for s in seeds
-    ]
-    fit = experiments.fit(records, emb, configs, settings, store=False)
-    over = [
-        evaluate.policy_point(test[0], p)["cost"] > sizes.budget
-        for p in fit.result.p_reasoning(test[1])
-    ]
-    runs = sizes.shift_runs
-    k_acer, k_c = int(sum(over[:runs])), int(sum(over[runs:]))
-    k_ctl = matched_spend(fit, records, emb, settings, test)
-    return [
-        {"claim": "costlier_within_budget", "versus": "ACER", **counts(k_acer, k_c, runs)},
-        {
-            "claim": "matched_spend_control",
-            "versus": "matched-spend ACER",
-            **counts(k_ctl, k_c, runs),
-        },
-    ]
-
-
-def matched_spend(
-    fit: experiments.Fit,
-    records: pd.DataFrame,
-    embeddings: np.ndarray,
-    settings: train.TrainSettings,
-    test: tuple[pd.DataFrame, np.ndarray],
-) -> int:
-    """How many of ``fit``'s RACER-C runs' matched-spend controls exceed their budget on
-    ``test``: ACER, same seed and split, trained at the budget the run spent on validation
-    (:func:`racer_lib.paper.shift.control_budget`, the rule of
-    :func:`racer_lib.paper.shift.matched_controls`, here without the router store)."""
-    cheapest = float(fit.train.c.min(dim=1).values.mean())
-    wanted = [
-        (
-            cfg.budget,
-            train.PolicyConfig(
-                shift.control_budget(pv["cost"], cfg.budget, cheapest),
-                seed=cfg.seed,
-                variant="ACER",
-            ),
-        )
-        for cfg, pv in zip(fit.result.configs, shift.valid_points(fit), strict=True)
-        if cfg.variant == "RACER-C"
-    ]
-    control = experiments.fit(records, embeddings, [w[1] for w in wanted], settings, store=False)
-    p = control.result.p_reasoning(test[1])
-    return int(
-        sum(
-            evaluate.policy_point(test[0], pi)["cost"] > b
-            for (b, _), pi in zip(wanted, p, strict=True)
-        )
-    )
-
-
-def run_design(
-    points: pd.DataFrame,
-    seeds: Sequence[int],
-    sizes: Sizes,
-    settings: train.TrainSettings,
-    progress: bool = True,
-) -> pd.DataFrame:
-    """Every point of a :func:`design` at every seed (simulator and training seed alike): one
-    row per point, seed, claim and comparator (``point``, ``seed``, ``claim``, ``versus``,
-    ``effect``, ``lo``, ``hi`` and what pooling needs: ``sd``, ``n`` for accuracy claims,
-    ``k_base``, ``k_claim``, ``runs`` for budget claims), then ``holds`` (``lo > 0``). The
-    controls run :data:`CONTROL_CLAIMS` only."""
+def run_design(points: pd.DataFrame, seed: int, n_seeds: int, sizes: Sizes,
+               settings: train.TrainSettings, out: str | Path,
+               progress: bool = True) -> pd.DataFrame:  # fmt: skip
+    """Every point of a :func:`design`, :func:`claim_verdicts` over ``n_seeds`` replicates of
+    master ``seed``, its CSVs in ``out/points/<point>/``: one row per point and claim (a
+    control: the claims it reads only), after the point's columns of the design."""
     import sys
 
     from tqdm import tqdm
@@ -398,70 +373,73 @@ def run_design(
     rows = []
     bar = tqdm(points.to_dict("records"), desc="simulators", disable=not progress, file=sys.stderr)
     for point in bar:
-        sim = simulator_of(point)
-        control = point["design"] == "control"
-        for s in seeds:
-            found = accuracy_rows(sim, s, sizes, settings, CONTROL_CLAIMS if control else CLAIMS)
-            if not control:
-                found += shift_rows_at(sim, s, sizes, settings)
-            rows += [{"point": point["point"], "seed": s, **r} for r in found]
-    runs = pd.DataFrame(rows)
-    runs["holds"] = runs["lo"] > 0
-    return runs
+        control = CONTROLS.get(point["point"]) if point["design"] == "control" else None
+        folder = Path(out) / "points" / re.sub(r"[^\w.=+-]+", "_", point["point"])
+        found = claim_verdicts(simulator_of(point), seed, n_seeds, sizes, settings, folder,
+                               point["embedding"], control.keys if control else None)  # fmt: skip
+        rows.append(found.assign(point=point["point"]))
+    points = points.drop(columns="provenance", errors="ignore")
+    return points.merge(pd.concat(rows, ignore_index=True), on="point", how="right")
 
 
 # ----------------------------------------------------------------------------------------
-# Reading the runs
+# The controls
 
 
-def _pool_group(g: pd.DataFrame, level: float) -> dict[str, float]:
-    if g["k_base"].notna().all():
-        return counts(int(g["k_base"].sum()), int(g["k_claim"].sum()), int(g["runs"].sum()), level)
-    n, m = g["n"].to_numpy(float), g["effect"].to_numpy(float)
-    total = n.sum()
-    mean = float((n * m).sum() / total)
-    ss = ((n - 1) * g["sd"].to_numpy(float) ** 2 + n * (m - mean) ** 2).sum()
-    return _normal(mean, float(np.sqrt(ss / (total - 1))), int(total), level)
-
-
-def pool(runs: pd.DataFrame, level: float = LEVEL) -> pd.DataFrame:
-    """:func:`run_design`'s rows pooled over seeds, then per point and claim its weakest
-    comparison (lowest ``lo``): ``point``, ``claim``, ``versus``, ``effect``, ``lo``, ``hi``,
-    ``holds`` (``lo > 0``: the pooled interval lies above zero), ``seeds``. Accuracy
-    differences pool their pairs (pooled mean and sd); violation counts add up."""
-    for col in ("k_base", "k_claim", "runs", "sd", "n"):
-        if col not in runs:
-            runs = runs.assign(**{col: np.nan})
+def controls_table(points: pd.DataFrame) -> pd.DataFrame:
+    """One row per control and claim it reads (``control``, ``key``, ``expect``, ``decision``,
+    ``effect``, ``interval``, ``test``, ``n``, ``passes``), from :func:`run_design`'s verdicts
+    on the control's own CSVs: the negative controls pass when the claim does not hold (a
+    claim that holds there reads a leak), the planted signal when it holds."""
     rows = []
-    for (point, claim, versus), g in runs.groupby(["point", "claim", "versus"], sort=False):
-        pooled = _pool_group(g, level)
-        rows.append(
-            {
-                "point": point,
-                "claim": claim,
-                "versus": versus,
-                "effect": pooled["effect"],
-                "lo": pooled["lo"],
-                "hi": pooled["hi"],
-                "seeds": g["seed"].nunique(),
-            }
-        )
-    frame = pd.DataFrame(rows)
-    weakest = frame.loc[frame.groupby(["point", "claim"], sort=False)["lo"].idxmin()]
-    weakest = weakest.assign(holds=weakest["lo"] > 0)
-    return weakest.reset_index(drop=True)
+    for name, control in CONTROLS.items():
+        here = points[points["point"] == name].set_index("key")
+        for key in control.keys:
+            if key not in here.index:
+                continue
+            v = here.loc[key]
+            holds = v["decision"] == verdicts.HOLDS
+            interval = f"[{v['lo']:+.3g}, {v['hi']:+.3g}]" if np.isfinite(v["lo"]) else ""
+            passes = holds if control.expect == verdicts.HOLDS else not holds
+            rows.append({"control": name, "key": key, "expect": control.expect,
+                         "decision": v["decision"], "effect": v["effect"], "interval": interval,
+                         "unit": v["unit"], "test": v["test"], "n": v["n"],
+                         "passes": passes})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
-def flip_threshold(values: Sequence[float], lows: Sequence[float]) -> float | None:
-    """Where along a sweep (knob ``values``, sorted, with the pooled lower ends ``lows``) the
-    verdict changes: the lower end of the interval interpolated linearly to zero between the
-    two levels whose verdicts differ (the crossing nearest the middle of the sweep if several);
-    ``None`` if the verdict is the same at every level."""
-    x, lo = np.asarray(values, float), np.asarray(lows, float)
+def control_summary(controls: pd.DataFrame) -> pd.DataFrame:
+    """Per control: the claims it read, how many passed, and ``result`` (``passes`` when every
+    one did, else ``fails``)."""
+    g = controls.groupby("control", sort=False)["passes"]
+    table = pd.DataFrame({"claims": g.size(), "passed": g.sum().astype(int)}).reset_index()
+    return table.assign(result=np.where(table["passed"] == table["claims"], "passes", "fails"))
+
+
+# ----------------------------------------------------------------------------------------
+# Per claim, over the design
+
+
+def decision_score(p: float, decision: str) -> float:
+    """How far a verdict is from flipping: ``log10(ALPHA / p)`` (positive exactly when the
+    claim holds, p < ALPHA), clipped to ±12; NaN without a test."""
+    if not np.isfinite(p):
+        return math.nan
+    score = float(np.clip(math.log10(verdicts.ALPHA / max(p, 1e-12)), -12, 12))
+    return score if decision == verdicts.HOLDS else min(score, 0.0)
+
+
+def flip_threshold(values: Sequence[float], scores: Sequence[float]) -> float | None:
+    """Where along a sweep (knob ``values``, sorted, with :func:`decision_score`) the claim
+    flips between holding and not: the score interpolated linearly to zero between the two
+    levels that disagree (the crossing nearest the middle of the sweep if several); ``None``
+    if no two neighbours disagree."""
+    x, sc = np.asarray(values, float), np.asarray(scores, float)
     crossings = []
     for i in range(len(x) - 1):
-        if (lo[i] > 0) != (lo[i + 1] > 0):
-            t = lo[i] / (lo[i] - lo[i + 1]) if np.isfinite(lo[i] - lo[i + 1]) else 0.5
+        if np.isfinite(sc[i] + sc[i + 1]) and (sc[i] > 0) != (sc[i + 1] > 0):
+            span = sc[i] - sc[i + 1]
+            t = sc[i] / span if span else 0.5
             crossings.append(x[i] + t * (x[i + 1] - x[i]))
     if not crossings:
         return None
@@ -469,116 +447,51 @@ def flip_threshold(values: Sequence[float], lows: Sequence[float]) -> float | No
     return float(min(crossings, key=lambda c: abs(c - middle)))
 
 
-def sweeps(points: pd.DataFrame, design_table: pd.DataFrame, claim: str) -> dict:
-    """Each knob's one-at-a-time sweep of ``claim``: knob -> the :func:`pool` rows of its
-    sweep points and the default, sorted by the knob's value (column ``value``)."""
-    own = [c for c in points.columns if c == "point" or c not in design_table.columns]
-    here = points.loc[points["claim"] == claim, own].merge(design_table, on="point")
+def sweeps(points: pd.DataFrame, key: str) -> dict[str, pd.DataFrame]:
+    """Each knob's one-at-a-time sweep of claim ``key``: knob -> the rows of ``points``
+    (:func:`run_design`'s) of its sweep and the centre, sorted by the knob's value
+    (``value``), with their :func:`decision_score` (``score``)."""
+    here = points[(points["key"] == key) & (points["decision"].fillna("") != "")]
     out = {}
-    for knob in dict.fromkeys(design_table.loc[design_table["design"] == "sweep", "knob"]):
+    for knob in dict.fromkeys(points.loc[points["design"] == "sweep", "knob"]):
         sweep = here[(here["knob"] == knob) | (here["design"] == "default")]
-        out[knob] = sweep.assign(value=sweep[knob]).sort_values("value")
+        scores = [decision_score(p, d) for p, d in zip(sweep["p"], sweep["decision"])]
+        out[knob] = sweep.assign(value=sweep[knob], score=scores).sort_values("value")
     return out
 
 
-def claim_robustness(points: pd.DataFrame, design_table: pd.DataFrame) -> pd.DataFrame:
-    """Per claim (the contract of the reproduction report): ``key``, ``claim``,
-    ``simulators`` (points of the plausible design, the controls left out), ``holds_in``,
-    ``share``, ``depends_most_on`` (the knob whose one-at-a-time sweep moves the pooled effect
-    over the widest range), ``flip_threshold`` (``"readable ≈ 0.15"`` along the knobs in that
-    order, the first that flips; ``"no flip in range"``) and a one-line ``summary``."""
-    plausible = design_table.loc[design_table["design"] != "control", "point"]
-    rows = []
-    for key, text in CLAIMS.items():
-        here = points[(points["claim"] == key) & points["point"].isin(plausible)]
-        if here.empty:
-            continue
-        by_knob = sweeps(points, design_table, key)
+def claim_robustness(points: pd.DataFrame) -> pd.DataFrame:
+    """Per claim (the report's robustness column reads it): ``key``, ``claim``, ``simulators``
+    (the design's points that decided it, controls left out), ``holds_in``, ``fails_in``,
+    ``share`` (holds), the rule's effect over them (``effect_median``, ``effect_min``,
+    ``effect_max``, in ``unit``; a family's weakest member's), ``depends_most_on`` (the knob
+    whose sweep moves the effect most), ``flip_threshold`` (``"readable ≈ 0.15"``, the first
+    knob in that order that flips; :data:`NO_FLIP`) and a one-line ``summary``."""
+    claims, rows = sensitive_claims(), []
+    plausible = points[(points["design"] != "control") & (points["decision"].fillna("") != "")]
+    for key in dict.fromkeys(plausible["key"]):
+        here = plausible[plausible["key"] == key]
+        by_knob = sweeps(points, key)
         ranges = {k: float(s["effect"].max() - s["effect"].min()) for k, s in by_knob.items()}
-        order = sorted(ranges, key=lambda k: -ranges[k])
+        order = sorted((k for k in ranges if np.isfinite(ranges[k])), key=lambda k: -ranges[k])
         flip = NO_FLIP
         for knob in order:
-            at = flip_threshold(by_knob[knob]["value"], by_knob[knob]["lo"])
+            at = flip_threshold(by_knob[knob]["value"], by_knob[knob]["score"])
             if at is not None:
                 flip = f"{knob} ≈ {at:.2g}"
                 break
-        n, k = len(here), int(here["holds"].sum())
-        unit = UNITS[key]
+        n, k = len(here), int((here["decision"] == verdicts.HOLDS).sum())
+        effect, unit = here["effect"].astype(float), str(here["unit"].fillna("").iloc[0])
         rows.append(
-            {
-                "key": key,
-                "claim": text,
-                "simulators": n,
-                "holds_in": k,
-                "share": k / n,
-                "depends_most_on": order[0] if order else "",
-                "flip_threshold": flip,
-                "summary": f"holds in {k} of {n} simulators (simulated records); effect "
-                f"{here['effect'].min():+.2g} to {here['effect'].max():+.2g} {unit}"
-                + (f", moving most with {order[0]}" if order else "")
-                + f"; {flip}",
-            }
-        )
+            {"key": key, "claim": f"{claims[key].artifact}: {claims[key].claim}",
+             "simulators": n, "holds_in": k,
+             "fails_in": int((here["decision"] == verdicts.FAILS).sum()), "share": k / n,
+             "effect_median": effect.median(), "effect_min": effect.min(),
+             "effect_max": effect.max(), "unit": unit,
+             "depends_most_on": order[0] if order else "", "flip_threshold": flip,
+             "summary": f"holds in {k} of {n} simulators (simulated records); effect "
+             f"{effect.median():+.3g} (median; {effect.min():+.3g} to {effect.max():+.3g}) "
+             f"{unit}".rstrip() + (f", moving most with {order[0]}" if order else "")
+             + f"; {flip}"}
+        )  # fmt: skip
     return pd.DataFrame(rows)
-
-
-def with_knobs(table: pd.DataFrame, design_table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (rows with a ``point``) with each point's design, knob and knob values (a
-    ``provenance`` column of ``design_table`` left out)."""
-    design_table = design_table.drop(columns="provenance", errors="ignore")
-    return design_table.merge(table, on="point", how="right")[
-        [*design_table.columns, *[c for c in table.columns if c != "point"]]
-    ]
-
-
-# ----------------------------------------------------------------------------------------
-# The figure
-
-
-def sweep_panels(points: pd.DataFrame, design_table: pd.DataFrame) -> plt.Figure:
-    """One panel per claim: the pooled effect (95 % interval as bars) along each knob's
-    one-at-a-time sweep, the knob's value placed on [0, 1] across its range (low to high);
-    filled markers where the claim holds, open where it does not; zero dashed."""
-    ranges = {c.name: (c.low, c.high) for c in choices.CHOICES}
-    keys = [k for k in CLAIMS if (points["claim"] == k).any()]
-    ncols = 4
-    nrows = -(-len(keys) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(10.5, 2.9 * nrows), squeeze=False)
-    colors = dict(zip(choices.KNOBS, plt.cm.tab10(np.arange(len(choices.KNOBS))), strict=True))
-    for ax, key in zip(axes.flat, keys):
-        for knob, s in sweeps(points, design_table, key).items():
-            lo, hi = ranges[knob]
-            x = (s["value"] - lo) / (hi - lo)
-            ax.errorbar(
-                x,
-                s["effect"],
-                yerr=[s["effect"] - s["lo"], s["hi"] - s["effect"]],
-                color=colors[knob],
-                lw=1,
-                capsize=2,
-                label=knob,
-            )
-            ax.scatter(
-                x,
-                s["effect"],
-                color=[colors[knob] if h else "white" for h in s["holds"]],
-                edgecolor=colors[knob],
-                zorder=3,
-                s=22,
-            )
-        ax.axhline(0, color="grey", ls="--", lw=0.8)
-        ax.set_title(SHORT[key], fontsize=9)
-        ax.tick_params(labelsize=9)
-    for ax in list(axes.flat)[len(keys) :]:
-        ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    spare = list(axes.flat)[len(keys) :]
-    (spare[0] if spare else fig).legend(
-        handles, labels, loc="center", frameon=False, fontsize=9, title="SIMULATED: knob swept"
-    )
-    fig.supxlabel(
-        "each knob's value, placed across its range (0: low end, 1: high end)", fontsize=9
-    )
-    fig.supylabel("effect on the claimed side (95 % interval)", fontsize=9)
-    fig.subplots_adjust(hspace=0.45, wspace=0.45)
-    return fig

@@ -1,0 +1,223 @@
+"""The report's decision rules measured: false-positive rate, power and status stability.
+
+Issue 28 asks that every status carry a known error rate, measured rather than assumed. Three
+measurements, each from builds of the book's own chapters and report (so the claims' own rules
+run, on the CSVs the chapters write):
+
+* **false-positive rate**: :data:`REPLICATIONS` builds of the reduced profile
+  ``profiles/verdicts.yaml`` (the chapters whose claims have a null, at small sizes, ten
+  replicate seeds each) on the null simulator (:data:`NULL`: the embedding carries nothing, so
+  no router can gain by selecting pairs), each with its own master seed. Over the claims that
+  have this null (``null="embedding"`` in :data:`racer_lib.paper.claims_table.CLAIMS`: every
+  gain from selecting pairs), the share of (claim, build) that read *reproduced*. Goal: at most
+  5 % (:data:`FPR_TARGET`).
+* **power**: the same builds on a simulator with a planted signal (:data:`PLANTED`: the
+  embedding carries most of what makes reasoning pay); over the claims that this signal makes
+  true (``planted=True``), the share that read *reproduced*. Reported.
+* **status stability**: the ``sim`` profile rebuilt from scratch with ``--set seed=S`` for S = 0,
+  1, 2 (every replicate re-drawn: the replicate seeds of two master seeds never overlap); the
+  share of the report's claims whose status is the same in all three, inconclusive counting as
+  a status. Goal: at least 95 % (:data:`STABILITY_TARGET`).
+
+Writes ``results/bench/verdicts.json`` (each measure with its target and ``meets_target``, the
+date, the machine and the commit) and the re-running page's paragraph ``book/_verdicts.md``.
+About an hour on two cores: ``make bench-verdicts`` (``VERDICTS_REPLICATIONS=N`` and
+``VERDICTS_STABILITY=0`` shorten it for a trial; the recorded run uses the defaults).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from racer_lib.evaluation.intervals import wilson_interval  # noqa: E402
+from racer_lib.paper.claims import REPRODUCED  # noqa: E402
+from racer_lib.paper.claims_table import CLAIMS  # noqa: E402
+
+REDUCED = "verdicts"
+SIM = "sim"
+#: The null simulator: the embedding is noise (racer_lib.records.choices.null_simulator).
+NULL = "simulator={readable: 0.0, cell_signal: 0.0}"
+#: The planted signal: the embedding carries nine tenths of each pair latent (the top of the
+#: plausible range of racer_lib.records.choices.CHOICES).
+PLANTED = "simulator={readable: 0.9}"
+REPLICATIONS = int(os.environ.get("VERDICTS_REPLICATIONS", "20"))
+STABILITY_SEEDS = (0, 1, 2) if os.environ.get("VERDICTS_STABILITY", "1") != "0" else ()
+#: The master seeds of the null and planted builds (apart from the stability builds' 0, 1, 2).
+FIRST_SEED = 100
+FPR_TARGET = 0.05
+STABILITY_TARGET = 0.95
+CLAIMS_CSV = Path("01_reproduction_report") / "claims.csv"
+PAGE = ROOT / "book" / "_verdicts.md"
+
+
+def _key(artifact: str, claim: str) -> str:
+    return f"{artifact} | {claim}"
+
+
+NULL_CLAIMS = {_key(c.artifact, c.claim) for c in CLAIMS if c.null == "embedding"}
+PLANTED_CLAIMS = {_key(c.artifact, c.claim) for c in CLAIMS if c.planted}
+
+
+def _build(work: Path, profile: str, name: str, sets: list[str]) -> tuple[float, dict[str, str]]:
+    """One fresh build without the book; (seconds, status per claim key)."""
+    results = work / name / "results"
+    cmd = [sys.executable, "-m", "racer_lib", "book", "build", "--profile", profile, "--no-book"]
+    cmd += ["--results-dir", str(results), "--build-dir", str(work / name / "build")]
+    for s in sets:
+        cmd += ["--set", s]
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True, env=os.environ.copy(), stdout=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    with open(results / profile / CLAIMS_CSV, newline="", encoding="utf-8") as handle:
+        statuses = {_key(r["artifact"], r["claim"]): r["status"] for r in csv.DictReader(handle)}
+    return seconds, statuses
+
+
+def _rate(hits: int, trials: int) -> dict:
+    lo, hi = wilson_interval(hits, trials)
+    return {"hits": hits, "trials": trials, "rate": hits / trials if trials else math.nan,
+            "wilson_95": [lo, hi]}  # fmt: skip
+
+
+def replications(work: Path, simulator: str, claims: set[str]) -> tuple[dict, list[float]]:
+    """:data:`REPLICATIONS` reduced builds on ``simulator``: per claim of ``claims``, how
+    many builds read it reproduced, and the build times."""
+    per_claim = {k: {"reproduced": 0, "statuses": []} for k in sorted(claims)}
+    times = []
+    for r in range(REPLICATIONS):
+        seed = FIRST_SEED + r
+        seconds, statuses = _build(work, REDUCED, f"r{seed}", [simulator, f"seed={seed}"])
+        times.append(seconds)
+        for k in per_claim:
+            status = statuses.get(k, "missing")
+            per_claim[k]["statuses"].append(status)
+            per_claim[k]["reproduced"] += status == REPRODUCED
+        print(f"  {simulator} seed {seed}: {seconds:.0f} s", flush=True)
+    return per_claim, times
+
+
+def stability(work: Path) -> dict:
+    """The sim profile rebuilt with each master seed of :data:`STABILITY_SEEDS`."""
+    builds, times = [], []
+    for seed in STABILITY_SEEDS:
+        seconds, statuses = _build(work, SIM, f"sim{seed}", [f"seed={seed}"])
+        builds.append(statuses)
+        times.append(seconds)
+        print(f"  sim seed {seed}: {seconds:.0f} s", flush=True)
+    keys = sorted(set().union(*builds))
+    differ = {k: [b.get(k, "missing") for b in builds] for k in keys}
+    differ = {k: v for k, v in differ.items() if len(set(v)) > 1}
+    share = 1 - len(differ) / len(keys)
+    return {
+        "seeds": list(STABILITY_SEEDS),
+        "claims": len(keys),
+        "same_in_all": len(keys) - len(differ),
+        "status_stability": share,
+        "differ": differ,
+        "build_s": times,
+    }
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                             capture_output=True, check=True)  # fmt: skip
+        dirty = subprocess.run(["git", "status", "--porcelain", "racer_lib", "notebooks",
+                                "profiles"], cwd=ROOT, text=True, capture_output=True)  # fmt: skip
+        return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run() -> dict:
+    with tempfile.TemporaryDirectory(prefix="racer-verdicts-") as tmp:
+        work = Path(tmp)
+        null, null_s = replications(work, NULL, NULL_CLAIMS)
+        planted, planted_s = replications(work, PLANTED, PLANTED_CLAIMS)
+        stable = stability(work) if STABILITY_SEEDS else None
+    fp = _rate(sum(v["reproduced"] for v in null.values()), REPLICATIONS * len(null))
+    power = _rate(sum(v["reproduced"] for v in planted.values()), REPLICATIONS * len(planted))
+    result = {
+        "name": "verdicts",
+        "ratio": fp["rate"],  # the headline: the false-positive rate
+        "false_positive_rate": {
+            **fp,
+            "target": FPR_TARGET,
+            "meets_target": fp["rate"] <= FPR_TARGET,
+            "simulator": NULL,
+            "claims": null,
+        },
+        "power": {**power, "simulator": PLANTED, "claims": planted, "meets_target": None},
+        "status_stability": None
+        if stable is None
+        else {
+            **stable,
+            "target": STABILITY_TARGET,
+            "meets_target": stable["status_stability"] >= STABILITY_TARGET,
+        },
+        "settings": {
+            "replications": REPLICATIONS,
+            "reduced_profile": REDUCED,
+            "first_seed": FIRST_SEED,
+            "null_build_s": null_s,
+            "planted_build_s": planted_s,
+            "date": time.strftime("%Y-%m-%d"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+            "commit": _commit(),
+        },
+    }
+    PAGE.write_text(page(result), encoding="utf-8")
+    return result
+
+
+def page(result: dict) -> str:
+    """The re-running page's paragraph: the three measures, with the run that made them."""
+    fp, pw, st, s = (result[k] for k in ("false_positive_rate", "power", "status_stability",
+                                          "settings"))  # fmt: skip
+    text = (
+        f"Measured on {s['date']} ({s['machine']}; commit {s['commit']}) by "
+        "`make bench-verdicts`, with the claims' own rules on builds of the book's chapters. "
+        f"**False-positive rate** {100 * fp['rate']:.1f} % (95 % Wilson interval "
+        f"{100 * fp['wilson_95'][0]:.1f} to {100 * fp['wilson_95'][1]:.1f} %; goal at most "
+        f"{100 * fp['target']:.0f} %, {'met' if fp['meets_target'] else 'not met'}): of "
+        f"{fp['trials']} decisions on {s['replications']} builds of the reduced profile "
+        f"`{s['reduced_profile']}` on the null simulator, where no router can gain by selecting "
+        f"pairs, {fp['hits']} read *reproduced*. **Power** {100 * pw['rate']:.1f} %: of "
+        f"{pw['trials']} decisions on as many builds with a planted signal, {pw['hits']} "
+        "detected a gain the signal makes true."
+    )
+    if st is not None:
+        text += (
+            f" **Status stability** {100 * st['status_stability']:.1f} % (goal at least "
+            f"{100 * st['target']:.0f} %, {'met' if st['meets_target'] else 'not met'}): "
+            f"{st['same_in_all']} of the report's {st['claims']} claims keep their status "
+            f"when the `sim` book is rebuilt with master seeds {', '.join(map(str, st['seeds']))}."
+        )
+    return text + "\n"
+
+
+def line(result: dict) -> str:
+    fp, pw, st = (result[k] for k in ("false_positive_rate", "power", "status_stability"))
+    text = (
+        f"verdicts: false-positive rate {fp['rate']:.3f} ({fp['hits']}/{fp['trials']}, target "
+        f"<= {fp['target']}: {'met' if fp['meets_target'] else 'NOT met'}); power "
+        f"{pw['rate']:.3f} ({pw['hits']}/{pw['trials']})"
+    )
+    if st is not None:
+        text += (
+            f"; status stability {st['status_stability']:.3f} ({st['same_in_all']}/"
+            f"{st['claims']}, target >= {st['target']}: "
+            f"{'met' if st['meets_target'] else 'NOT met'})"
+        )
+    return text
