@@ -141,6 +141,7 @@ def _commit() -> str:
 
 
 def run() -> dict:
+    commit = _commit()  # what the builds ran, before anything can change under them
     with tempfile.TemporaryDirectory(prefix="racer-verdicts-") as tmp:
         work = Path(tmp)
         null, null_s = replications(work, NULL, NULL_CLAIMS)
@@ -174,7 +175,7 @@ def run() -> dict:
             "planted_build_s": planted_s,
             "date": time.strftime("%Y-%m-%d"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "commit": _commit(),
+            "commit": commit,
         },
     }
     PAGE.write_text(page(result), encoding="utf-8")
