@@ -68,6 +68,7 @@ __all__ = [  # the tolerances and claims are read from here by the report's chap
     "claims_views",
     "emergent_view",
     "protocol_table",
+    "rule_findings",
     "linked",
     "report",
     "sources",
@@ -380,3 +381,35 @@ def protocol_table() -> pd.DataFrame:
             ],
         }
     )
+
+
+def rule_findings(
+    stem: str, folder: str | Path, kinds: Sequence[str], basis: str
+) -> list[dict[str, Any]]:
+    """The claims of chapter ``stem`` whose rule is of one of ``kinds``, decided by the
+    report's own rules on the CSVs in ``folder`` (a chapter's results folder while it runs), as
+    findings rows for :func:`racer_lib.paper.claims.add_status`: ``finding`` (the claim),
+    ``key`` (its name in the simulator-sensitivity chapter), ``observed`` (the rule's value),
+    the verdict's columns and ``basis``. So a page and the report cannot disagree. A claim
+    this run cannot test (a budget or β it left out) is left out."""
+    from racer_lib.paper.claims import VERDICT_COLUMNS
+
+    rows = []
+    for claim in CLAIMS:
+        if claim.chapter != stem or claim.rule.kind not in kinds:
+            continue
+        try:
+            outcome = claim.rule.evaluate(Path(folder))
+        except NotAvailable:
+            continue
+        verdict = outcome.verdict.columns()
+        rows.append(
+            {
+                "finding": claim.claim,
+                "key": claim.sensitivity,
+                "observed": outcome.value,
+                **{k: verdict[k] for k in VERDICT_COLUMNS},
+                "basis": basis,
+            }
+        )
+    return rows

@@ -18,10 +18,9 @@ import pandas as pd
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.paper import experiments, plots, registry
-from racer_lib.paper.claim_rules import NotAvailable
-from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
-from racer_lib.paper.claims_table import CLAIMS
+from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.paper.report import rule_findings
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
@@ -125,24 +124,7 @@ def beta_findings(folder: str | Path, provenance: str) -> pd.DataFrame:
     (the report says why). Columns ``finding`` (the claim), ``key`` (its name in chapter 16),
     ``observed``, the verdict's, ``status`` and ``basis``; β acts on training only, so the
     simulator is given none of them."""
-    rows = []
-    for claim in CLAIMS:
-        if claim.chapter != registry.BETA or claim.rule.kind not in FINDING_KINDS:
-            continue
-        try:
-            outcome = claim.rule.evaluate(Path(folder))
-        except NotAvailable:
-            continue
-        verdict = outcome.verdict.columns()
-        rows.append(
-            {
-                "finding": claim.claim,
-                "key": claim.sensitivity,
-                "observed": outcome.value,
-                **{k: verdict[k] for k in VERDICT_COLUMNS},
-                "basis": BASIS_LEARNED,
-            }
-        )
+    rows = rule_findings(registry.BETA, folder, FINDING_KINDS, BASIS_LEARNED)
     return add_status(rows, provenance, registry.BETA, "beta_findings.csv")
 
 

@@ -22,10 +22,9 @@ import pandas as pd
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
 from racer_lib.paper import experiments, numbers, plots, registry
-from racer_lib.paper.claim_rules import NotAvailable
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
-from racer_lib.paper.claims_table import CLAIMS
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.paper.report import rule_findings
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
@@ -208,23 +207,7 @@ def random_findings(folder: str | Path, provenance: str) -> pd.DataFrame:
     Random at matched cost, a one-sided t-test, Holm over the budgets), so that the page and
     the report cannot disagree; empty when the run cannot test it. Columns ``finding`` (the
     claim), ``observed``, the verdict's, ``status`` and ``basis``."""
-    rows = []
-    for claim in CLAIMS:
-        if claim.chapter != registry.LLAMA or claim.rule.kind != "difference":
-            continue
-        try:
-            outcome = claim.rule.evaluate(Path(folder))
-        except NotAvailable:
-            continue
-        verdict = outcome.verdict.columns()
-        rows.append(
-            {
-                "finding": claim.claim,
-                "observed": outcome.value,
-                **{k: verdict[k] for k in VERDICT_COLUMNS},
-                "basis": BASIS_LEARNED,
-            }
-        )
+    rows = rule_findings(registry.LLAMA, folder, ("difference",), BASIS_LEARNED)
     return add_status(rows, provenance, registry.LLAMA, RANDOM_CSV)
 
 
