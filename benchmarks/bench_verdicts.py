@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from racer_lib.evaluation.intervals import wilson_interval  # noqa: E402
-from racer_lib.paper.claims import REPRODUCED  # noqa: E402
+from racer_lib.evaluation.verdicts import ALPHA  # noqa: E402
+from racer_lib.paper.claims import NOT_REPRODUCED, REPRODUCED  # noqa: E402
 from racer_lib.paper.claims_table import CLAIMS  # noqa: E402
 
 REDUCED = "verdicts"
@@ -119,12 +120,19 @@ def stability(work: Path) -> dict:
     differ = {k: [b.get(k, "missing") for b in builds] for k in keys}
     differ = {k: v for k, v in differ.items() if len(set(v)) > 1}
     share = 1 - len(differ) / len(keys)
+    # a contradiction: reproduced in one build, not reproduced in another (the other changes
+    # move between a decision and inconclusive, the protocol's answer near its edge)
+    contradictions = sorted(k for k, v in differ.items() if {REPRODUCED, NOT_REPRODUCED} <= set(v))
     return {
         "seeds": list(STABILITY_SEEDS),
         "claims": len(keys),
         "same_in_all": len(keys) - len(differ),
         "status_stability": share,
         "differ": differ,
+        "contradictions": contradictions,
+        # a claim with no effect at all keeps its status (inconclusive, or one side) in all
+        # builds with this probability: the ceiling the protocol's level puts on stability
+        "null_claim_same_in_all": (1 - 2 * ALPHA) ** len(builds) + 2 * ALPHA ** len(builds),
         "build_s": times,
     }
 
@@ -203,7 +211,13 @@ def page(result: dict) -> str:
             f" **Status stability** {100 * st['status_stability']:.1f} % (goal at least "
             f"{100 * st['target']:.0f} %, {'met' if st['meets_target'] else 'not met'}): "
             f"{st['same_in_all']} of the report's {st['claims']} claims keep their status "
-            f"when the `sim` book is rebuilt with master seeds {', '.join(map(str, st['seeds']))}."
+            f"when the `sim` book is rebuilt with master seeds {', '.join(map(str, st['seeds']))}; "
+            f"of the {st['claims'] - st['same_in_all']} that change, "
+            f"{len(st['contradictions'])} read *reproduced* in one build and *not reproduced* in "
+            "another, the rest move between a decision and *inconclusive*. A claim with no "
+            f"effect at all keeps one status in all {len(st['seeds'])} builds with probability "
+            f"{100 * st['null_claim_same_in_all']:.0f} % at this level: claims with no effect, "
+            "or one at a decision's edge, cap the stability that more seeds can buy."
         )
     return text + "\n"
 

@@ -86,6 +86,22 @@ def notebook_parameters(ipynb):
     return {k: v for k, v in space.items() if not k.startswith("__")}
 
 
+def printed(result, stem: str) -> str:
+    """Everything a chapter printed: the stream outputs of its executed notebook in ``result``
+    (a runner result)."""
+    import nbformat
+
+    path = next(p for p in result.executed if Path(p).name == f"{stem}.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    return "".join(
+        o.get("text", "")
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "stream"
+    )
+
+
 def real_chapter(smoke, stem: str, needs: str):
     """``(results folder, parameters, executed notebook)`` of a real-data chapter in the smoke run.
 

@@ -11,11 +11,11 @@ smoke build loads every one of them.
 from pathlib import Path
 
 import jupytext
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import printed
 
 from racer_lib.book import profiles
 from racer_lib.evaluation import metrics as evaluate
@@ -290,26 +290,12 @@ def test_the_finding_is_decided_over_the_seeds_from_the_runs(results, runs, para
     assert shown["effect"].to_numpy() == pytest.approx([v.effect for v in members.values()])
 
 
-def _printed(smoke, stem):
-    """Everything a chapter printed (stream outputs of its executed notebook)."""
-    result, _ = smoke
-    path = next(p for p in result.executed if p.name == f"{stem}.ipynb")
-    nb = nbformat.read(path, as_version=4)
-    return "".join(
-        o.get("text", "")
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.get("outputs", [])
-        if o.get("output_type") == "stream"
-    )
-
-
 def test_racer_routers_are_loaded_from_07s_store(smoke, params):
     """The smoke profile keeps 10's records and settings 07's: 10 trains no RACER router."""
-    printed = _printed(smoke, STEM)
+    text = printed(smoke[0], STEM)
     n = len(params["budgets"]) * params["n_seeds"]
     for judge in params["judges"]:
-        assert f"{judge}: {n} RACER routers ({n} loaded from the store)" in printed
+        assert f"{judge}: {n} RACER routers ({n} loaded from the store)" in text
 
 
 def test_table_budget_outside_budgets_is_refused(tmp_path, params):

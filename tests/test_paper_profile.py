@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 import jupytext
-import nbformat
 import pandas as pd
 import papermill
 import pytest
 import yaml
+from conftest import printed
 
 from racer_lib.book import profiles, runner
 from racer_lib.evaluation import metrics as evaluate
@@ -124,19 +124,6 @@ def tiny_run(tmp_path_factory):
     return result, files
 
 
-def _printed(result, stem):
-    """Everything a chapter printed (stream outputs of its executed notebook)."""
-    path = next(p for p in result.executed if p.name == f"{stem}.ipynb")
-    nb = nbformat.read(path, as_version=4)
-    return "".join(
-        o.get("text", "")
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.get("outputs", [])
-        if o.get("output_type") == "stream"
-    )
-
-
 @pytest.mark.slow
 def test_every_chapter_reads_the_records_folder(tiny_run):
     result, _ = tiny_run
@@ -155,13 +142,11 @@ def test_pair_counts_are_the_files(tiny_run):
     result, files = tiny_run
     mix = files["training_mix"]
     test = mix[mix["split"] == "test"]
-    assert f"{len(mix):,} pairs of {JUDGE} (generated)" in _printed(result, ROUTING[0])
+    assert f"{len(mix):,} pairs of {JUDGE} (generated)" in printed(result, ROUTING[0])
     n_train = int((mix["split"] == "train").sum())
     for stem in ("09_beta_sensitivity", "12_llama_family"):
-        assert f"trained on {n_train:,} pairs; {len(test):,} pairs to test" in _printed(
-            result, stem
-        )
-    assert f"seeds, {n_train:,} training pairs" in _printed(result, "10_advanced_baselines")
+        assert f"trained on {n_train:,} pairs; {len(test):,} pairs to test" in printed(result, stem)
+    assert f"seeds, {n_train:,} training pairs" in printed(result, "10_advanced_baselines")
 
     # Fig. 4's endpoints on every set are those of the files' records
     ends = pd.read_csv(Path(result.results_dirs["07_budget_frontier"]) / "frontier_endpoints.csv")

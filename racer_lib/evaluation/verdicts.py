@@ -126,13 +126,14 @@ def _clean(values: Sequence[float]) -> np.ndarray:
     return x[np.isfinite(x)]
 
 
-def _t_summary(x: np.ndarray) -> tuple[float, float, float]:
-    """Mean, standard error and the t quantile of the two-sided ``1 - 2 ALPHA`` interval."""
+def _t_summary(x: np.ndarray) -> tuple[float, float, float, float]:
+    """Mean, standard error and the two-sided ``1 - 2 ALPHA`` t-interval ``(lo, hi)``."""
     from scipy import stats
 
     mean = float(x.mean())
     se = float(x.std(ddof=1) / math.sqrt(x.size))
-    return mean, se, float(stats.t.ppf(1 - ALPHA, x.size - 1))
+    q = float(stats.t.ppf(1 - ALPHA, x.size - 1))
+    return mean, se, mean - q * se, mean + q * se
 
 
 def _one_sided_p(x: np.ndarray, threshold: float, sign: int) -> float:
@@ -140,7 +141,7 @@ def _one_sided_p(x: np.ndarray, threshold: float, sign: int) -> float:
     spread gives 0 when every value is on the claimed side and 1 otherwise."""
     from scipy import stats
 
-    mean, se, _ = _t_summary(x)
+    mean, se, _, _ = _t_summary(x)
     if se == 0:
         return 0.0 if sign * (mean - threshold) > 0 else 1.0
     t = sign * (mean - threshold) / se
@@ -170,8 +171,7 @@ def directional(
     early = _too_few(x, min_n, test)
     if early is not None:
         return early
-    mean, se, q = _t_summary(x)
-    lo, hi = mean - q * se, mean + q * se
+    mean, se, lo, hi = _t_summary(x)
     p = _one_sided_p(x, threshold, sign)
     p_other = 0.0 if se == 0 and mean == threshold else _one_sided_p(x, threshold, -sign)
     return Verdict(mean, lo, hi, p, int(x.size), test, _decide(p, p_other), p_other=p_other)
@@ -189,8 +189,7 @@ def equivalent(values: Sequence[float], margin: float, min_n: int = MIN_SEEDS) -
     early = _too_few(x, min_n, test)
     if early is not None:
         return early
-    mean, se, q = _t_summary(x)
-    lo, hi = mean - q * se, mean + q * se
+    mean, se, lo, hi = _t_summary(x)
     if se == 0:
         p = 0.0 if abs(mean) < margin else 1.0
     else:

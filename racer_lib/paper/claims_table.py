@@ -50,6 +50,19 @@ def _paper_list(values: Iterable[float], fmt: str = "g") -> str:
     return " / ".join(format(v, fmt) for v in values)
 
 
+def _level(csv: str, column: str, cells, accuracy: bool) -> Level:
+    """A level claim on paper cells: an accuracy within :data:`ACCURACY_TOLERANCE` points of
+    the paper's, a cost within :data:`RATIO_TOLERANCE` of it (relative)."""
+    return Level(
+        csv,
+        column,
+        tuple(cells),
+        tol=ACCURACY_TOLERANCE if accuracy else RATIO_TOLERANCE,
+        relative=not accuracy,
+        unit=" pts" if accuracy else "",
+    )
+
+
 def _domain_shares() -> str:
     """Table 4's shares per benchmark: ``judgebench 11.8 / ... (coding / ...)``."""
     parts = []
@@ -498,7 +511,7 @@ CLAIMS: tuple[Claim, ...] = (
             + (" %" if k == 0 else "")
             + " (Qwen3-1.7B / 4B / 8B; mean over the three OOD benchmarks)",
             ch.BASELINES,
-            Level(
+            _level(
                 "baselines_runs.csv",
                 quantity,
                 tuple(
@@ -508,9 +521,7 @@ CLAIMS: tuple[Claim, ...] = (
                     )
                     for j in _QWEN3
                 ),
-                tol=ACCURACY_TOLERANCE if k == 0 else RATIO_TOLERANCE,
-                relative=k == 1,
-                unit=" pts" if k == 0 else "",
+                accuracy=k == 0,
             ),
         )
         for m in ("RACER", *_BASELINES)
@@ -570,15 +581,13 @@ CLAIMS: tuple[Claim, ...] = (
             + (" %" if k == 0 else "")
             + " (C = 2 / 3 / 4)",
             ch.BETA,
-            Level(
+            _level(
                 "beta_runs.csv",
                 quantity,
                 tuple(
                     ({"beta": b, "budget": c}, paper.BETA_SENSITIVITY[b, c][k]) for c in _BUDGETS3
                 ),
-                tol=ACCURACY_TOLERANCE if k == 0 else RATIO_TOLERANCE,
-                relative=k == 1,
-                unit=" pts" if k == 0 else "",
+                accuracy=k == 0,
             ),
         )
         for b in (0.0, _BETA, 0.01, 0.05)
@@ -648,13 +657,11 @@ CLAIMS: tuple[Claim, ...] = (
             + (" %" if k == 0 else "")
             + " (on each seed's record draw)",
             ch.LLAMA,
-            Level(
+            _level(
                 "llama_runs.csv",
                 f"{prefix}_{quantity}",
                 (({}, paper.LLAMA_FAMILY_ENDPOINTS[mode][k]),),
-                tol=ACCURACY_TOLERANCE if k == 0 else RATIO_TOLERANCE,
-                relative=k == 1,
-                unit=" pts" if k == 0 else "",
+                accuracy=k == 0,
             ),
         )
         for mode, prefix, k, quantity in (
@@ -673,13 +680,11 @@ CLAIMS: tuple[Claim, ...] = (
             + _paper_list(paper.LLAMA_FAMILY)
             + ("" if k < 2 else " (here: Random at RACER's reasoning rate)"),
             ch.LLAMA,
-            Level(
+            _level(
                 "llama_runs.csv",
                 column,
                 tuple(({"budget": c}, v[k]) for c, v in paper.LLAMA_FAMILY.items()),
-                tol=ACCURACY_TOLERANCE if "accuracy" in name else RATIO_TOLERANCE,
-                relative="cost" in name,
-                unit=" pts" if "accuracy" in name else "",
+                accuracy="accuracy" in name,
             ),
         )
         for k, name, column in (
@@ -715,16 +720,14 @@ CLAIMS: tuple[Claim, ...] = (
             + (" %" if k < 4 else "")
             + " (1.7B / 4B / 8B)",
             ch.SELF_ROUTING,
-            Level(
+            _level(
                 "self_routing_table.csv",
                 column,
                 tuple(
                     ({"judge": j, "set": "training_mix"}, v[k])
                     for j, v in paper.SELF_ROUTING.items()
                 ),
-                tol=ACCURACY_TOLERANCE if k < 4 else RATIO_TOLERANCE,
-                relative=k == 4,
-                unit=" pts" if k < 4 else "",
+                accuracy=k < 4,
             ),
         )
         for k, name, column in (
