@@ -293,16 +293,18 @@ class RacerRouter(BaseEstimator):
     # ------------------------------------------------------------------------------------
     # Saving
 
-    def save(self, path) -> Path:
+    def save(self, path, trained_on: dict | None = None) -> Path:
         """Write the fitted router to ``path`` as a checked router file
         (:meth:`Router.save <racer_lib.routing.policy.Router.save>`, usable by
         ``racer judge run --router``), with the parameters and fitted figures
-        :meth:`load` restores."""
+        :meth:`load` restores; ``trained_on`` (plain values: e.g. the records file, its
+        digest, the pair counts) is stored beside them for ``racer router info``."""
         self._check_fitted()
         meta = {
             "params": {k: _plain(v) for k, v in self.get_params().items()},
             **{k: _plain(getattr(self, k)) for k in _FITTED},
             "history": {c: self.history_[c].tolist() for c in self.history_},
+            "trained_on": {k: _plain(v) for k, v in (trained_on or {}).items()},
         }
         return replace(self.router_, config={**self.router_.config, _META: meta}).save(path)
 
