@@ -329,7 +329,12 @@ def test_llmbar_folder_import_equals_llmbar_records(mirror):
     want = llmbar.llmbar_records("GPT-4", tokenizer=tok, manifest=mirror)
     want = want[want["subset"] == "natural"].reset_index(drop=True)
     assert len(got) == 100
-    pd.testing.assert_frame_equal(got.drop(columns="source"), want.drop(columns="source"))
+    texts = list(rec.TEXT_FIELDS)
+    pd.testing.assert_frame_equal(got.drop(columns=["source", *texts]), want.drop(columns="source"))
+    # the pair texts ride along, as the dataset has them (so the records file can be embedded)
+    dataset = folder / "Dataset" / "LLMBar" / llmbar.LLMBAR_SUBSETS["natural"] / "dataset.json"
+    pairs = llmbar.read_llmbar_dataset(dataset, "natural")
+    pd.testing.assert_frame_equal(got[["id", *texts]], pairs[["id", *texts]])
     assert got["source"].iloc[0].startswith("release:LLMBar outputs:GPT-4/Vanilla+GPT-4/CoT")
 
     # Two judges paired: GPT-4's Vanilla as instruct, ChatGPT's CoT as reasoning, swapped order.
@@ -359,6 +364,15 @@ def test_cli_llmbar_import_and_errors(mirror, tmp_path, capsys):
     assert cli.main([*argv, "--judge", "PaLM2", "--subset", "manual", "--out", str(out)]) == 0
     assert f"wrote {out}: 46 judge records of PaLM2" in capsys.readouterr().out
     assert list(rio.read_records(out)["subset"].unique()) == ["manual"]
+    # import -> embed with the CLI alone: the records file is its own pairs file
+    parquet = tmp_path / "palm2.parquet"
+    assert cli.main([*argv, "--judge", "PaLM2", "--subset", "manual", "--out", str(parquet)]) == 0
+    emb = tmp_path / "palm2.embeddings.parquet"
+    embed = ["pairs", "embed", str(parquet), "--out", str(emb), "--encoder", "all-MiniLM-L6-v2"]
+    assert cli.main([*embed, "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    assert f"wrote {emb}: 46 pairs x 1152 dims" in capsys.readouterr().out
+    records, x = rio.load(parquet)
+    assert x.shape == (46, 1152) and list(records["subset"].unique()) == ["manual"]
     assert cli.main([*argv, "--judge", "Nobody", "--subset", "manual", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "evaluators/Nobody/Vanilla/result.json: no such file" in err

@@ -233,7 +233,7 @@ def test_returned_policies_are_the_selected_checkpoints(behaviour, data):
         assert acc[p] == pytest.approx(h.loc[(p, epoch), "valid_accuracy"], abs=1e-3)
         assert cost[p] == pytest.approx(h.loc[(p, epoch), "valid_cost"], abs=1e-4)
         expected = (
-            tr._select(
+            tr.select_checkpoint(
                 _pivot(behaviour, "valid_accuracy")[p],
                 _pivot(behaviour, "valid_cost")[p],
                 BEHAVIOUR[p].budget,
@@ -324,15 +324,16 @@ def test_same_seed_same_result_other_seed_other_result(data):
 def test_select_best_accuracy_among_feasible_epochs():
     acc = [80.0, 90.0, 85.0, 88.0, 95.0]
     cost = [1.0, 2.5, 1.9, 2.0, 3.0]
-    assert tr._select(acc, cost, 2.0) == 3  # 90 and 95 are over budget; 88 at cost == budget
-    assert tr._select(acc, cost, 5.0) == 4
-    assert tr._select(acc, cost, 1.95) == 2
-    assert tr._select([80.0, 90.0, 90.0], [1.0, 1.0, 1.0], 2.0) == 1  # ties: the first
+    # 90 and 95 are over budget; 88 at cost == budget
+    assert tr.select_checkpoint(acc, cost, 2.0) == 3
+    assert tr.select_checkpoint(acc, cost, 5.0) == 4
+    assert tr.select_checkpoint(acc, cost, 1.95) == 2
+    assert tr.select_checkpoint([80.0, 90.0, 90.0], [1.0, 1.0, 1.0], 2.0) == 1  # ties: the first
 
 
 def test_select_closest_cost_when_no_epoch_is_feasible():
-    assert tr._select([70.0, 99.0, 80.0], [1.3, 2.0, 1.2], 1.0) == 2
-    assert tr._select([99.0, 70.0], [1.5, 1.5], 1.0) == 0  # equally close: the first
+    assert tr.select_checkpoint([70.0, 99.0, 80.0], [1.3, 2.0, 1.2], 1.0) == 2
+    assert tr.select_checkpoint([99.0, 70.0], [1.5, 1.5], 1.0) == 0  # equally close: the first
 
 
 # ----------------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ action; ``racer --help`` lists every command with one example.
 * ``racer pairs embed`` (:mod:`~racer_lib.cli.pairs`): embed preference pairs for routing;
 * ``racer records validate|import|route`` (:mod:`~racer_lib.cli.records`): check record files,
   import other tools' judge outputs, route a record file's pairs with a saved router;
+* ``racer router train|evaluate|info`` (:mod:`~racer_lib.cli.router`): train a router on
+  records under a budget, evaluate it on held-out pairs, describe a router file;
 * ``racer simulator check|generate`` (:mod:`~racer_lib.cli.simulator`): the calibrated
   simulator of judge records.
 
@@ -48,6 +50,7 @@ from racer_lib.cli.records import (
     cmd_records_validate,
     routes_path,
 )
+from racer_lib.cli.router import ROUTER, cmd_router_evaluate, cmd_router_info, cmd_router_train
 from racer_lib.cli.simulator import SIMULATOR, cmd_simulator_check, cmd_simulator_generate
 from racer_lib.errors import RacerError
 
@@ -66,6 +69,9 @@ __all__ = [
     "cmd_records_import",
     "cmd_records_route",
     "cmd_records_validate",
+    "cmd_router_evaluate",
+    "cmd_router_info",
+    "cmd_router_train",
     "cmd_simulator_check",
     "cmd_simulator_generate",
     "commands_help",
@@ -74,7 +80,7 @@ __all__ = [
 ]
 
 #: The nouns of ``racer``, in the order of the data flow and of ``racer --help``.
-NOUNS: tuple[Noun, ...] = (DATA, SIMULATOR, JUDGE, RECORDS, PAIRS, BOOK)
+NOUNS: tuple[Noun, ...] = (DATA, SIMULATOR, JUDGE, RECORDS, PAIRS, ROUTER, BOOK)
 
 #: Old spellings accepted for one release: the old first word -> the words that replace it.
 #: ``judge``, still a noun, is old only when an option follows it (``racer judge --dataset ...``

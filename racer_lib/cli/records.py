@@ -81,7 +81,8 @@ def _add_import(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Judge outputs made by other tools as judge records (racer_lib.judging.outputs), one "
         "source per mode (the instruct and the reasoning mode), tokens counted with a named "
-        "tokenizer."
+        "tokenizer. LLMBar's records keep the pair texts (prompt, response_a, response_b), so "
+        "`racer pairs embed` embeds the records file itself."
     )
     parser.epilog = (
         "examples: racer records import --format judgebench --instruct haiku.jsonl "

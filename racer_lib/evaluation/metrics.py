@@ -295,6 +295,77 @@ def routing_metrics(
 
 
 # ----------------------------------------------------------------------------------------
+# A saved router on held-out pairs (``racer router evaluate``)
+
+#: The methods of :func:`held_out_report`, in its order.
+HELD_OUT_METHODS = ("router", "All-Instruct", "All-Reasoning", "Random at the router's rate")
+
+
+def _mean_interval(values: np.ndarray, level: float) -> tuple[float, float, float]:
+    """Mean of per-pair ``values`` with its normal-approximation interval over pairs."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    mean = float(values.mean())
+    half = z * float(values.std(ddof=1)) / np.sqrt(len(values)) if len(values) > 1 else np.nan
+    return mean, mean - half, mean + half
+
+
+def held_out_report(
+    records: pd.DataFrame, decisions, unit: CostUnit, budget: float, level: float = 0.95
+) -> dict:
+    """A router's routed decisions (0/1, one per pair of ``records``) against the three
+    reference policies on the same pairs: accuracy (%) and realized cost in the router's
+    training ``unit`` (the unit ``budget`` is in, Eq. (1)), each with a ``level`` interval over
+    pairs; Random reasons with the router's realized rate on every pair (its expected
+    correctness and cost per pair). ``router_minus_random`` is the paired difference of
+    accuracy (points); ``budget_met``: the router's realized cost is at most ``budget``."""
+    d = np.asarray(decisions, dtype=np.int64)
+    if d.shape != (len(records),) or not np.isin(d, (0, 1)).all():
+        raise ValueError(f"need one 0/1 decision per pair ({len(records)}), got {d.shape}")
+    if len(records) == 0:
+        raise ValueError("no pairs to evaluate")
+    r, c = correct_matrix(records), unit.cost(records)
+    rate = float(d.mean())
+    rows = np.arange(len(d))
+    per_pair = {
+        "router": (r[rows, d], c[rows, d]),
+        "All-Instruct": (r[:, 0], c[:, 0]),
+        "All-Reasoning": (r[:, 1], c[:, 1]),
+        "Random at the router's rate": (
+            (1 - rate) * r[:, 0] + rate * r[:, 1],
+            (1 - rate) * c[:, 0] + rate * c[:, 1],
+        ),
+    }
+    methods = []
+    for name in HELD_OUT_METHODS:
+        acc, cost = per_pair[name]
+        a, c_ = _mean_interval(100 * acc, level), _mean_interval(cost, level)
+        methods.append(
+            {
+                "method": name,
+                "accuracy": a[0],
+                "accuracy_lo": a[1],
+                "accuracy_hi": a[2],
+                "cost": c_[0],
+                "cost_lo": c_[1],
+                "cost_hi": c_[2],
+                "reasoning_rate": {"All-Instruct": 0.0, "All-Reasoning": 1.0}.get(name, rate),
+            }
+        )
+    diff = _mean_interval(100 * (per_pair["router"][0] - per_pair[HELD_OUT_METHODS[3]][0]), level)
+    return {
+        "pairs": len(d),
+        "level": level,
+        "budget": float(budget),
+        "tokens_per_unit": float(unit.tokens_per_unit),
+        "budget_met": bool(methods[0]["cost"] <= budget),
+        "router_minus_random": dict(zip(("effect", "lo", "hi"), diff)),
+        "methods": methods,
+    }
+
+
+# ----------------------------------------------------------------------------------------
 # Fig. 2 (§2 of the paper): the two modes side by side, and the statements the paper reads
 # off the figure
 

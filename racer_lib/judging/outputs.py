@@ -377,7 +377,7 @@ def llmbar_folder_records(
     frames = []
     for subset, where in found.items():
         pairs = llmbar.read_llmbar_dataset(where / "dataset.json", subset)
-        frame = pairs[PAIR_ID_COLUMNS].copy()
+        frame = pairs[PAIR_ID_COLUMNS + list(rec.TEXT_FIELDS)].copy()
         for mode, (ev_judge, method) in specs.items():
             path = where / "evaluators" / ev_judge / method / "result.json"
             if not path.is_file():
@@ -393,7 +393,9 @@ def llmbar_folder_records(
     names = {m: "/".join(s) for m, s in specs.items()}
     name = judge or _judge_name({m: s[0] for m, s in specs.items()})
     source = f"LLMBar outputs:{names['instruct']}+{names['reasoning']}"
-    return _finish(out, name, source, tokenizer_name, ["order"], f"LLMBar {name} ({folder})")
+    # the pair texts ride along, so `racer pairs embed` can embed the records file itself
+    extra = ["order", *rec.TEXT_FIELDS]
+    return _finish(out, name, source, tokenizer_name, extra, f"LLMBar {name} ({folder})")
 
 
 # ----------------------------------------------------------------------------------------

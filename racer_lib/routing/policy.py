@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import pickle
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -260,9 +261,14 @@ class Router:
         try:
             blob = torch.load(path, weights_only=True)
         except Exception as exc:  # not a torch file, a truncated one, or one holding more
-            raise InputError(
-                f"{path}: not a router file, or a damaged one ({type(exc).__name__}: {exc})"
-            ) from exc
+            # one line: PyTorch's own message runs over several, with advice not to follow
+            first = next(iter(str(exc).strip().splitlines()), "")
+            what = (
+                "refused to unpickle it"
+                if isinstance(exc, pickle.UnpicklingError)
+                else f"{type(exc).__name__}: {first}"
+            )
+            raise InputError(f"{path}: not a router file, or a damaged one ({what})") from exc
         if not isinstance(blob, dict) or not {"layers", "meta"} <= set(blob):
             raise InputError(f"{path}: not a router file (no layers and meta; see Router.save)")
         problem = seal_problem(blob)

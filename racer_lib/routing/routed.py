@@ -90,6 +90,12 @@ def router_fingerprint(router: Router) -> str:
     return h.hexdigest()[:16]
 
 
+def more_probable(p_reasoning) -> np.ndarray:
+    """The ``expected`` decision: each pair's more probable mode, 1 (reasoning) iff
+    ``pi(1 | z) > 1/2``, a tie going to the cheaper instruct mode (0)."""
+    return (np.asarray(p_reasoning, dtype=np.float64) > 0.5).astype(np.int64)
+
+
 def decide(ids, p_reasoning: np.ndarray, decision: str, seed: int) -> np.ndarray:
     """The mode of each pair (0 instruct, 1 reasoning) under rule ``decision`` (see the module
     docstring); ``sampled`` draws from each pair's own seed, derived from ``seed``."""
@@ -97,7 +103,7 @@ def decide(ids, p_reasoning: np.ndarray, decision: str, seed: int) -> np.ndarray
         raise ConfigError(f"unknown decision {decision!r}; decisions are {', '.join(DECISIONS)}")
     p = np.asarray(p_reasoning, dtype=np.float64)
     if decision == "expected":
-        return (p > 0.5).astype(np.int64)
+        return more_probable(p)
     u = [np.random.default_rng(item_seed(seed, str(i), "route")).random() for i in ids]
     return (np.asarray(u) < p).astype(np.int64)
 

@@ -112,6 +112,9 @@ class TrainSettings:
     group_seeds: bool = False  # policies sharing a seed: one first-layer matmul (SeedGroups)
     precision: str = "fp32"  # "bf16": matmuls in bfloat16, fp32 master weights and loss
     device: str = "cpu"  # "cuda" (or "cuda:N") trains on a GPU
+    # glibc's malloc keeps freed memory while the batch trains (_keeping_freed_memory): a
+    # process-wide setting for the call's duration, speed only; False leaves malloc alone
+    keep_freed_memory: bool = True
 
     def __post_init__(self):
         if self.precision not in PRECISIONS:
@@ -181,7 +184,7 @@ _GLIBC_DEFAULTS = {_M_MMAP_MAX: 65536, _M_TRIM_THRESHOLD: 128 * 1024}
 
 
 @contextmanager
-def _keeping_freed_memory():
+def _keeping_freed_memory(enabled: bool = True):
     """While the batch trains, glibc's malloc keeps freed memory for reuse (speed only).
 
     Gradients are allocated once (:class:`~racer_lib.routing.steps.Step`), but a bf16 step
@@ -200,10 +203,12 @@ def _keeping_freed_memory():
 
     Only where memory comes from changes: the same values are computed in the same order, so
     the trained policies are bit-for-bit the same with and without it (tests/test_train.py).
-    Elsewhere than glibc, or with :data:`KEEP_FREED_MEMORY` false, nothing changes.
+    Elsewhere than glibc, with ``enabled`` false (``TrainSettings(keep_freed_memory=False)``,
+    as :class:`racer_lib.routing.estimator.RacerRouter` trains) or with
+    :data:`KEEP_FREED_MEMORY` false, nothing changes.
     """
     libc = None
-    if KEEP_FREED_MEMORY and platform.libc_ver()[0] == "glibc":
+    if enabled and KEEP_FREED_MEMORY and platform.libc_ver()[0] == "glibc":
         try:
             libc = ctypes.CDLL(None)
             libc.mallopt, libc.malloc_trim  # noqa: B018 (present on glibc)
@@ -260,8 +265,10 @@ class TrainResult:
         )
 
 
-def _select(valid_acc, valid_cost, budget) -> int:
-    """Appendix B.3: best valid accuracy among epochs within budget, else cost closest to it."""
+def select_checkpoint(valid_acc, valid_cost, budget) -> int:
+    """Appendix B.3: best valid accuracy among checkpoints within budget, else the one whose
+    cost is closest to it (the first on ties); returns its index. The trainer picks each
+    policy's epoch by it, :class:`racer_lib.routing.estimator.RacerRouter` its seed."""
     valid_acc, valid_cost = np.asarray(valid_acc), np.asarray(valid_cost)
     ok = valid_cost <= budget
     if ok.any():
@@ -304,12 +311,14 @@ def train_policies(
     """Train every configuration in one pass over the data; return the best valid checkpoints.
 
     ``unit`` defaults to the train split's cost unit (the one its costs are expressed in).
-    On glibc, malloc keeps freed memory for reuse while it trains
-    (:func:`_keeping_freed_memory`: faster at the paper's sizes, bit-for-bit the same result).
+    On glibc, malloc keeps freed memory for reuse while it trains unless
+    ``settings.keep_freed_memory`` is false (:func:`_keeping_freed_memory`: a process-wide
+    malloc setting for the call's duration; faster at the paper's sizes, bit-for-bit the same
+    result).
     """
     unit = unit or train.unit or CostUnit(1.0)
     _check_inputs(train, valid, configs, unit)
-    with _keeping_freed_memory():
+    with _keeping_freed_memory(settings.keep_freed_memory):
         return _train_batch(train, valid, configs, settings, unit, progress)
 
 
@@ -400,13 +409,16 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
                     "valid_cost": float(vcost[p]),
                 }
             )
-            chosen = _select(
+            chosen = select_checkpoint(
                 [h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist], configs[p].budget
             )
             if chosen == epoch:  # this epoch is the best valid checkpoint so far
                 best[p] = policies.policy_layers(p)
     best_epoch = [
-        _select([h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist], configs[p].budget) + 1
+        select_checkpoint(
+            [h[0][p] for h in valid_hist], [h[1][p] for h in valid_hist], configs[p].budget
+        )
+        + 1
         for p in range(P)
     ]
     _load(policies, best)

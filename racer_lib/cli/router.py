@@ -1,0 +1,362 @@
+"""``racer router train|evaluate|info``: a router made from a judge's records, measured on
+held-out pairs, and described from its file (:class:`racer_lib.routing.RacerRouter`).
+
+The records (``racer records import``, ``racer judge merge`` or ``racer simulator generate``)
+hold both modes' correctness and tokens per pair; the embeddings beside them
+(``RECORDS_STEM.embeddings.parquet``, ``racer pairs embed``) are what the router reads. A budget
+is in the paper's unit, the training rows' mean instruct tokens (All-Instruct costs 1.0), or in
+mean tokens per pair with ``--budget-tokens``: RACER trains against it directly, so there is
+no threshold to calibrate afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from racer_lib.cli.common import Noun, Verb, positive_int
+from racer_lib.errors import InputError, MissingFileError
+
+#: The records' ``split`` values ``racer router train`` trains and selects on.
+TRAIN, VALID = "train", "valid"
+
+
+def _records_and_embeddings(path: Path, encoder: str | None = None, quiet: bool = False):
+    """The records of ``path`` and their embeddings (aligned by id, with the file), embedding
+    the pairs first with ``encoder`` (the embeddings cache) when it is named."""
+    from racer_lib.records import io as rio
+
+    records = rio.read_records(path)
+    epath = rio.embeddings_path(path)
+    if encoder is not None:
+        from racer_lib.records.embed import embed_file
+        from racer_lib.records.encoders import load_encoder
+
+        print(embed_file(path, epath, encoder=load_encoder(encoder), progress=not quiet).summary())
+    if not epath.exists():
+        raise MissingFileError(
+            f"{epath}: no embeddings beside {path}; embed the pairs first (racer pairs embed "
+            f"{path}) or name an encoder (--encoder all-MiniLM-L6-v2)"
+        )
+    emb = rio.read_embeddings(epath)
+    return records, rio.align_embeddings(records, emb, epath, path), emb, epath
+
+
+def _train_and_valid(records, validation_fraction: float, seed: int):
+    """Row masks of the training and the validation pairs: the records' ``train`` and ``valid``
+    splits when both are there; otherwise ``validation_fraction`` of the training candidates
+    (the ``train`` split, or every pair when there is none) held out at random (seeded)."""
+    import numpy as np
+
+    split = records["split"].to_numpy()
+    train, valid = split == TRAIN, split == VALID
+    if train.any() and valid.any():
+        return train, valid
+    if not 0 < validation_fraction < 1:
+        raise InputError(f"--validation-fraction must lie in (0, 1) (got {validation_fraction})")
+    candidates = np.flatnonzero(train if train.any() else split != "test")
+    held = np.random.default_rng(seed).permutation(candidates)
+    n_valid = max(1, int(round(validation_fraction * len(held))))
+    if len(held) - n_valid < 2:
+        raise InputError(f"too few pairs to train on ({len(held)}), with {n_valid} held out")
+    train, valid = np.zeros(len(split), bool), np.zeros(len(split), bool)
+    valid[held[:n_valid]], train[held[n_valid:]] = True, True
+    return train, valid
+
+
+def cmd_router_train(args: argparse.Namespace) -> int:
+    """``racer router train``: a router for a budget, saved as a checked router file."""
+    from racer_lib.records import schema as rec
+    from racer_lib.records.sources import sha256sum
+    from racer_lib.routing import RacerRouter
+
+    records, x, emb, epath = _records_and_embeddings(args.records, args.encoder, args.quiet)
+    train, valid = _train_and_valid(records, args.validation_fraction, args.seed)
+    unit = rec.CostUnit.from_records(records[train])
+    budget = args.budget if args.budget is not None else args.budget_tokens / unit.tokens_per_unit
+    rec.check_budget(budget, records[train], unit, file=args.records)
+    if args.out.is_dir():
+        raise InputError(f"{args.out}: --out is a folder; give the router file to write")
+    r, t = rec.correct_matrix(records), rec.token_matrix(records)
+    per_pair = budget * unit.tokens_per_unit
+    print(
+        f"training on {int(train.sum()):,} pairs of {args.records} ({records['judge'].iloc[0]}), "
+        f"selecting on {int(valid.sum()):,}; embeddings {emb.dim}-d "
+        f"({emb.embedder or 'unnamed embedder'}); budget C = {budget:.4g} "
+        f"(1 unit = {unit.tokens_per_unit:.1f} instruct tokens: {per_pair:.1f} tokens per pair); "
+        f"{args.variant}, {args.seeds} seed(s), {args.epochs} epochs"
+    )
+    router = RacerRouter(
+        budget,
+        variant=args.variant,
+        tau_r=args.tau_r,
+        tau_c=args.tau_c,
+        beta=args.beta,
+        epochs=args.epochs,
+        lr=args.lr,
+        dual_step=args.dual_step,
+        batch_size=args.batch_size,
+        arch=args.arch,
+        n_seeds=args.seeds,
+        random_state=args.seed,
+        device=args.device,
+        precision=args.precision,
+        embedder=emb.embedder or None,
+        progress=not args.quiet,
+    )
+    router.fit(x[train], r[train], t[train], x[valid], r[valid], t[valid])
+    trained_on = {
+        "records": str(args.records),
+        "records_sha256": sha256sum(args.records),
+        "embeddings_sha256": sha256sum(epath),
+        "judge": str(records["judge"].iloc[0]),
+        "train_pairs": int(train.sum()),
+        "valid_pairs": int(valid.sum()),
+    }
+    router.save(args.out, trained_on=trained_on)
+    within = "within" if router.valid_cost_ <= budget else "over"
+    print(
+        f"kept seed {router.seed_}, epoch {router.best_epoch_}: validation accuracy "
+        f"{100 * router.valid_accuracy_:.2f} %, cost {router.valid_cost_:.3f} ({within} budget "
+        f"{budget:.4g}); lambda {router.lam_:.4g}"
+    )
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _add_train(parser: argparse.ArgumentParser) -> None:
+    from racer_lib.routing.train import VARIANTS, PolicyConfig, TrainSettings
+
+    parser.description = (
+        "Train a router on a judge's records (both modes' correctness and tokens per pair) and "
+        "the embeddings beside them, for a budget: Algorithm 1 of the paper, the best "
+        "validation checkpoint kept (among those within budget, the most accurate). Trains on "
+        "the records' 'train' split and selects on 'valid' when both are there, else holds out "
+        "--validation-fraction of the pairs (seeded); pairs of split 'test' are never used."
+    )
+    parser.add_argument("records", type=Path, help="records file (.parquet or .csv)")
+    budget = parser.add_mutually_exclusive_group(required=True)
+    budget.add_argument(
+        "--budget",
+        type=float,
+        metavar="C",
+        help="budget in the paper's unit: mean instruct tokens of the training pairs "
+        "(All-Instruct = 1.0)",
+    )
+    budget.add_argument(
+        "--budget-tokens", type=float, metavar="T", help="budget in mean tokens per pair"
+    )
+    parser.add_argument("--out", type=Path, required=True, help="router file to write")
+    parser.add_argument(
+        "--variant",
+        type=str.upper,
+        choices=tuple(VARIANTS),
+        default=PolicyConfig.variant,
+        help=f"ACER, RACER-R, RACER-C or RACER (any case; default {PolicyConfig.variant}, the "
+        "paper's benchmark runs)",
+    )
+    for name, help_ in (
+        ("tau_r", "temperature of the reward's worst case (RACER-R, RACER)"),
+        ("tau_c", "temperature of the cost's worst case (RACER-C, RACER)"),
+        ("beta", "weight of the entropy term"),
+    ):
+        default = getattr(PolicyConfig, name)
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=float,
+            default=default,
+            help=f"{help_} (default {default:g})",
+        )
+    parser.add_argument(
+        "--epochs",
+        type=positive_int,
+        default=TrainSettings.epochs,
+        help=f"default {TrainSettings.epochs}",
+    )
+    for name, kind, help_ in (
+        ("lr", float, "AdamW learning rate"),
+        ("dual_step", float, "step of the multiplier lambda"),
+        ("batch_size", positive_int, "pairs per step"),
+    ):
+        default = getattr(TrainSettings, name)
+        parser.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=kind,
+            default=default,
+            help=f"{help_} (default {default:g})",
+        )
+    parser.add_argument(
+        "--arch", choices=("mlp", "linear"), default=TrainSettings.arch, help="router architecture"
+    )
+    parser.add_argument(
+        "--seeds",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="train N routers, keep the best validation checkpoint among them (default 1)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the hold-out and the routers (default 0)",
+    )
+    parser.add_argument(
+        "--validation-fraction",
+        type=float,
+        default=0.2,
+        help="pairs held out for selection when the records have no 'valid' split (default 0.2)",
+    )
+    parser.add_argument(
+        "--encoder",
+        metavar="NAME",
+        help="embed the pairs first with this encoder (racer pairs embed; cached), writing the "
+        "embeddings beside the records",
+    )
+    parser.add_argument("--device", default=TrainSettings.device, help="torch device")
+    parser.add_argument(
+        "--precision",
+        choices=("fp32", "bf16"),
+        default=TrainSettings.precision,
+        help="matrix products in float32 or bfloat16",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=cmd_router_train)
+
+
+def cmd_router_evaluate(args: argparse.Namespace) -> int:
+    """``racer router evaluate``: a saved router on held-out pairs, beside the baselines."""
+    from racer_lib.evaluation.metrics import held_out_report
+    from racer_lib.records import schema as rec
+    from racer_lib.routing.policy import Router
+    from racer_lib.routing.routed import more_probable
+
+    records, x, emb, epath = _records_and_embeddings(args.records)
+    router = Router.load(args.router)
+    router.check(emb.dim, emb.embedder or None, file=str(epath))
+    if args.split is not None:
+        keep = (records["split"] == args.split).to_numpy()
+        if not keep.any():
+            found = ", ".join(sorted(records["split"].unique()))
+            raise InputError(f"{args.records}: no pairs of split {args.split!r} (splits: {found})")
+        records, x = records[keep], x[keep]
+    decisions = more_probable(router.p_reasoning(x))
+    report = held_out_report(
+        records, decisions, rec.CostUnit(router.tokens_per_unit), router.budget
+    )
+    report = {
+        "records": str(args.records),
+        "split": args.split,
+        "router": str(args.router),
+        **report,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    where = f"split {args.split!r} of " if args.split else ""
+    print(
+        f"{report['pairs']:,} pairs ({where}{args.records}), budget C = {router.budget:g} "
+        f"(1 unit = {router.tokens_per_unit:.1f} instruct tokens); {100 * report['level']:g} % "
+        "intervals over pairs"
+    )
+    print(f"{'method':<28} {'accuracy %':>22} {'cost':>22} {'reasoning':>10}")
+    for m in report["methods"]:
+        acc = f"{m['accuracy']:.2f} [{m['accuracy_lo']:.2f}, {m['accuracy_hi']:.2f}]"
+        cost = f"{m['cost']:.3f} [{m['cost_lo']:.3f}, {m['cost_hi']:.3f}]"
+        print(f"{m['method']:<28} {acc:>22} {cost:>22} {m['reasoning_rate']:>10.1%}")
+    d = report["router_minus_random"]
+    met = "met" if report["budget_met"] else "NOT met"
+    print(
+        f"router minus Random at its rate: {d['effect']:+.2f} points [{d['lo']:+.2f}, "
+        f"{d['hi']:+.2f}]; budget {met} (realized cost {report['methods'][0]['cost']:.3f})"
+    )
+    return 0
+
+
+def _add_evaluate(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Route the pairs of a record file with a saved router (each pair its more probable "
+        "mode) and report accuracy, realized cost (the router's unit) and reasoning rate "
+        "beside All-Instruct, All-Reasoning and Random at the router's reasoning rate, with "
+        "intervals over pairs, and whether the budget was met."
+    )
+    parser.add_argument("records", type=Path, help="records file; embeddings beside it")
+    parser.add_argument("--router", required=True, type=Path, help="router file")
+    parser.add_argument("--split", help="only the pairs of this split (e.g. test)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(handler=cmd_router_evaluate)
+
+
+def cmd_router_info(args: argparse.Namespace) -> int:
+    """``racer router info``: what a router file says about itself."""
+    from racer_lib.routing.policy import Router
+
+    router = Router.load(args.router)
+    meta = router.config.get("estimator", {})
+    info = {
+        "router": str(args.router),
+        "budget": router.budget,
+        "tokens_per_unit": router.tokens_per_unit,
+        "variant": router.config.get("variant"),
+        "tau_r": router.config.get("tau_r"),
+        "tau_c": router.config.get("tau_c"),
+        "beta": router.config.get("beta"),
+        "encoder": router.embedder,
+        "in_dim": router.in_dim,
+        "arch": router.arch,
+        "epochs": router.config.get("epochs"),
+        "best_epoch": router.config.get("best_epoch"),
+        "version": router.version,
+        **{k: meta.get(k) for k in ("valid_accuracy_", "valid_cost_", "lam_", "seed_")},
+        "trained_on": meta.get("trained_on"),
+    }
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    for key, value in info.items():
+        if isinstance(value, dict):
+            for k, v in value.items():
+                print(f"{key}.{k}: {v}")
+        elif value is not None:
+            print(f"{key.rstrip('_')}: {value}")
+    if not meta:
+        print("(saved by the book's trainer, not `racer router train`: no validation figures)")
+    return 0
+
+
+def _add_info(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("router", type=Path, help="router file")
+    parser.add_argument("--json", action="store_true", help="print as JSON")
+    parser.set_defaults(handler=cmd_router_info)
+
+
+ROUTER = Noun(
+    "router",
+    "routers: train one on a judge's records under a budget, evaluate it, describe its file",
+    "Routers (racer_lib.routing.RacerRouter) from judge records: both modes' correctness and "
+    "tokens per pair, and the embeddings beside them (racer pairs embed). A budget is in the "
+    "paper's unit, the training pairs' mean instruct tokens (All-Instruct costs 1.0), or in mean "
+    "tokens per pair (--budget-tokens): RACER trains against it directly, with no threshold to "
+    "calibrate afterwards.",
+    (
+        Verb(
+            "train",
+            "train a router on records and their embeddings for a budget (RacerRouter)",
+            "racer router train records/gpt4.parquet --budget 3 --out gpt4.router.pt",
+            _add_train,
+        ),
+        Verb(
+            "evaluate",
+            "a saved router on held-out pairs, beside All-Instruct, All-Reasoning and Random",
+            "racer router evaluate records/gpt4.parquet --router gpt4.router.pt --split test",
+            _add_evaluate,
+        ),
+        Verb(
+            "info",
+            "what a router file holds: budget, variant, temperatures, encoder, training data",
+            "racer router info gpt4.router.pt",
+            _add_info,
+        ),
+    ),
+)
