@@ -122,6 +122,29 @@ def test_every_module_is_listed_in_the_readme_and_its_package_docstring(module):
     assert f"{name}" in doc, f"the docstring of racer_lib/{folder} does not name {name}"
 
 
+#: The subpackages a practitioner imports from (issue 29): each says what it exports.
+PUBLIC_PACKAGES = ("records", "judging", "routing", "evaluation")
+
+
+@pytest.mark.parametrize("package", PUBLIC_PACKAGES)
+def test_a_public_package_exports_what_a_user_imports(package):
+    """``__all__`` of ``racer_lib.<package>``: every name resolves to an object defined in a
+    module of the package (or a layer below), public, and ``dir()`` lists it."""
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(f"racer_lib.{package}")
+    names = mod.__all__
+    assert names and len(set(names)) == len(names) and not any(n.startswith("_") for n in names)
+    for name in names:
+        obj = getattr(mod, name)
+        if inspect.isfunction(obj) or inspect.isclass(obj):  # defined here, not re-exported
+            assert obj.__module__.startswith("racer_lib."), (package, name, obj.__module__)
+        assert name in dir(mod), (package, name)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        mod.no_such_name  # noqa: B018
+
+
 # --- the library: small modules and functions, layers that hold (issue 21) ------------------
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80

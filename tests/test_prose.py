@@ -39,6 +39,7 @@ CONVERTED = [
     "03_motivation_and_benchmarks",
     "01_reproduction_report",
     "16_simulator_sensitivity",
+    "17_your_own_judge",
 ]
 REAL_DATA = ["02_judging", "13_llmbar_judges", "14_llmbar_routing", "15_llmbar_shift"]
 
@@ -79,6 +80,8 @@ ALLOWED = {
     # the paper's Fig. 2, Fig. 3, Fig. 4, Table 2 and Table 3; chapters 04 and 08; the 95 %
     # intervals of the rule "holds"
     "16_simulator_sensitivity": {"2", "3", "4", "04", "08", "95 %"},
+    # the five steps' section numbers; GPT-4 (an LLMBar evaluator's name)
+    "17_your_own_judge": {"1", "2", "3", "4", "5"},
     # LLMBar's definition: 419 pairs in subsets of 100, 134, 92, 47, 46; ICLR 2024, judges of
     # 2023; chapter 04, Fig. 2; the paper's cost ratios 3 (Table 1) to 19; a coin's 50 %
     "13_llmbar_judges": {

@@ -191,6 +191,7 @@ def _add_train(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--seeds",
+        "--n-seeds",
         type=positive_int,
         default=1,
         metavar="N",

@@ -5,4 +5,44 @@
 - ``verdicts``: the statistical protocol every finding and claim goes through (replicate seeds,
   one-sided t-tests, TOST, Holm's correction, the three decisions);
 - ``intervals``: Wilson and bootstrap intervals, the sign test.
+
+What a user imports is exported here (:data:`__all__`):
+``from racer_lib.evaluation import held_out_report, directional``.
 """
+
+from __future__ import annotations
+
+import importlib
+
+#: What a user imports from ``racer_lib.evaluation``, and the module each name lives in. A name
+#: is loaded on first use, so importing one module of the package does not import the others
+#: (PyTorch for the metrics, statsmodels for the verdicts).
+_EXPORTS = {
+    "endpoints": "metrics",
+    "held_out_report": "metrics",
+    "oracle_frontier": "metrics",
+    "policy_point": "metrics",
+    "random_point": "metrics",
+    "routing_metrics": "metrics",
+    "Verdict": "verdicts",
+    "directional": "verdicts",
+    "equivalent": "verdicts",
+    "every": "verdicts",
+    "most": "verdicts",
+    "bootstrap_interval": "intervals",
+    "sign_test": "intervals",
+    "wilson_interval": "intervals",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    """A name of :data:`__all__`, from its module (``racer_lib.evaluation.<module>``)."""
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"racer_lib.evaluation.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

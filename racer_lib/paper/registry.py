@@ -61,6 +61,7 @@ LLMBAR_JUDGES = "13_llmbar_judges"
 LLMBAR_ROUTING = "14_llmbar_routing"
 LLMBAR_SHIFT = "15_llmbar_shift"
 SENSITIVITY = "16_simulator_sensitivity"
+PRACTICE = "17_your_own_judge"
 
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(REPORT, "What this build reproduces", reads=READS_ALL, run_last=True),
@@ -137,6 +138,8 @@ CHAPTERS: tuple[Chapter, ...] = (
         requires=("data:llmbar",),
     ),
     Chapter(SENSITIVITY, "How the verdicts depend on the simulator's choices"),
+    # LLMBar's files when they can be had, simulated records otherwise (the page says which)
+    Chapter(PRACTICE, "Your own judge: from two-mode outputs to a router"),
 )
 
 BY_STEM: dict[str, Chapter] = {chapter.stem: chapter for chapter in CHAPTERS}

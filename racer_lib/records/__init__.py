@@ -12,4 +12,52 @@
 - :mod:`~racer_lib.records.embed`, :mod:`~racer_lib.records.encoders`: pair embeddings;
 - :mod:`~racer_lib.records.sources` (the manifest, fetching and checking),
   :mod:`~racer_lib.records.judgebench`, :mod:`~racer_lib.records.llmbar`: external data.
+
+What a user imports is exported here (:data:`__all__`):
+``from racer_lib.records import load, correct_matrix, token_matrix``.
 """
+
+from __future__ import annotations
+
+import importlib
+
+#: What a user imports from ``racer_lib.records``, and the module each name lives in. A name
+#: is loaded on first use, so importing one module of the package does not import the others
+#: (the simulator's SciPy, the encoders' models).
+_EXPORTS = {
+    "Embeddings": "io",
+    "align_embeddings": "io",
+    "embeddings_path": "io",
+    "load": "io",
+    "read_embeddings": "io",
+    "read_records": "io",
+    "write_embeddings": "io",
+    "write_records": "io",
+    "read_pairs": "pairs",
+    "validate_pairs": "pairs",
+    "MODES": "schema",
+    "CostUnit": "schema",
+    "RecordsError": "schema",
+    "check_budget": "schema",
+    "correct_matrix": "schema",
+    "provenance": "schema",
+    "token_matrix": "schema",
+    "validate_records": "schema",
+    "simulate": "simulate",
+    "write_simulated": "simulate",
+    "embed_file": "embed",
+    "embed_pairs": "embed",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    """A name of :data:`__all__`, from its module (``racer_lib.records.<module>``)."""
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"racer_lib.records.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

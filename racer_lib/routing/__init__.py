@@ -29,3 +29,7 @@ def __getattr__(name: str):
 
         return RacerRouter
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
