@@ -126,7 +126,7 @@ def cmd_router_train(args: argparse.Namespace) -> int:
 
 
 def _add_train(parser: argparse.ArgumentParser) -> None:
-    from racer_lib.routing.train import VARIANTS, PolicyConfig, TrainSettings
+    from racer_lib.routing.train import VARIANTS, PolicyConfig
 
     parser.description = (
         "Train a router on a judge's records (both modes' correctness and tokens per pair) and "
@@ -156,39 +156,7 @@ def _add_train(parser: argparse.ArgumentParser) -> None:
         help=f"ACER, RACER-R, RACER-C or RACER (any case; default {PolicyConfig.variant}, the "
         "paper's benchmark runs)",
     )
-    for name, help_ in (
-        ("tau_r", "temperature of the reward's worst case (RACER-R, RACER)"),
-        ("tau_c", "temperature of the cost's worst case (RACER-C, RACER)"),
-        ("beta", "weight of the entropy term"),
-    ):
-        default = getattr(PolicyConfig, name)
-        parser.add_argument(
-            f"--{name.replace('_', '-')}",
-            type=float,
-            default=default,
-            help=f"{help_} (default {default:g})",
-        )
-    parser.add_argument(
-        "--epochs",
-        type=positive_int,
-        default=TrainSettings.epochs,
-        help=f"default {TrainSettings.epochs}",
-    )
-    for name, kind, help_ in (
-        ("lr", float, "AdamW learning rate"),
-        ("dual_step", float, "step of the multiplier lambda"),
-        ("batch_size", positive_int, "pairs per step"),
-    ):
-        default = getattr(TrainSettings, name)
-        parser.add_argument(
-            f"--{name.replace('_', '-')}",
-            type=kind,
-            default=default,
-            help=f"{help_} (default {default:g})",
-        )
-    parser.add_argument(
-        "--arch", choices=("mlp", "linear"), default=TrainSettings.arch, help="router architecture"
-    )
+    _add_training_options(parser)
     parser.add_argument(
         "--seeds",
         "--n-seeds",
@@ -215,15 +183,36 @@ def _add_train(parser: argparse.ArgumentParser) -> None:
         help="embed the pairs first with this encoder (racer pairs embed; cached), writing the "
         "embeddings beside the records",
     )
-    parser.add_argument("--device", default=TrainSettings.device, help="torch device")
-    parser.add_argument(
-        "--precision",
-        choices=("fp32", "bf16"),
-        default=TrainSettings.precision,
-        help="matrix products in float32 or bfloat16",
-    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=cmd_router_train)
+
+
+def _add_training_options(parser: argparse.ArgumentParser) -> None:
+    """The objective's and the trainer's settings, each defaulting to the library's
+    (:class:`~racer_lib.routing.train.PolicyConfig`,
+    :class:`~racer_lib.routing.train.TrainSettings`)."""
+    from racer_lib.routing.policy import ARCHS
+    from racer_lib.routing.train import PRECISIONS, PolicyConfig, TrainSettings
+
+    for source, name, kind, help_ in (
+        (PolicyConfig, "tau_r", float, "temperature of the reward's worst case (RACER-R, RACER)"),
+        (PolicyConfig, "tau_c", float, "temperature of the cost's worst case (RACER-C, RACER)"),
+        (PolicyConfig, "beta", float, "weight of the entropy term"),
+        (TrainSettings, "epochs", positive_int, "training epochs"),
+        (TrainSettings, "lr", float, "AdamW learning rate"),
+        (TrainSettings, "dual_step", float, "step of the multiplier lambda"),
+        (TrainSettings, "batch_size", positive_int, "pairs per step"),
+    ):
+        default = getattr(source, name)
+        flag = f"--{name.replace('_', '-')}"
+        parser.add_argument(flag, type=kind, default=default, help=f"{help_} (default {default:g})")
+    for name, choices, help_ in (
+        ("arch", tuple(ARCHS), "router architecture"),
+        ("device", None, "torch device"),
+        ("precision", PRECISIONS, "matrix products in float32 or bfloat16"),
+    ):
+        default = getattr(TrainSettings, name)
+        parser.add_argument(f"--{name}", choices=choices, default=default, help=help_)
 
 
 def cmd_router_evaluate(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ What a user imports is exported here (:data:`__all__`):
 
 from __future__ import annotations
 
-import importlib
+from racer_lib._exports import lazy_exports
 
 #: What a user imports from ``racer_lib.records``, and the module each name lives in. A name
 #: is loaded on first use, so importing one module of the package does not import the others
@@ -51,13 +51,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    """A name of :data:`__all__`, from its module (``racer_lib.records.<module>``)."""
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"racer_lib.records.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

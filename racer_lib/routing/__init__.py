@@ -13,23 +13,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from racer_lib._exports import lazy_exports
 
-if TYPE_CHECKING:
-    from racer_lib.routing.estimator import RacerRouter
+#: What a user imports from ``racer_lib.routing``, and the module each name lives in: loaded on
+#: first use, so importing one module of the package (the book's store, ``racer judge run``)
+#: imports neither scikit-learn nor PyTorch for it.
+_EXPORTS = {"RacerRouter": "estimator"}
 
-__all__ = ["RacerRouter"]
-
-
-def __getattr__(name: str):
-    """``RacerRouter`` on first use: importing a module of this package (the book's store,
-    ``racer judge run``) does not import scikit-learn and PyTorch for it."""
-    if name == "RacerRouter":
-        from racer_lib.routing.estimator import RacerRouter
-
-        return RacerRouter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -277,7 +277,7 @@ def in_sample_router(
     quality), RACER's default objective (:class:`racer_lib.routing.train.PolicyConfig`) at
     ``budget``
     in the records' own cost unit; ``settings``: :class:`racer_lib.routing.train.TrainSettings`."""
-    from racer_lib.routing import train
+    import racer_lib.routing.train as train
 
     unit = rec.CostUnit.from_records(records)
     split = train.make_split("train", records, x, unit)
