@@ -161,7 +161,9 @@ def _policy_epoch(profile: profiles.Profile, precision: str = "fp32") -> float:
     unit, parts = train.splits(records, embeddings)
     del records, embeddings
     configs = experiments.grid([BUDGET], experiments.seeds(p["seed"], p["n_seeds"]))
-    settings = train.TrainSettings(epochs=1, lr=p.get("lr", 1e-4), precision=precision)
+    settings = train.TrainSettings(
+        epochs=1, lr=p.get("lr", 1e-4), precision=precision, keep_freed_memory=True
+    )
     start = time.perf_counter()
     train.train_policies(parts["train"], parts["valid"], configs, settings, unit, progress=False)
     return (time.perf_counter() - start) / len(configs)

@@ -25,8 +25,9 @@ Two measurements, in this process, one after the other:
   round); target >= 65 %, or the bf16 path (issue 24). Four settings are timed in
   interleaved rounds: the default (one first-layer matmul per policy, fp32), seed groups
   (``group_seeds=True``), bf16 (``precision="bf16"``) and bf16 in seed groups.
-  ``train_policies`` has glibc's malloc keep freed memory for reuse while it trains
-  (:func:`racer_lib.routing.train._keeping_freed_memory`), so no step's fresh gradient comes
+  Every setting asks ``train_policies`` to have glibc's malloc keep freed memory for reuse
+  while it trains (``keep_freed_memory=True``, as the book's runner asks;
+  :func:`racer_lib.routing.train._keeping_freed_memory`), so no step's fresh gradient comes
   from a fresh mmap whose pages fault in one at a time. Then ``PROFILE_STEPS`` steps run under
   ``torch.profiler``: the time by operation (gather, forward and backward matmuls, the rest of
   forward and backward, optimizer, worst-case weights, validation, other, the interpreter) is
@@ -131,10 +132,11 @@ def _sequential(train, valid, configs, settings) -> float:
 def _sim_profile() -> dict:
     unit, train, valid, data_s = _data(SIM)
     configs = _configs()
-    base = tr.TrainSettings(epochs=SIM_EPOCHS, batch_size=BATCH)
+    base = tr.TrainSettings(epochs=SIM_EPOCHS, batch_size=BATCH, keep_freed_memory=True)
     plain, fused = replace(base, fused=False), replace(base, fused=True)
     # Warm up every code path on a slice (allocator, kernels, optimizer state creation).
-    warm_train, warm_settings = _head(train, 8 * BATCH), tr.TrainSettings(epochs=1)
+    warm_train = _head(train, 8 * BATCH)
+    warm_settings = tr.TrainSettings(epochs=1, keep_freed_memory=True)
     tr.train_policies(warm_train, valid, configs, warm_settings, unit, progress=False)
     for settings in (plain, fused):
         _sequential(warm_train, valid, configs[:2], replace(settings, epochs=1))
@@ -195,7 +197,7 @@ def _matmul_flops(n_rows: int, dim: int, policies: int, backward: bool) -> float
 def _paper_sizes() -> dict:
     unit, full_train, valid, data_s = _data(PAPER)
     configs = _configs()
-    settings = tr.TrainSettings(epochs=1, batch_size=BATCH)
+    settings = tr.TrainSettings(epochs=1, batch_size=BATCH, keep_freed_memory=True)
     # A fixed number of steps: one epoch over the first PAPER_STEPS x 64 train pairs, then the
     # end-of-epoch validation pass over a small validation slice (counted too).
     train, valid = _head(full_train, PAPER_STEPS * BATCH), _head(valid, PAPER_VALID)
@@ -272,7 +274,9 @@ def _bf16_accuracy() -> dict:
     configs = _configs()
     out = {}
     for precision in ("fp32", "bf16"):
-        settings = tr.TrainSettings(epochs=BF16_EPOCHS, lr=1e-3, precision=precision)
+        settings = tr.TrainSettings(
+            epochs=BF16_EPOCHS, lr=1e-3, precision=precision, keep_freed_memory=True
+        )
         result = tr.train_policies(train, valid, configs, settings, unit, progress=False)
         history = result.history.set_index(["policy", "epoch"])
         picks = [history.loc[(p, e)] for p, e in enumerate(result.best_epoch)]

@@ -47,7 +47,7 @@ PARAMETERS = [
     "dataset",
     "n_pairs",
     "model",
-    "mode",
+    "judge_setup",
     "max_tokens",
     "batch_size",
     "seed",
@@ -146,7 +146,7 @@ def test_declares_the_parameters_of_the_brief(tmp_path):
     assert defaults["dataset"] == '"judgebench"'
     assert defaults["n_pairs"] == "4"
     assert defaults["model"] == '"smollm2"'
-    assert defaults["mode"] == '"cot"'
+    assert defaults["judge_setup"] == '"cot"'
     assert defaults["torch_threads"] == "1"
     assert json.loads(defaults["gpu_models"]) == GPU_MODELS
     assert defaults["gpu_max_tokens"] == "8192"
@@ -184,7 +184,7 @@ def test_missing_data_stops_with_the_data_error(tmp_path, monkeypatch):
 
 def test_smoke_parameters_are_small(params):
     assert params["dataset"] == "judgebench" and params["model"] == "smollm2"
-    assert params["mode"] == "cot"
+    assert params["judge_setup"] == "cot"
     assert params["n_pairs"] <= 4 and params["max_tokens"] <= 96
 
 
@@ -224,7 +224,7 @@ def test_records_match_the_run_parts(records, parts, params):
 
 def test_the_run_config_pins_the_settings(results, params):
     config = json.loads((results / "run" / "shard-0-of-1" / "config.json").read_text())
-    assert config["judge"]["kind"] == "cot" and config["judge"]["name"] == "smollm2-cot"
+    assert config["judge"]["setup"] == "cot" and config["judge"]["name"] == "smollm2-cot"
     assert config["backend"] == "transformers"
     assert config["sampling"]["temperature"] == 0.6
     assert config["sampling"]["max_tokens"] == params["max_tokens"]
@@ -402,7 +402,7 @@ def test_the_gpu_cell_skipped_with_its_message(chapter, results, params):
             dataset=params["gpu_dataset"],
             model=model,
             backend="vllm",
-            mode="hybrid",
+            setup="hybrid",
             max_tokens=params["gpu_max_tokens"],
             batch_size=params["gpu_batch_size"],
             seed=params["seed"],

@@ -4,7 +4,9 @@ resumable runs (a SIGKILLed run resumed), merging into judge records."""
 
 import argparse
 import importlib
+import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -61,9 +63,9 @@ def vllm_stub(monkeypatch):
 # Judges, seeds, shards
 
 
-def test_judge_spec_modes():
+def test_judge_spec_setups():
     hybrid = judging.JudgeSpec("hybrid", "Qwen/Qwen3-8B")
-    assert hybrid.judge_name == "Qwen3-8B" and hybrid.tasks == ("instruct", "reasoning")
+    assert hybrid.record_name == "Qwen3-8B" and hybrid.tasks == ("instruct", "reasoning")
     assert hybrid.chat_template_kwargs("instruct") == {"enable_thinking": False}
     assert hybrid.chat_template_kwargs("reasoning") == {"enable_thinking": True}
     msgs = hybrid.messages("reasoning", "Q", "a", "b")
@@ -76,7 +78,7 @@ def test_judge_spec_modes():
 
     pair = judging.JudgeSpec("pair", "org/inst", reasoning_model="org/R1")
     assert pair.model_for("instruct") == "org/inst" and pair.model_for("reasoning") == "org/R1"
-    assert pair.chat_template_kwargs("reasoning") is None and pair.judge_name == "inst+R1"
+    assert pair.chat_template_kwargs("reasoning") is None and pair.record_name == "inst+R1"
     route = judging.JudgeSpec("hybrid", "m", self_route=True)
     assert route.tasks[-1] == "self_route"
     assert route.messages("self_route", "Q", "a", "b")[0]["content"] == prompts.self_routing_prompt(
@@ -86,7 +88,7 @@ def test_judge_spec_modes():
         judging.JudgeSpec("pair", "m")
     with pytest.raises(ValueError, match="only for pair"):
         judging.JudgeSpec("hybrid", "m", reasoning_model="r")
-    with pytest.raises(ValueError, match="unknown judge kind"):
+    with pytest.raises(ValueError, match="unknown judge set-up"):
         judging.JudgeSpec("fast", "m")
 
 
@@ -400,7 +402,7 @@ def test_command_line_round_trips_through_the_parser():
         dict(
             dataset="pairs dir/p.jsonl",
             model="org/inst",
-            mode="pair",
+            setup="pair",
             reasoning_model="org/R1",
             backend="vllm",
             out="runs/with space",
@@ -421,7 +423,7 @@ def test_command_line_round_trips_through_the_parser():
         dict(
             dataset="s.parquet",
             model="smollm2",
-            mode="cot",
+            setup="cot",
             max_tokens=64,
             batch_size=4,
             threads=1,
@@ -449,7 +451,7 @@ def test_command_line_round_trips_through_the_parser():
         "m",
         "--backend",
         "transformers",
-        "--mode",
+        "--setup",
         "hybrid",
         "--max-tokens",
         "4096",
@@ -477,7 +479,7 @@ def test_command_line_round_trips_through_the_parser():
 
 def test_run_spec_refuses_bad_settings():
     with pytest.raises(ConfigError, match="reasoning_model"):
-        judging.RunSpec("judgebench", "m", "out", mode="pair")
+        judging.RunSpec("judgebench", "m", "out", setup="pair")
     with pytest.raises(ConfigError, match="--gguf-file is for the transformers backend"):
         judging.RunSpec("judgebench", "m", "out", backend="vllm", gguf_file="x.gguf")
     with pytest.raises(ConfigError, match="bad shard"):
@@ -975,3 +977,41 @@ def test_real_smollm2_judges_judgebench_pairs_in_both_modes(smollm2, tmp_path, m
                 assert row.verdict == "unparseable" and row.parse == "none"
     finally:
         torch.set_num_threads(threads)
+
+
+def test_mode_is_a_deprecated_alias_of_setup(capsys):
+    """``--mode`` (the set-up's former name) parses to the same run as ``--setup``, with one
+    line on stderr; ``--setup`` prints nothing."""
+    parser = cli.build_parser()
+    argv = ["judge", "run", "--dataset", "d.parquet", "--model", "m", "--out", "o"]
+    new = judging.RunSpec.from_namespace(parser.parse_args([*argv, "--setup", "cot"]))
+    assert capsys.readouterr().err == ""
+    old = judging.RunSpec.from_namespace(parser.parse_args([*argv, "--mode", "cot"]))
+    err = capsys.readouterr().err
+    assert new == old and new.setup == "cot" and new.judge.setup == "cot"
+    assert err.count("\n") == 1 and "--mode is deprecated; use --setup cot" in err
+    with pytest.raises(SystemExit):  # the help names --setup only
+        parser.parse_args(["judge", "run", "--help"])
+    shown = capsys.readouterr().out
+    assert "--setup {hybrid,pair,cot}" in shown and not re.search(r"--mode\b", shown)
+
+
+def test_a_shard_written_under_the_former_kind_key_resumes(tmp_path):
+    """A run folder whose config.json names the set-up ``kind`` (before the rename) resumes
+    and merges as ``setup``: no "other settings" refusal, the same records."""
+    pairs, spec = make_pairs(5), judging.JudgeSpec("cot", "fake")
+    run = judging.RunSpec.of_judge(spec, tmp_path / "run", batch_size=2, seed=1)
+    with pytest.raises(KeyboardInterrupt):
+        judging.run_judging(pairs, FlakyBackend(fail_after=2), run, progress=False)
+    config = tmp_path / "run" / "shard-0-of-1" / judging.CONFIG_NAME
+    old = json.loads(config.read_text())
+    old["judge"] = {("kind" if k == "setup" else k): v for k, v in old["judge"].items()}
+    config.write_text(json.dumps(old))
+    assert "kind" in json.loads(config.read_text())["judge"]
+    res = judging.run_judging(pairs, FlakyBackend(), run, progress=False)
+    assert res.n_done_before == 4 and res.n_judged == res.n_items - 4
+    ref = judging.RunSpec.of_judge(spec, tmp_path / "ref", batch_size=2, seed=1)
+    judging.run_judging(pairs, FlakyBackend(), ref, progress=False)
+    pd.testing.assert_frame_equal(
+        judging.merge(tmp_path / "run", pairs), judging.merge(tmp_path / "ref", pairs)
+    )

@@ -216,7 +216,7 @@ def test_gpu_plan_script_and_selection(tmp_path, monkeypatch, capsys):
     assert run == judging.command_string(
         dataset="judgebench",
         model="org/Big-A",
-        mode="hybrid",
+        setup="hybrid",
         backend="vllm",
         max_tokens=8192,
         batch_size=256,

@@ -138,6 +138,22 @@ def test_set_gives_every_notebook_that_declares_a_parameter_its_value(repo: Path
         profile.with_set({"results_dir": "elsewhere"})
 
 
+def test_the_runner_asks_every_trainer_to_keep_freed_memory(repo: Path, tmp_path):
+    """A notebook with a ``trainer`` parameter gets RUNNER_TRAINER under the profile's keys
+    (a profile may turn it off); a notebook without one gets no ``trainer``."""
+    from racer_lib.book.profiles import RUNNER_TRAINER, Folders, prepare
+
+    nb = repo / "notebooks" / "02_beta.md"
+    nb.write_text(nb.read_text().replace("scale = 1.0", "scale = 1.0\ntrainer = {}"))
+    layout = Folders().layout(repo, "child")
+    profile = load_profile("child", repo)
+    assert prepare("02_beta", profile, layout, tmp_path).parameters["trainer"] == RUNNER_TRAINER
+    asked = profile.with_set({"trainer": {"device": "cpu", "keep_freed_memory": False}})
+    got = prepare("02_beta", asked, layout, tmp_path).parameters["trainer"]
+    assert got == {"keep_freed_memory": False, "device": "cpu"}
+    assert "trainer" not in prepare("01_alpha", asked, layout, tmp_path).parameters
+
+
 @pytest.mark.parametrize(
     "text, says",
     [("set: [scale]\n", "'set' must map parameter names to values"),

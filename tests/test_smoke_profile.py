@@ -454,7 +454,8 @@ def test_beta_table_has_all_twelve_cells_with_the_paper_values(smoke):
 
 def test_every_training_chapter_receives_the_profiles_trainer_settings(smoke):
     """smoke's ``set: {trainer: ...}`` reaches each chapter that declares ``trainer`` (the path
-    a GPU or bf16 build takes) and no other; the chapter trains with it."""
+    a GPU or bf16 build takes) and no other, with what the runner asks of every trainer
+    (profiles.RUNNER_TRAINER, under the profile's keys); the chapter trains with it."""
     import ast
     import json
 
@@ -478,7 +479,9 @@ def test_every_training_chapter_receives_the_profiles_trainer_settings(smoke):
         if "\ntrainer = " in f"\n{source}":
             declaring.append(path.stem)
             lines = [line for line in injected.splitlines() if line.startswith("trainer = ")]
-            assert [ast.literal_eval(line.split(" = ", 1)[1]) for line in lines] == [given]
+            got = [ast.literal_eval(line.split(" = ", 1)[1]) for line in lines]
+            assert got == [{**profiles.RUNNER_TRAINER, **given}], path.stem
+            assert got[0]["keep_freed_memory"] is True
         else:
             assert "trainer" not in injected, path.stem
     assert len(declaring) >= 6, declaring  # 06, 07, 08, 09, 10, 12 (14, 15 on real data)

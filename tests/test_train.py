@@ -1,6 +1,7 @@
 """Training routers: batched = separate, Algorithm 1's behaviour, model selection, bad inputs."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -69,10 +70,14 @@ def test_batched_equals_separate(data, fused):
 
 
 def test_keeping_freed_memory_changes_speed_not_results(monkeypatch):
-    """train_policies has glibc's malloc keep freed memory (a speed-up at the paper's sizes):
-    the trained policies and their history are bit-for-bit those of malloc's defaults. The
-    first layer's gradient (4 x 9000 x 256 floats, 37 MB) is above glibc's largest mmap
-    threshold, so the defaults serve it from fresh mmaps and the setting does apply."""
+    """TrainSettings(keep_freed_memory=True) has glibc's malloc keep freed memory (a speed-up at
+    the paper's sizes): the trained policies and their history are bit-for-bit those of
+    malloc's defaults. The first layer's gradient (4 x 9000 x 256 floats, 37 MB) is above
+    glibc's largest mmap threshold, so the defaults serve it from fresh mmaps and the setting
+    does apply. Off by default: a library call changes no process-wide setting unless asked."""
+    calls = []
+    real = tr._keeping_freed_memory
+    monkeypatch.setattr(tr, "_keeping_freed_memory", lambda on: calls.append(on) or real(on))
     gen = torch.Generator().manual_seed(0)
     n, dim = 150, 9000  # 3 steps an epoch, the last one partial
     x = torch.randn(n, dim, generator=gen)
@@ -83,14 +88,42 @@ def test_keeping_freed_memory_changes_speed_not_results(monkeypatch):
         tr.PolicyConfig(budget=1.5 + p / 4, seed=p, variant=v) for p, v in enumerate(tr.VARIANTS)
     ]
     settings = tr.TrainSettings(epochs=2, lr=1e-3, dual_step=1e-2)
-    results = {}
-    for keep in (True, False):
-        monkeypatch.setattr(tr, "KEEP_FREED_MEMORY", keep)
-        results[keep] = tr.train_policies(train, valid, configs, settings, progress=False)
+    assert settings.keep_freed_memory is False
+    results = {
+        keep: tr.train_policies(train, valid, configs, replace(settings, keep_freed_memory=keep))
+        for keep in (True, False)
+    }
+    assert calls == [True, False]
     for a, b in zip(results[True].policies.parameters(), results[False].policies.parameters()):
         assert torch.equal(a, b)
     pd.testing.assert_frame_equal(results[True].history, results[False].history, check_exact=True)
     assert results[True].history["lambda"].gt(0).any()  # the dual step did move
+
+
+def test_mallopt_is_called_only_when_asked(monkeypatch):
+    """The malloc settings are changed (and restored) only inside a call that asks for it."""
+    if __import__("platform").libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    import ctypes
+
+    seen = []
+
+    class Libc:
+        def mallopt(self, param, value):
+            seen.append((param, value))
+            return 1
+
+        def malloc_trim(self, pad):
+            seen.append(("trim", pad))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
+    with tr._keeping_freed_memory(False):
+        pass
+    assert seen == []
+    with tr._keeping_freed_memory(True):
+        assert seen and all(p != "trim" for p, _ in seen)
+    assert seen[-1] == ("trim", 0)
 
 
 def test_gather_copies_the_indexed_rows_into_the_buffer():

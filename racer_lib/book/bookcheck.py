@@ -399,7 +399,7 @@ def check_book(
     html: str | os.PathLike,
     screenshots: str | os.PathLike | None = None,
     roots: Sequence[str] | None = None,
-    progress: bool = True,
+    progress: bool = False,
 ) -> list[PageResult]:
     """Check every page of the built book in ``html`` (see the module docstring)."""
     from tqdm.auto import tqdm

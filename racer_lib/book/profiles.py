@@ -18,7 +18,8 @@ build --set NAME=VALUE`` adds to it (:meth:`Profile.with_set`).
 What a chapter needs beyond the repository (``data:<source>``, ``model:<name>``) is stated once,
 in the chapter registry (:data:`racer_lib.paper.registry.REQUIRES`); a profile's own ``requires``
 adds needs of notebooks the registry does not know. Every notebook receives ``profile`` and
-``results_dir`` on top of the profile's parameters; all checks happen before the first notebook
+``results_dir`` on top of the profile's parameters, and a notebook with a ``trainer`` parameter
+gets :data:`RUNNER_TRAINER` under the profile's own trainer keys; all checks happen before the first notebook
 runs, and any problem raises :class:`PipelineError` (one line, naming the file): a profile that
 is not UTF-8, that gives a key of a mapping twice (with both lines; YAML forbids it, PyYAML would
 keep the last) or that names no notebook, itself or through ``extends``, is refused.
@@ -45,6 +46,11 @@ ON_MISSING = ("page", "error")
 REQUIREMENT_KINDS = ("data", "model")
 MODELS = ("smollm2",)  # model:<name> requirements the runner knows how to look for
 JUDGE_PACKAGES = ("transformers", "gguf", "accelerate")  # the `judge` extras (GGUF on a CPU)
+# What the runner asks of every notebook's trainer (a ``trainer`` parameter, TrainSettings
+# fields) under the profile's own keys: glibc's malloc keeps freed memory while a batch trains
+# (racer_lib.routing.train._keeping_freed_memory, speed only). A library call never does
+# unless asked; a notebook run by the runner asks.
+RUNNER_TRAINER = {"keep_freed_memory": True}
 
 
 class PipelineError(RacerError):
@@ -458,6 +464,8 @@ def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
     for name, value in given.items():
         file = profile.files.get((stem, name), f"profile {profile.name!r}")
         _check_parameter_type(file, stem, source, name, value, inspected[name].get("default"))
+    if "trainer" in declared:
+        given["trainer"] = {**RUNNER_TRAINER, **(given.get("trainer") or {})}
     parameters = {
         **given,
         "profile": profile.name,

@@ -121,7 +121,7 @@ def cmd_book_check(args: argparse.Namespace) -> int:
 
     for old in args.screenshots.glob("*.png"):  # an earlier check's pages; nothing else
         old.unlink()
-    results = bookcheck.check_book(args.html, screenshots=args.screenshots)
+    results = bookcheck.check_book(args.html, screenshots=args.screenshots, progress=True)
     print(bookcheck.summary(results))
     print(f"pages: {', '.join(r.page for r in results)}")
     print(f"screenshots: {args.screenshots}/")

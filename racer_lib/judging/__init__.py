@@ -65,7 +65,7 @@ from racer_lib.judging.run import ShardResult, close_backends, execute, run_judg
 from racer_lib.judging.spec import (
     BACKENDS,
     DEFAULT_MAX_TOKENS,
-    KINDS,
+    SETUPS,
     ORDER_RULES,
     ORDERS,
     SELF_ROUTE_MAX_TOKENS,
@@ -99,7 +99,7 @@ __all__ = [
     "BACKENDS",
     "CONFIG_NAME",
     "DEFAULT_MAX_TOKENS",
-    "KINDS",
+    "SETUPS",
     "ORDERS",
     "ORDER_RULES",
     "PART_COLUMNS",

@@ -101,7 +101,7 @@ def plan(
                 model,
                 out / "gpu" / model_tag(model),
                 backend="vllm",
-                mode="hybrid",
+                setup="hybrid",
                 max_tokens=max_tokens,
                 batch_size=batch_size,
                 seed=seed,

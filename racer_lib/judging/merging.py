@@ -191,7 +191,7 @@ def _records(
     models = config["models"]
     model = (
         models["instruct"]
-        if judge["kind"] != "pair"
+        if judge["setup"] != "pair"
         else f"{models['instruct']}+{models['reasoning']}"
     )
     records["source"] = f"generated:{config['backend']}:{model}"

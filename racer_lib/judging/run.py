@@ -83,7 +83,7 @@ def _backends(spec: JudgeSpec, backend) -> dict[str, Backend]:
         if missing:
             raise ConfigError(f"no backend for task(s) {', '.join(missing)}")
         return dict(backend)
-    if spec.kind == "pair":
+    if spec.setup == "pair":
         raise ConfigError(
             "a pair judge needs a backend per mode: pass {'instruct': ..., "
             "'reasoning': ...} (make_backends builds it)"
@@ -100,7 +100,7 @@ def run_judging(
     backend: Backend | Mapping[str, Backend],
     run: RunSpec,
     *,
-    progress: bool = True,
+    progress: bool = False,
     routing=None,
 ) -> ShardResult:
     """Judge this shard's pairs into ``run.out/shard-I-of-N/part-*.parquet``; resumable.
@@ -158,7 +158,7 @@ def run_judging(
         len(todo),
         n_parts,
         time.perf_counter() - start_time,
-        spec.judge_name,
+        spec.record_name,
         config["models"],
     )
 
@@ -251,7 +251,7 @@ def _judge_chunk(
     kwargs = (
         spec.chat_template_kwargs(task)
         if task != "self_route"
-        else (None if spec.kind == "pair" else {"enable_thinking": False})
+        else (None if spec.setup == "pair" else {"enable_thinking": False})
     )
     convs, seeds = [], []
     for _, order, row in chunk:
@@ -331,7 +331,7 @@ def close_backends(backends: Mapping[str, Backend]) -> None:
 
 
 def execute(
-    run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = True, routing=None
+    run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = False, routing=None
 ) -> ShardResult:
     """Run ``racer judge run`` as ``run`` specifies: set the torch threads, load the pairs
     (unless given: the pairs of ``run.dataset``, first ``run.limit``), make the backends, judge

@@ -1,6 +1,7 @@
 """The judge and the run: what a ``racer judge run`` is asked to do, and how it spells it.
 
-**Judges** (:class:`JudgeSpec`): ``hybrid`` (one model whose thinking is switched by its chat
+**Judges** (:class:`JudgeSpec`), by their set-up (how the two modes differ; "mode" itself
+always means instruct or reasoning): ``hybrid`` (one model whose thinking is switched by its chat
 template, e.g. Qwen3's ``enable_thinking``: off for instruct, on for reasoning), ``pair`` (an
 instruct model and a reasoning model), ``cot`` (one model, thinking off in both modes; the
 reasoning mode gets the reasoning system prompt plus
@@ -36,7 +37,7 @@ import racer_lib.judging.prompts as prompts
 from racer_lib.errors import ConfigError, RacerError
 from racer_lib.records.pairs import dataset_tag
 
-KINDS = ("hybrid", "pair", "cot")
+SETUPS = ("hybrid", "pair", "cot")  # how a judge makes its two modes
 TASKS = ("instruct", "reasoning", "self_route")  # the two modes, then the self-routing question
 ORDERS = ("original", "swapped")
 ORDER_RULES = ("judgebench", "strict")
@@ -59,42 +60,46 @@ class JudgingError(RacerError, ValueError):
 class JudgeSpec:
     """Which judge, in which modes.
 
-    ``kind``: ``hybrid`` (``model`` with thinking off / on, passed to its chat template as
+    ``setup``: ``hybrid`` (``model`` with thinking off / on, passed to its chat template as
     ``enable_thinking``), ``pair`` (``model`` is the instruct judge, ``reasoning_model`` the
     reasoning one; no template switch is passed) or ``cot`` (``model`` in both modes with
-    thinking off; the reasoning mode is prompted to think step by step). ``name``: the judge's
-    name in the records (default: from the model names). ``both_orders``: also judge with the
+    thinking off; the reasoning mode is prompted to think step by step). ``judge_name``: the
+    judge's name in the records (default: from the model names; :attr:`record_name`). ``both_orders``: also judge with the
     responses swapped. ``self_route``: also ask the instruct mode the paper's self-routing
     question. ``retry``: one JudgeBench follow-up turn when an answer has no verdict.
     """
 
-    kind: str
+    setup: str
     model: str
     reasoning_model: str | None = None
-    name: str | None = None
+    judge_name: str | None = None
     both_orders: bool = False
     self_route: bool = False
     retry: bool = False
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ConfigError(f"unknown judge kind {self.kind!r}; kinds are {', '.join(KINDS)}")
-        if self.kind == "pair" and not self.reasoning_model:
+        if self.setup not in SETUPS:
+            raise ConfigError(
+                f"unknown judge set-up {self.setup!r}; set-ups are {', '.join(SETUPS)}"
+            )
+        if self.setup == "pair" and not self.reasoning_model:
             raise ConfigError("a pair judge needs reasoning_model (the reasoning mode's model)")
-        if self.kind != "pair" and self.reasoning_model:
+        if self.setup != "pair" and self.reasoning_model:
             raise ConfigError(
                 f"reasoning_model is only for pair judges (this one is "
-                f"{self.kind!r}: one model in both modes)"
+                f"{self.setup!r}: one model in both modes)"
             )
 
     @property
-    def judge_name(self) -> str:
-        if self.name:
-            return self.name
+    def record_name(self) -> str:
+        """The judge's name in the records' ``judge`` column: ``judge_name``, else one made
+        from the model names."""
+        if self.judge_name:
+            return self.judge_name
         short = model_identity(self.model).rsplit("/", 1)[-1]
-        if self.kind == "pair":
+        if self.setup == "pair":
             return short + "+" + model_identity(self.reasoning_model).rsplit("/", 1)[-1]
-        return short + ("" if self.kind == "hybrid" else "-cot")
+        return short + ("" if self.setup == "hybrid" else "-cot")
 
     @property
     def tasks(self) -> tuple[str, ...]:
@@ -105,13 +110,13 @@ class JudgeSpec:
         return ORDERS if self.both_orders else ORDERS[:1]
 
     def model_for(self, task: str) -> str:
-        return self.reasoning_model if task == "reasoning" and self.kind == "pair" else self.model
+        return self.reasoning_model if task == "reasoning" and self.setup == "pair" else self.model
 
     def chat_template_kwargs(self, task: str) -> dict[str, Any] | None:
         """``enable_thinking`` for hybrid (on for reasoning only) and cot (always off)."""
-        if self.kind == "pair":
+        if self.setup == "pair":
             return None
-        return {"enable_thinking": self.kind == "hybrid" and task == "reasoning"}
+        return {"enable_thinking": self.setup == "hybrid" and task == "reasoning"}
 
     def messages(
         self, task: str, question: str, answer_a: str, answer_b: str
@@ -126,14 +131,14 @@ class JudgeSpec:
                 }
             ]
         return prompts.judge_messages(
-            task, question, answer_a, answer_b, cot=self.kind == "cot" and task == "reasoning"
+            task, question, answer_a, answer_b, cot=self.setup == "cot" and task == "reasoning"
         )
 
     def identity(self) -> dict[str, Any]:
         """What the outputs depend on (compared on restart and merge; model paths excluded)."""
         return {
-            "kind": self.kind,
-            "name": self.judge_name,
+            "setup": self.setup,
+            "name": self.record_name,
             "both_orders": self.both_orders,
             "self_route": self.self_route,
             "retry": self.retry,
@@ -196,7 +201,7 @@ class RunSpec:
     Field names are the command's options (``max_tokens`` is ``--max-tokens``) and the
     defaults are its defaults. ``dataset``: ``judgebench``, ``llmbar`` or a pairs file (``""``
     for pairs given in memory to :func:`racer_lib.judging.run.run_judging`: none recorded);
-    ``out``: the run folder; ``mode``, ``model``, ``reasoning_model``, ``judge_name``,
+    ``out``: the run folder; ``setup``, ``model``, ``reasoning_model``, ``judge_name``,
     ``both_orders``, ``self_route``, ``retry``: the judge (:attr:`judge`); ``shard``: ``(i,
     n)`` or ``"i/n"``; ``limit``: only the first pairs; ``gguf_file``, ``device``, ``dtype``:
     the transformers backend's options, ``tensor_parallel_size``, ``gpu_memory_utilization``,
@@ -211,7 +216,7 @@ class RunSpec:
     out: Path
     reasoning_model: str | None = None
     backend: str = "transformers"
-    mode: str = "hybrid"
+    setup: str = "hybrid"
     judge_name: str | None = None
     both_orders: bool = False
     self_route: bool = False
@@ -256,10 +261,10 @@ class RunSpec:
     def judge(self) -> JudgeSpec:
         """The run's judge."""
         return JudgeSpec(
-            self.mode,
+            self.setup,
             self.model,
             reasoning_model=self.reasoning_model,
-            name=self.judge_name,
+            judge_name=self.judge_name,
             both_orders=self.both_orders,
             self_route=self.self_route,
             retry=self.retry,
@@ -296,9 +301,9 @@ class RunSpec:
             dataset=dataset,
             model=judge.model,
             out=out,
-            mode=judge.kind,
+            setup=judge.setup,
             reasoning_model=judge.reasoning_model,
-            judge_name=judge.name,
+            judge_name=judge.judge_name,
             both_orders=judge.both_orders,
             self_route=judge.self_route,
             retry=judge.retry,
@@ -312,7 +317,7 @@ class RunSpec:
 
 
 _RUN_DEFAULTS = {f.name: f.default for f in dataclasses.fields(RunSpec)}
-_RUN_ALWAYS = ("dataset", "model", "backend", "mode", "max_tokens", "batch_size", "seed")
+_RUN_ALWAYS = ("dataset", "model", "backend", "setup", "max_tokens", "batch_size", "seed")
 _MERGE_DEFAULTS = {"dataset": None, "limit": None, "split": "all", "order_rule": "judgebench"}
 
 

@@ -241,9 +241,19 @@ def run_config(
     }
 
 
+def read_config(path: Path) -> dict[str, Any]:
+    """A shard's ``config.json``; a judge written under its former key ``kind`` (the set-up,
+    renamed ``setup`` so that "mode" and "kind" no longer name it) is read as ``setup``."""
+    config = json.loads(path.read_text())
+    judge = config.get("judge") or {}
+    if "kind" in judge and "setup" not in judge:
+        config["judge"] = {"setup" if k == "kind" else k: v for k, v in judge.items()}
+    return config
+
+
 def check_config(path: Path, new: dict[str, Any]) -> None:
     """Refuse to resume the shard of ``path`` with settings other than it was started with."""
-    old = json.loads(path.read_text())
+    old = read_config(path)
     error = changed_pairs_error(str(path), old.get("pairs") or {}, new["pairs"], _pairs_name(new))
     if error is not None:
         raise error
@@ -260,7 +270,7 @@ def check_shard_pairs(folder: Path, pairs: pd.DataFrame, name: str) -> None:
     """Refuse to merge the shard of ``folder`` over ``pairs`` (its share of the pairs named
     ``name``) when a pair's texts or label changed since it was judged; pairs missing on
     either side are left to the merge's completeness checks."""
-    old = json.loads((folder / CONFIG_NAME).read_text()).get("pairs") or {}
+    old = read_config(folder / CONFIG_NAME).get("pairs") or {}
     if old.get("digests") is None:
         return  # an older shard: only its ids were recorded
     new_d = {k: v for k, v in pair_digests(pairs).items() if k in old["digests"]}
@@ -306,7 +316,7 @@ def read_shards(out_dir: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any
         cpath = folder / CONFIG_NAME
         if not cpath.exists():
             raise JudgingError(f"{folder}: no {CONFIG_NAME}; not a judging shard folder")
-        cfg = json.loads(cpath.read_text())
+        cfg = read_config(cpath)
         for key in ("shard", "pairs"):  # per shard
             cfg.pop(key, None)
         configs[i] = cfg

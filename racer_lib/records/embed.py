@@ -191,7 +191,7 @@ def encode_texts(
     batch_size: int = DEFAULT_BATCH_SIZE,
     cache_dir: str | os.PathLike | None = None,
     use_cache: bool = True,
-    progress: bool = True,
+    progress: bool = False,
 ) -> tuple[np.ndarray, TextStats]:
     """One vector per **distinct** text (in order of first appearance), through the cache.
 
@@ -341,7 +341,7 @@ def embed_pairs(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     cache_dir: str | os.PathLike | None = None,
-    progress: bool = True,
+    progress: bool = False,
     use_cache: bool = True,
     file: str | os.PathLike = IN_MEMORY_PAIRS,
 ) -> np.ndarray:
@@ -372,7 +372,7 @@ def embed_file(
     encoder: str | Encoder | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     cache_dir: str | os.PathLike | None = None,
-    progress: bool = True,
+    progress: bool = False,
     use_cache: bool = True,
 ) -> EmbedResult:
     """Embed a pairs file and write ``write_embeddings(out, [(ids, matrix)], embedder=NAME)``.

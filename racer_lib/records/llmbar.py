@@ -394,7 +394,7 @@ def llmbar_records(
 
 
 def llmbar_records_all(
-    order: str = "original", tokenizer=None, manifest: Manifest | None = None, progress: bool = True
+    order: str = "original", tokenizer=None, manifest: Manifest | None = None, progress: bool = False
 ) -> pd.DataFrame:
     """All six judges' records in one frame (6 x 419 rows).
 

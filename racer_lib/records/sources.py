@@ -419,7 +419,7 @@ def fetch(file: DataFile, downloader: Callable | None = None) -> Path:
 def fetch_all(
     files: Iterable[DataFile] | None = None,
     downloader: Callable | None = None,
-    progress: bool = True,
+    progress: bool = False,
 ) -> list[Path]:
     """Fetch every file (default: the whole manifest); one error lists all that failed.
 

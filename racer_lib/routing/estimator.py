@@ -20,7 +20,7 @@ Randomness comes from ``random_state`` alone: one :class:`numpy.random.SeedSeque
 generator that holds out the validation rows and the seeds of the trained policies, so the same
 ``random_state`` gives the same router. Fitting has no process-wide side effect: no progress bar
 unless asked, PyTorch's threads untouched, and glibc's malloc left alone
-(``TrainSettings(keep_freed_memory=False)``).
+(``TrainSettings.keep_freed_memory``'s default).
 """
 
 from __future__ import annotations
@@ -214,7 +214,6 @@ class RacerRouter(BaseEstimator):
             arch=self.arch,
             precision=self.precision,
             device=self.device,
-            keep_freed_memory=False,
             **values,
         )
 

@@ -228,7 +228,7 @@ class RoutedResult:
         )
 
 
-def execute_routed(run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = True):
+def execute_routed(run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = False):
     """``racer judge run --router ...``: route every pair of ``run``'s shard with the router
     file ``run.router`` (embeddings: :func:`pair_embeddings`), judge each once in its chosen
     mode (resumable, :func:`racer_lib.judging.run.execute`) and write the shard's

@@ -197,6 +197,11 @@ def damage_since(root: str | os.PathLike, offset: int = 0) -> tuple[list[str], i
     return data.decode("utf-8", "replace").splitlines(), offset + len(data)
 
 
+def _identity(settings: tr.TrainSettings) -> dict:
+    """The settings a policy depends on: all but ``keep_freed_memory`` (speed only)."""
+    return {k: v for k, v in asdict(settings).items() if k != "keep_freed_memory"}
+
+
 class PolicyStore:
     """A folder of trained policies, one file per key."""
 
@@ -215,7 +220,7 @@ class PolicyStore:
             {
                 "format": STORE_FORMAT,
                 "config": asdict(config),
-                "settings": asdict(settings),
+                "settings": _identity(settings),
                 "inputs": inputs,
                 "code": code_hash(),
             },

@@ -112,9 +112,10 @@ class TrainSettings:
     group_seeds: bool = False  # policies sharing a seed: one first-layer matmul (SeedGroups)
     precision: str = "fp32"  # "bf16": matmuls in bfloat16, fp32 master weights and loss
     device: str = "cpu"  # "cuda" (or "cuda:N") trains on a GPU
-    # glibc's malloc keeps freed memory while the batch trains (_keeping_freed_memory): a
-    # process-wide setting for the call's duration, speed only; False leaves malloc alone
-    keep_freed_memory: bool = True
+    # True: glibc's malloc keeps freed memory while the batch trains (_keeping_freed_memory),
+    # a process-wide setting for the call's duration, speed only. Off unless the caller asks
+    # (the book's runner does, for its notebooks: racer_lib.book.profiles.RUNNER_TRAINER)
+    keep_freed_memory: bool = False
 
     def __post_init__(self):
         if self.precision not in PRECISIONS:
@@ -178,13 +179,12 @@ def _optimizer(params, settings: TrainSettings) -> torch.optim.AdamW:
     )
 
 
-KEEP_FREED_MEMORY = True  # glibc only; see _keeping_freed_memory (speed only, same results)
 _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # glibc's mallopt parameters (malloc.h)
 _GLIBC_DEFAULTS = {_M_MMAP_MAX: 65536, _M_TRIM_THRESHOLD: 128 * 1024}
 
 
 @contextmanager
-def _keeping_freed_memory(enabled: bool = True):
+def _keeping_freed_memory(enabled: bool):
     """While the batch trains, glibc's malloc keeps freed memory for reuse (speed only).
 
     Gradients are allocated once (:class:`~racer_lib.routing.steps.Step`), but a bf16 step
@@ -203,12 +203,12 @@ def _keeping_freed_memory(enabled: bool = True):
 
     Only where memory comes from changes: the same values are computed in the same order, so
     the trained policies are bit-for-bit the same with and without it (tests/test_train.py).
-    Elsewhere than glibc, with ``enabled`` false (``TrainSettings(keep_freed_memory=False)``,
-    as :class:`racer_lib.routing.estimator.RacerRouter` trains) or with
-    :data:`KEEP_FREED_MEMORY` false, nothing changes.
+    Elsewhere than glibc, or with ``enabled`` false (``TrainSettings.keep_freed_memory``, off
+    by default and as :class:`racer_lib.routing.estimator.RacerRouter` trains), nothing
+    changes.
     """
     libc = None
-    if enabled and KEEP_FREED_MEMORY and platform.libc_ver()[0] == "glibc":
+    if enabled and platform.libc_ver()[0] == "glibc":
         try:
             libc = ctypes.CDLL(None)
             libc.mallopt, libc.malloc_trim  # noqa: B018 (present on glibc)
@@ -306,15 +306,15 @@ def train_policies(
     configs: list[PolicyConfig],
     settings: TrainSettings = TrainSettings(),
     unit: CostUnit | None = None,
-    progress: bool = True,
+    progress: bool = False,
 ) -> TrainResult:
     """Train every configuration in one pass over the data; return the best valid checkpoints.
 
     ``unit`` defaults to the train split's cost unit (the one its costs are expressed in).
-    On glibc, malloc keeps freed memory for reuse while it trains unless
-    ``settings.keep_freed_memory`` is false (:func:`_keeping_freed_memory`: a process-wide
-    malloc setting for the call's duration; faster at the paper's sizes, bit-for-bit the same
-    result).
+    No process-wide setting changes unless ``settings.keep_freed_memory`` asks glibc's malloc
+    to keep freed memory for reuse while it trains (:func:`_keeping_freed_memory`: faster at
+    the paper's sizes, bit-for-bit the same result). ``progress``: a tqdm bar over epochs
+    (off by default; the CLI and the notebooks turn it on).
     """
     unit = unit or train.unit or CostUnit(1.0)
     _check_inputs(train, valid, configs, unit)
@@ -356,11 +356,11 @@ def _policies(seeds, in_dim, settings, device) -> tuple[PolicyBatch, SeedGroups 
 
 def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult:
     """:func:`train_policies` on checked inputs (on ``settings.device``; the result on the CPU)."""
-    P, device, seeds = len(configs), _device(settings), [c.seed for c in configs]
+    P, device, seeds = len(configs), _device(settings), [config.seed for config in configs]
     policies, grouped = _policies(seeds, train.x.shape[1], settings, device)
     budget, beta, tau_r, tau_c = (
         torch.tensor(values, device=device)
-        for values in zip(*[(c.budget, c.beta, *c.taus) for c in configs])
+        for values in zip(*[(config.budget, config.beta, *config.taus) for config in configs])
     )
     lam = torch.full((P,), float(settings.lam0), device=device)
     pairs = torch.tensor(float(train.n))  # each policy's pairs per epoch (float32, as the sums)
@@ -423,7 +423,7 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
     ]
     _load(policies, best)
     history = pd.DataFrame(rows)
-    cfg = pd.DataFrame([asdict(c) for c in configs]).rename_axis("policy").reset_index()
+    cfg = pd.DataFrame([asdict(config) for config in configs]).rename_axis("policy").reset_index()
     return TrainResult(
         list(configs), settings, unit, policies, history.merge(cfg, on="policy"), best_epoch
     )

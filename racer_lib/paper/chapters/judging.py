@@ -89,7 +89,7 @@ def word_diff(a: str, b: str) -> tuple[str, str, list[tuple[str, str]]]:
 
 def prompt_table() -> tuple[str, list[tuple[str, str]]]:
     """The paper's prompt table as HTML (system prompts side by side, differences in red; the
-    shared user template; the chain-of-thought instruction of ``mode="cot"``), and the runs of
+    shared user template; the chain-of-thought instruction of ``setup="cot"``), and the runs of
     words where the two system prompts differ."""
     instruct, reasoning, runs = word_diff(
         prompts.SYSTEM_PROMPTS["instruct"], prompts.SYSTEM_PROMPTS["reasoning"]
@@ -100,7 +100,7 @@ def prompt_table() -> tuple[str, list[tuple[str, str]]]:
 <tr><td><b>System</b></td><td {CELL}>{instruct}</td><td {CELL}>{reasoning}</td></tr>
 <tr><td><b>User template</b></td>
     <td colspan="2" {PRE}>{html.escape(prompts.USER_TEMPLATE)}</td></tr>
-<tr><td><b>Appended to the user turn</b> (prompted chain of thought, <code>mode="cot"</code>)</td>
+<tr><td><b>Appended to the user turn</b> (prompted chain of thought, <code>setup="cot"</code>)</td>
     <td {CELL}>nothing</td>
     <td {CELL}>a blank line, then:<br>{html.escape(prompts.COT_INSTRUCTION)}</td></tr>
 </table>

@@ -362,7 +362,7 @@ def choices_table() -> pd.DataFrame:
 
 def run_design(points: pd.DataFrame, seed: int, n_seeds: int, sizes: Sizes,
                settings: train.TrainSettings, out: str | Path,
-               progress: bool = True) -> pd.DataFrame:  # fmt: skip
+               progress: bool = False) -> pd.DataFrame:  # fmt: skip
     """Every point of a :func:`design`, :func:`claim_verdicts` over ``n_seeds`` replicates of
     master ``seed``, its CSVs in ``out/points/<point>/``: one row per point and claim (a
     control: the claims it reads only), after the point's columns of the design."""
