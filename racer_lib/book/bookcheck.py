@@ -120,7 +120,7 @@ def serve(html: str | os.PathLike) -> Iterator[str]:
         server.server_close()
 
 
-def find_browser() -> tuple[str, str]:
+def _find_browser() -> tuple[str, str]:
     """Paths of Chromium and ChromeDriver (``RACER_CHROMIUM``/``RACER_CHROMEDRIVER`` override)."""
     chromium = os.environ.get("RACER_CHROMIUM") or shutil.which("chromium")
     driver = os.environ.get("RACER_CHROMEDRIVER") or shutil.which("chromedriver")
@@ -141,7 +141,7 @@ def browser(width: int = WIDTH, height: int = HEIGHT):
         from selenium.webdriver.chrome.service import Service
     except ImportError as exc:  # pragma: no cover - the test extra installs it
         raise MissingPackageError("selenium is missing: `pip install -e .[test]`") from exc
-    chromium, driver_path = find_browser()
+    chromium, driver_path = _find_browser()
     profile = tempfile.mkdtemp(prefix="racer-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
@@ -294,7 +294,7 @@ def machine_paths(text: str, roots: Sequence[str] = ()) -> list[str]:
     return found
 
 
-def default_roots(html: Path) -> list[str]:
+def _default_roots(html: Path) -> list[str]:
     """Folders whose absolute path must never appear in the book."""
     roots = {str(Path.cwd().resolve()), str(Path.home()), tempfile.gettempdir().rstrip("/") + "/"}
     for p in (html.resolve(), *html.resolve().parents):
@@ -326,7 +326,7 @@ def _screenshot(driver, path: Path) -> Path:
     return path
 
 
-def check_page(
+def _check_page(
     driver,
     base_url: str,
     page: str,
@@ -406,13 +406,13 @@ def check_book(
 
     root = Path(html)
     listed = pages(root)
-    roots = default_roots(root) if roots is None else list(roots)
+    roots = _default_roots(root) if roots is None else list(roots)
     shots = Path(screenshots) if screenshots is not None else None
     anchors: dict[Path, set[str]] = {}
     results = []
     with serve(root) as base_url, browser() as driver:
         for page in tqdm(listed, desc="pages", unit="page", disable=not progress):
-            results.append(check_page(driver, base_url, page, root, roots, shots, anchors))
+            results.append(_check_page(driver, base_url, page, root, roots, shots, anchors))
     return results
 
 

@@ -36,7 +36,7 @@ def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
     plots.set_style()
     out = Path(results_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _NUMBERS.update(chapter=chapter_number(out), figure=0, table=0)
+    _NUMBERS.update(chapter=_chapter_number(out), figure=0, table=0)
     return out
 
 
@@ -46,7 +46,7 @@ _NUMBERS: dict[str, Any] = {"chapter": "", "figure": 0, "table": 0}
 MAX_ROWS = 15
 
 
-def chapter_number(results_dir: str | os.PathLike) -> str:
+def _chapter_number(results_dir: str | os.PathLike) -> str:
     """The chapter's number from its folder name (``07_budget_frontier`` -> ``"5"``)."""
     head = Path(results_dir).name.split("_", 1)[0]
     return str(int(head)) if head.isdigit() else ""
@@ -57,7 +57,7 @@ def _next_number(kind: str) -> str:
     return f"{_NUMBERS['chapter']}.{_NUMBERS[kind]}" if _NUMBERS["chapter"] else str(_NUMBERS[kind])
 
 
-def shown_path(path: str | os.PathLike) -> str:
+def _shown_path(path: str | os.PathLike) -> str:
     """``path`` as a reader should see it: relative to the working folder (the repository when
     the runner executes a chapter), the data mirror as ``$RACER_DATA_DIR``, the home folder as
     ``~`` (:func:`racer_lib.book.staging.relative_paths`); never the machine's absolute path where a
@@ -80,7 +80,7 @@ def save_table(
     for i, (name, value) in enumerate(front.items()):
         frame.insert(i, name, value)
     frame.to_csv(path, index=False)
-    print(f"wrote {shown_path(path)}")
+    print(f"wrote {_shown_path(path)}")
     return frame
 
 
@@ -103,7 +103,7 @@ def save_figure(
     """
     plots.stamp(fig, provenance)
     saved = plots.save(fig, path)
-    print(f"wrote {shown_path(saved)}")
+    print(f"wrote {_shown_path(saved)}")
     if show:
         if not caption.strip() or not alt.strip():
             raise ValueError(f"{path}: a shown figure needs a caption and an alt text")
@@ -366,7 +366,7 @@ def read_result(out: str | os.PathLike, folder: str | os.PathLike, name: str) ->
             f"profile (racer book build --profile ... --only {Path(folder).name[:2]}), or point "
             "this chapter's parameter at its results folder"
         )
-    print(f"read {shown_path(path)}")
+    print(f"read {_shown_path(path)}")
     return pd.read_csv(path)
 
 

@@ -19,7 +19,7 @@ import yaml
 from racer_lib.errors import InputError
 
 
-def read_cff(path: str | os.PathLike) -> dict[str, Any]:
+def _read_cff(path: str | os.PathLike) -> dict[str, Any]:
     """``CITATION.cff`` as a mapping (an :class:`InputError` naming the file if it is not one)."""
     path = Path(path)
     try:
@@ -54,7 +54,7 @@ def _entry(kind: str, key: str, fields: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def paper_bibtex(cff: dict[str, Any]) -> str:
+def _paper_bibtex(cff: dict[str, Any]) -> str:
     """The paper's BibTeX entry (``preferred-citation``)."""
     ref = cff.get("preferred-citation")
     if not isinstance(ref, dict):
@@ -73,7 +73,7 @@ def paper_bibtex(cff: dict[str, Any]) -> str:
     return _entry(kind, _key(authors, ref.get("year"), str(ref.get("title", ""))), fields)
 
 
-def software_bibtex(cff: dict[str, Any], commit: str = "") -> str:
+def _software_bibtex(cff: dict[str, Any], commit: str = "") -> str:
     """This companion's BibTeX entry (``@software``), with the build's commit when known."""
     authors = cff.get("authors", [])
     year = str(cff.get("date-released", ""))[:4]
@@ -114,7 +114,7 @@ def build_commit(root: str | os.PathLike) -> str:
 
 def citation_page(cff_path: str | os.PathLike, commit: str = "") -> str:
     """The MyST text of the citation part of the "How to cite" page."""
-    cff = read_cff(cff_path)
+    cff = _read_cff(cff_path)
     ref = cff.get("preferred-citation", {})
     links = []
     if ref.get("url") or ref.get("doi"):
@@ -131,8 +131,8 @@ def citation_page(cff_path: str | os.PathLike, commit: str = "") -> str:
     message = " ".join(str(cff.get("message", "")).split())
     return (
         f"{message}{built}\n\n{where}\n\n"
-        "**The paper**\n\n```bibtex\n" + paper_bibtex(cff) + "\n```\n\n"
+        "**The paper**\n\n```bibtex\n" + _paper_bibtex(cff) + "\n```\n\n"
         "**This companion** (code and rebuilt results)\n\n```bibtex\n"
-        + software_bibtex(cff, commit)
+        + _software_bibtex(cff, commit)
         + "\n```\n"
     )

@@ -29,7 +29,7 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
-def lock_timeout() -> float | None:
+def _lock_timeout() -> float | None:
     """Seconds a build waits for another build of its profile (``RACER_LOCK_TIMEOUT``); None:
     as long as it takes."""
     text = os.environ.get(ENV_TIMEOUT, "").strip()
@@ -100,7 +100,7 @@ def build_lock(
     folder: Path, profile: str, say: Callable[[str], None] | None = None
 ) -> Iterator[None]:
     """Hold the lock of the build folder ``folder`` (``<build>/<profile>``) inside the block."""
-    lock = _acquire(Path(folder), profile, say or _stderr, lock_timeout())
+    lock = _acquire(Path(folder), profile, say or _stderr, _lock_timeout())
     try:
         yield
     finally:

@@ -18,11 +18,12 @@ build --set NAME=VALUE`` adds to it (:meth:`Profile.with_set`).
 What a chapter needs beyond the repository (``data:<source>``, ``model:<name>``) is stated once,
 in the chapter registry (:data:`racer_lib.paper.registry.REQUIRES`); a profile's own ``requires``
 adds needs of notebooks the registry does not know. Every notebook receives ``profile`` and
-``results_dir`` on top of the profile's parameters, and a notebook with a ``trainer`` parameter
-gets :data:`RUNNER_TRAINER` under the profile's own trainer keys; all checks happen before the first notebook
-runs, and any problem raises :class:`PipelineError` (one line, naming the file): a profile that
-is not UTF-8, that gives a key of a mapping twice (with both lines; YAML forbids it, PyYAML would
-keep the last) or that names no notebook, itself or through ``extends``, is refused.
+``results_dir`` on top of the profile's parameters, and a notebook with a ``trainer``
+parameter gets :data:`RUNNER_TRAINER` under the profile's own trainer keys. All checks happen
+before the first notebook runs, and any problem raises :class:`PipelineError` (one line,
+naming the file): a profile that is not UTF-8, that gives a key of a mapping twice (with both
+lines; YAML forbids it, PyYAML would keep the last) or that names no notebook, itself or
+through ``extends``, is refused.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def profile_names(root: Path) -> list[str]:
     return sorted(path.stem for path in (root / "profiles").glob("*.yaml"))
 
 
-def notebook_names(root: Path) -> list[str]:
+def _notebook_names(root: Path) -> list[str]:
     """Stems of the notebooks in ``root/notebooks``."""
     return sorted(path.stem for path in (root / "notebooks").glob("*.md"))
 
@@ -267,7 +268,7 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
             "a profile it extends), so it would run nothing; list the notebooks it runs under "
             "'notebooks:' (NAME: {parameters})"
         )
-    available = set(notebook_names(root))
+    available = set(_notebook_names(root))
     missing = [stem for stem in notebooks if stem not in available]
     if missing:
         raise PipelineError(
@@ -278,7 +279,13 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
     where = f"profile {name!r}: {root / 'profiles' / f'{name}.yaml'}"
     set_all.update(_check_set(where, data.get("set") or {}))
     return Profile(
-        name, description, notebooks, with_registry(requires, notebooks), on_missing, files, set_all
+        name,
+        description,
+        notebooks,
+        _with_registry(requires, notebooks),
+        on_missing,
+        files,
+        set_all,
     )
 
 
@@ -295,7 +302,9 @@ def _check_set(where: str, values: Any) -> dict[str, Any]:
     return values
 
 
-def with_registry(requires: dict[str, list[str]], notebooks: Iterable[str]) -> dict[str, list[str]]:
+def _with_registry(
+    requires: dict[str, list[str]], notebooks: Iterable[str]
+) -> dict[str, list[str]]:
     """A profile's ``requires`` with what the chapter registry says each of its ``notebooks``
     needs (:data:`racer_lib.paper.registry.REQUIRES`) put first."""
     merged = {}

@@ -4,7 +4,7 @@
 executed file itself untouched:
 
 - the ``parameters`` cell and papermill's ``injected-parameters`` cell are removed from the
-  page, and the values the run used are shown once, as a small table (:func:`parameters_table`)
+  page, and the values the run used are shown once, as a small table (:func:`_parameters_table`)
   with the notebook's default where the run changed it and the parameter's comment;
 - absolute paths of the build machine in outputs and Markdown (a generated page names the
   download cache) become relative to the repository (or ``~``);
@@ -70,7 +70,7 @@ def _shown(value: Any, root: Path | None, folders: dict[str, str] | None = None)
     return json.dumps(value)
 
 
-def parameters_table(
+def _parameters_table(
     source: str,
     used: dict[str, Any],
     root: Path | None = None,
@@ -98,7 +98,7 @@ def parameters_table(
     )
 
 
-def shown_folders(
+def _shown_folders(
     root: Path | None, folders: dict[str, str] | None = None
 ) -> list[tuple[str, str]]:
     """``(absolute folder, as shown)`` pairs, longest first: ``folders`` (e.g. a results folder
@@ -118,9 +118,9 @@ def shown_folders(
 
 
 def relative_paths(text: str, root: Path | None, folders: dict[str, str] | None = None) -> str:
-    """``text`` with absolute paths of the build machine made relative (:func:`shown_folders`):
+    """``text`` with absolute paths of the build machine made relative (:func:`_shown_folders`):
     ``<repo>/results/x.csv`` -> ``results/x.csv``, the mirror -> ``$RACER_DATA_DIR``."""
-    for folder, shown in shown_folders(root, folders):
+    for folder, shown in _shown_folders(root, folders):
         text = text.replace(folder + os.sep, "" if shown == "." else shown + os.sep)
         text = re.sub(re.escape(folder) + r"(?![\w.-])", shown.replace("\\", "\\\\"), text)
     return text
@@ -175,7 +175,7 @@ def glued_names(nb: Any) -> set[str]:
     } - {None}
 
 
-def not_glued(markdown: str, glued: set[str]) -> str:
+def _not_glued(markdown: str, glued: set[str]) -> str:
     """``markdown`` with every glue role whose name the run did not glue replaced by
     :data:`NOT_GLUED` (the book build would otherwise stop on the missing name)."""
     return _GLUE_ROLE.sub(lambda m: m.group(0) if m.group(1) in glued else NOT_GLUED, markdown)
@@ -195,7 +195,7 @@ def reader_copy(nb: Any, root: Path | None = None, folders: dict[str, str] | Non
         if cell.cell_type == "code":
             if PARAMETERS_TAG in tags:
                 profile = str(used.get("profile", ""))
-                table = parameters_table(cell.source, used, root, profile, folders)
+                table = _parameters_table(cell.source, used, root, profile, folders)
                 cell.metadata["tags"] = [*tags, REMOVE_TAG]
                 cells.append(cell)
                 cells.append(nbformat.v4.new_markdown_cell(table))
@@ -207,7 +207,7 @@ def reader_copy(nb: Any, root: Path | None = None, folders: dict[str, str] | Non
                 o for o in (_clean_output(o, root, folders) for o in cell.get("outputs", [])) if o
             ]
         elif cell.cell_type == "markdown":  # e.g. the page of a chapter that could not run
-            cell.source = not_glued(relative_paths(cell.source, root, folders), glued)
+            cell.source = _not_glued(relative_paths(cell.source, root, folders), glued)
         cells.append(cell)
     nb.cells = cells
     return nb

@@ -65,10 +65,10 @@ from racer_lib.judging.run import ShardResult, close_backends, execute, run_judg
 from racer_lib.judging.spec import (
     BACKENDS,
     DEFAULT_MAX_TOKENS,
-    SETUPS,
     ORDER_RULES,
     ORDERS,
     SELF_ROUTE_MAX_TOKENS,
+    SETUPS,
     TASKS,
     JudgeSpec,
     JudgingError,

@@ -36,7 +36,7 @@ def check_run_gpu(run_gpu: str | bool) -> None:
         raise ConfigError(f"run_gpu must be 'auto', True or False (got {run_gpu!r})")
 
 
-def in_hf_cache(model_id: str) -> bool:
+def _in_hf_cache(model_id: str) -> bool:
     """Whether the model's ``config.json`` is in the local Hugging Face cache."""
     from huggingface_hub import try_to_load_from_cache
 
@@ -52,7 +52,7 @@ def missing_here(model: str) -> list[str]:
         missing.append("no CUDA GPU (torch.cuda.is_available() is False)")
     if importlib.util.find_spec("vllm") is None:
         missing.append("vLLM is not installed (pip install 'racer-companion[gpu]')")
-    if not in_hf_cache(model):
+    if not _in_hf_cache(model):
         missing.append(
             f"{model} is not in the local Hugging Face cache (huggingface-cli download {model})"
         )

@@ -64,9 +64,10 @@ class JudgeSpec:
     ``enable_thinking``), ``pair`` (``model`` is the instruct judge, ``reasoning_model`` the
     reasoning one; no template switch is passed) or ``cot`` (``model`` in both modes with
     thinking off; the reasoning mode is prompted to think step by step). ``judge_name``: the
-    judge's name in the records (default: from the model names; :attr:`record_name`). ``both_orders``: also judge with the
-    responses swapped. ``self_route``: also ask the instruct mode the paper's self-routing
-    question. ``retry``: one JudgeBench follow-up turn when an answer has no verdict.
+    judge's name in the records (default: from the model names; :attr:`record_name`).
+    ``both_orders``: also judge with the responses swapped. ``self_route``: also ask the
+    instruct mode the paper's self-routing question. ``retry``: one JudgeBench follow-up turn
+    when an answer has no verdict.
     """
 
     setup: str

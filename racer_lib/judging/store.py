@@ -63,7 +63,7 @@ PART_COLUMNS = [
 PAIR_FIELDS = ("prompt", "response_a", "response_b", "label")
 
 
-def pair_digests(pairs: pd.DataFrame) -> dict[str, str]:
+def _pair_digests(pairs: pd.DataFrame) -> dict[str, str]:
     """Per pair id, a short sha256 of each of :data:`PAIR_FIELDS`, space-separated (one line
     per pair in ``config.json``), in the pairs' order."""
     return {
@@ -77,7 +77,7 @@ def pairs_fingerprint(pairs: pd.DataFrame | Sequence[str]) -> str:
     label for a pairs frame; of the ids alone for a sequence of ids (the shards written before
     the texts were hashed)."""
     if isinstance(pairs, pd.DataFrame):
-        digests = pair_digests(pairs)
+        digests = _pair_digests(pairs)
         lines = [f"{i}\t{digests[i]}" for i in sorted(digests)]
     else:
         lines = sorted(map(str, pairs))
@@ -89,7 +89,7 @@ def _pairs_name(config: Mapping[str, Any]) -> str:
     return str(dataset["name"]) if dataset else "the pairs given"
 
 
-def changed_pairs_error(
+def _changed_pairs_error(
     where: str, old: Mapping[str, Any], new: Mapping[str, Any], name: str
 ) -> JudgingError | None:
     """The error for a shard whose pairs (``old``: its config's ``pairs``) are not ``new``'s:
@@ -219,7 +219,7 @@ def run_config(
     sampling, the seed, the shard of ``run``), and where its pairs came from (``run.dataset``
     and ``run.limit``, not compared on restart: a path may differ by machine; none for pairs
     given in memory). ``pairs``: the shard's pairs, recorded by a digest of each one's texts and
-    label (:func:`pair_digests`), so a restart or merge over pairs changed under the same ids is
+    label (:func:`_pair_digests`), so a restart or merge over pairs changed under the same ids is
     refused."""
     spec = run.judge
     return {
@@ -233,7 +233,7 @@ def run_config(
         "pairs": {
             "n": len(pairs),
             "fingerprint": pairs_fingerprint(pairs),
-            "digests": pair_digests(pairs),
+            "digests": _pair_digests(pairs),
         },
         "dataset": (
             {"name": dataset_ref(run.dataset), "limit": run.limit} if run.dataset else None
@@ -241,7 +241,7 @@ def run_config(
     }
 
 
-def read_config(path: Path) -> dict[str, Any]:
+def _read_config(path: Path) -> dict[str, Any]:
     """A shard's ``config.json``; a judge written under its former key ``kind`` (the set-up,
     renamed ``setup`` so that "mode" and "kind" no longer name it) is read as ``setup``."""
     config = json.loads(path.read_text())
@@ -253,8 +253,8 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def check_config(path: Path, new: dict[str, Any]) -> None:
     """Refuse to resume the shard of ``path`` with settings other than it was started with."""
-    old = read_config(path)
-    error = changed_pairs_error(str(path), old.get("pairs") or {}, new["pairs"], _pairs_name(new))
+    old = _read_config(path)
+    error = _changed_pairs_error(str(path), old.get("pairs") or {}, new["pairs"], _pairs_name(new))
     if error is not None:
         raise error
     keys = [k for k in new if k not in ("dataset", "pairs") and old.get(k) != new[k]]
@@ -270,12 +270,12 @@ def check_shard_pairs(folder: Path, pairs: pd.DataFrame, name: str) -> None:
     """Refuse to merge the shard of ``folder`` over ``pairs`` (its share of the pairs named
     ``name``) when a pair's texts or label changed since it was judged; pairs missing on
     either side are left to the merge's completeness checks."""
-    old = read_config(folder / CONFIG_NAME).get("pairs") or {}
+    old = _read_config(folder / CONFIG_NAME).get("pairs") or {}
     if old.get("digests") is None:
         return  # an older shard: only its ids were recorded
-    new_d = {k: v for k, v in pair_digests(pairs).items() if k in old["digests"]}
+    new_d = {k: v for k, v in _pair_digests(pairs).items() if k in old["digests"]}
     old_d = {k: v for k, v in old["digests"].items() if k in new_d}
-    error = changed_pairs_error(
+    error = _changed_pairs_error(
         str(folder),
         {"fingerprint": str(sorted(old_d.items())), "digests": old_d},
         {"fingerprint": str(sorted(new_d.items())), "digests": new_d},
@@ -316,7 +316,7 @@ def read_shards(out_dir: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any
         cpath = folder / CONFIG_NAME
         if not cpath.exists():
             raise JudgingError(f"{folder}: no {CONFIG_NAME}; not a judging shard folder")
-        cfg = read_config(cpath)
+        cfg = _read_config(cpath)
         for key in ("shard", "pairs"):  # per shard
             cfg.pop(key, None)
         configs[i] = cfg

@@ -100,7 +100,7 @@ def per_seed(rows: pd.DataFrame, column: str, by: tuple[str, ...] = ()) -> pd.Da
     return rows.groupby(keys, sort=False)[column].mean().reset_index()
 
 
-def member_name(key: Any, by: tuple[str, ...]) -> str:
+def _member_name(key: Any, by: tuple[str, ...]) -> str:
     values = key if isinstance(key, tuple) else (key,)
     return ", ".join(f"{k} {fmt(v) if isinstance(v, float) else v}" for k, v in zip(by, values))
 
@@ -115,7 +115,7 @@ def decide_members(
         x = per_seed(d, "d")["d"].to_numpy(dtype=float)
         return test(x), {}
     members = {
-        member_name(key, by): test(group["d"].to_numpy(dtype=float))
+        _member_name(key, by): test(group["d"].to_numpy(dtype=float))
         for key, group in per_seed(d, "d", by).groupby(list(by), sort=False)
     }
     return verdicts.every(members), members

@@ -93,7 +93,7 @@ def default_cache_dir() -> Path:
     return base / "racer-companion" / "embeddings"
 
 
-def slug(name: str) -> str:
+def _slug(name: str) -> str:
     """A folder name for an encoder: ``BAAI/bge-m3`` -> ``BAAI--bge-m3``."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name.replace("/", "--")).strip(".-") or "encoder"
 
@@ -169,7 +169,7 @@ class VectorCache:
 def cache_path(encoder: Encoder, cache_dir: str | os.PathLike | None = None) -> Path:
     """``<cache_dir>/<encoder slug>/vectors.sqlite``."""
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    return root / slug(encoder.name) / "vectors.sqlite"
+    return root / _slug(encoder.name) / "vectors.sqlite"
 
 
 @dataclass

@@ -80,7 +80,7 @@ def read_records(path: str | os.PathLike) -> pd.DataFrame:
                 path,
                 dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
                 keep_default_na=False,
-                na_values={c: [""] for c in [*df_numeric_columns(), SELF_ROUTE]},
+                na_values={c: [""] for c in [*_df_numeric_columns(), SELF_ROUTE]},
             )
         else:
             df = pd.read_parquet(path)
@@ -110,7 +110,7 @@ def _check_format(path: Path) -> None:
         )
 
 
-def df_numeric_columns() -> list[str]:
+def _df_numeric_columns() -> list[str]:
     """Columns that hold numbers (used to read CSV without turning empty strings into NaN ids)."""
     return ["label"] + [
         mode_columns(m)[k] for m in MODES for k in ("correct", "tokens", "thinking_tokens")

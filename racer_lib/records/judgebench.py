@@ -38,7 +38,7 @@ JUDGEBENCH_DOMAINS = {
 }  # and mmlu-pro-* -> knowledge
 
 
-def judgebench_domain(source: str) -> str | None:
+def _judgebench_domain(source: str) -> str | None:
     """The paper's domain of a JudgeBench ``source`` (``None`` if unknown)."""
     if source.startswith("mmlu-pro-"):
         return "knowledge"
@@ -92,7 +92,7 @@ def judgebench_pair(path: str | os.PathLike, n: int, row: dict[str, Any]) -> dic
             f"{row['label']!r} is not a JudgeBench label; labels are 'A>B' or 'B>A'",
             where,
         )
-    domain = judgebench_domain(row["source"])
+    domain = _judgebench_domain(row["source"])
     if domain is None:
         raise DataFormatError(
             path,

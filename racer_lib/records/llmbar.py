@@ -91,7 +91,7 @@ def _read_json_list(path: str | os.PathLike) -> list[dict[str, Any]]:
     return items
 
 
-def llmbar_subset_name(subset_dir: str | os.PathLike, folder: str | os.PathLike) -> str:
+def _llmbar_subset_name(subset_dir: str | os.PathLike, folder: str | os.PathLike) -> str:
     """The name of the subset in ``subset_dir`` (a folder holding ``dataset.json``, found
     under ``folder``): its path below the dataset root, as LLMBar names its folders.
 
@@ -121,7 +121,7 @@ def llmbar_subset_name(subset_dir: str | os.PathLike, folder: str | os.PathLike)
 def llmbar_subsets(
     folder: str | os.PathLike, subsets: Iterable[str] | None = None
 ) -> dict[str, Path]:
-    """The subsets of a folder in LLMBar's layout, by name (:func:`llmbar_subset_name`): every
+    """The subsets of a folder in LLMBar's layout, by name (:func:`_llmbar_subset_name`): every
     folder at any depth under ``folder`` (or ``folder`` itself) that holds a ``dataset.json``,
     e.g. LLMBar's repository, its ``Dataset/LLMBar``, ``Dataset/LLMBar/Adversarial``, or a
     folder of one's own subsets (``MyNewSubset/dataset.json``). Evaluators' outputs lie in
@@ -139,7 +139,7 @@ def llmbar_subsets(
     for path in sorted(folder.rglob("dataset.json")):
         if "evaluators" in path.relative_to(folder).parts or not path.is_file():
             continue
-        name = llmbar_subset_name(path.parent, folder)
+        name = _llmbar_subset_name(path.parent, folder)
         if name in found:
             raise DataError(
                 f"{folder}: two subsets are named {name!r} ({found[name]} and {path.parent}); "
@@ -394,7 +394,10 @@ def llmbar_records(
 
 
 def llmbar_records_all(
-    order: str = "original", tokenizer=None, manifest: Manifest | None = None, progress: bool = False
+    order: str = "original",
+    tokenizer=None,
+    manifest: Manifest | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """All six judges' records in one frame (6 x 419 rows).
 

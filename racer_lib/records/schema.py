@@ -146,7 +146,7 @@ CONFUSABLES = str.maketrans(
 )
 
 
-def skeleton(name: str) -> str:
+def _skeleton(name: str) -> str:
     """What ``name`` looks like: NFKC-normalised (fullwidth and other compatibility forms to
     their plain letters), invisible characters dropped, look-alike Cyrillic and Greek letters
     read as the Latin ones they resemble."""
@@ -169,11 +169,11 @@ def _odd_character(char: str) -> str:
     return char
 
 
-def look_alike(found: str, wanted: str) -> str | None:
+def _look_alike(found: str, wanted: str) -> str | None:
     """``'іd' (Cyrillic і, U+0456 CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I) looks like
-    'id'`` when column ``found`` is not ``wanted`` but looks like it (:func:`skeleton`), else
+    'id'`` when column ``found`` is not ``wanted`` but looks like it (:func:`_skeleton`), else
     ``None``."""
-    if found == wanted or skeleton(found) != skeleton(wanted):
+    if found == wanted or _skeleton(found) != _skeleton(wanted):
         return None
     odd = list(dict.fromkeys(c for c in found if not c.isascii()))
     words = ", ".join(_odd_character(c) for c in odd)
@@ -188,7 +188,7 @@ def look_alikes(columns: Iterable, wanted: Iterable[str]) -> str:
         hint
         for want in wanted
         for col in columns
-        if isinstance(col, str) and (hint := look_alike(col, want)) is not None
+        if isinstance(col, str) and (hint := _look_alike(col, want)) is not None
     ]
     return "".join(f"; the column {hint}" for hint in found) + (
         " (rename it)" if len(found) == 1 else " (rename them)" if found else ""

@@ -11,7 +11,7 @@ initialised from its own seed exactly as :func:`reference_policy` initialises a 
 lets the tests compare the two.
 
 Checked files. A saved router (:meth:`Router.save`) and a stored one
-(:mod:`racer_lib.routing.store`) carry the sha256 of their contents (:func:`state_digest`: every
+(:mod:`racer_lib.routing.store`) carry the sha256 of their contents (:func:`_state_digest`: every
 tensor's dtype, shape and bytes, every setting) under :data:`DIGEST`, inside the file;
 :func:`seal_problem` recomputes it on loading. Flipped bytes in a weight, a truncated file or a
 file written before files carried a digest are caught: :meth:`Router.load` refuses them
@@ -43,7 +43,7 @@ class DamagedError(InputError):
     """A router file whose contents do not match the digest it carries, or that carries none."""
 
 
-def state_digest(state) -> str:
+def _state_digest(state) -> str:
     """sha256 of a nested structure of tensors, lists, tuples, dicts and plain values: each
     tensor's dtype, shape and bytes, each value's JSON (a list and a tuple hash alike, as
     ``torch.load`` may give back either)."""
@@ -72,8 +72,8 @@ def _feed(digest, item) -> None:
 
 
 def seal(state: dict) -> dict:
-    """``state`` with the digest of its contents (:func:`state_digest`) under :data:`DIGEST`."""
-    return {**state, DIGEST: state_digest(state)}
+    """``state`` with the digest of its contents (:func:`_state_digest`) under :data:`DIGEST`."""
+    return {**state, DIGEST: _state_digest(state)}
 
 
 def seal_problem(blob) -> str | None:
@@ -82,7 +82,7 @@ def seal_problem(blob) -> str | None:
     if not isinstance(blob, dict) or not isinstance(blob.get(DIGEST), str):
         return "no digest"
     try:
-        ok = blob[DIGEST] == state_digest({k: v for k, v in blob.items() if k != DIGEST})
+        ok = blob[DIGEST] == _state_digest({k: v for k, v in blob.items() if k != DIGEST})
     except (TypeError, ValueError):  # a value that is no tensor, number, text or container
         ok = False
     return None if ok else "digest mismatch"

@@ -79,7 +79,7 @@ class Routing:
     config: dict[str, Any]
 
 
-def router_fingerprint(router: Router) -> str:
+def _router_fingerprint(router: Router) -> str:
     """sha256 of the router's weights and metadata (two files of one router match)."""
     h = hashlib.sha256()
     for w, b in router.layers:
@@ -151,7 +151,7 @@ def routing(
         }
     )
     config = {
-        "router": router_fingerprint(router),
+        "router": _router_fingerprint(router),
         "embedder": router.embedder,
         "budget": float(router.budget),
         "tokens_per_unit": float(router.tokens_per_unit),

@@ -78,7 +78,7 @@ EVAL_ROWS = 8192  # rows per chunk of PolicyBatch.p_reasoning (the validation pa
 CODE_MODULES = ("routing.train", "routing.policy", "routing.dro", "records.schema")
 
 
-def code_hash() -> str:
+def _code_hash() -> str:
     """Hash of the training code: :data:`CODE_MODULES`' source and the PyTorch version."""
     digest = hashlib.sha256(f"torch {torch.__version__}\0".encode())
     for name in CODE_MODULES:
@@ -181,7 +181,7 @@ def train_in_chunks(
         result = tr.train_policies(train, valid, part, settings, unit, progress=progress)
         stored += [_stored(result, p) for p in range(len(part))]
         del result
-    return assemble(list(configs), settings, unit, int(train.x.shape[1]), stored)
+    return _assemble(list(configs), settings, unit, int(train.x.shape[1]), stored)
 
 
 def damage_since(root: str | os.PathLike, offset: int = 0) -> tuple[list[str], int]:
@@ -222,7 +222,7 @@ class PolicyStore:
                 "config": asdict(config),
                 "settings": _identity(settings),
                 "inputs": inputs,
-                "code": code_hash(),
+                "code": _code_hash(),
             },
             sort_keys=True,
         )
@@ -364,7 +364,7 @@ def _stored(result: tr.TrainResult, p: int) -> dict:
     }
 
 
-def assemble(
+def _assemble(
     configs: list[tr.PolicyConfig],
     settings: tr.TrainSettings,
     unit: CostUnit,
@@ -428,7 +428,7 @@ def train_stored(
                 store.record_batch(inputs, part)
             del result
     stored = [found[key] for key in keys]
-    return assemble(list(configs), settings, unit, int(train.x.shape[1]), stored), len(missing)
+    return _assemble(list(configs), settings, unit, int(train.x.shape[1]), stored), len(missing)
 
 
 def _plan(store, inputs, missing, settings, train, valid, memory_bytes):

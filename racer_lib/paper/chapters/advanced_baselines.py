@@ -8,7 +8,7 @@ the table on the shifted benchmarks next to the paper's (:func:`shifted_table`,
 replicate seeds by the book's protocol (:func:`most_accurate`). Each replicate seed re-draws the
 records, the split, the routers' initialisation and their batch order; RACER's routers are
 chapter 07's, loaded from the router store when the records and settings are the same
-(:func:`fit_racer` counts them)."""
+(:func:`_fit_racer` counts them)."""
 
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def baselines_figure(
     return fig
 
 
-def most_accurate_text(budget: float) -> str:
+def _most_accurate_text(budget: float) -> str:
     """The finding's text (the claims table matches its beginning)."""
     return (
         f"RACER is the most accurate method at C = {budget:g} "
@@ -177,7 +177,7 @@ def prose_reads(budget: float) -> list[tuple[str, str, str, str, dict[str, Any]]
     where)`` for :meth:`racer_lib.book.chapter.Prose.value` (``agg`` ``text``: a word, for
     :meth:`~racer_lib.book.chapter.Prose.text`): the seeds of the finding at ``budget``, its
     decision, note and status, then the range of RACER's lead over the members."""
-    finding = {"finding": most_accurate_text(budget)}
+    finding = {"finding": _most_accurate_text(budget)}
     reads = [("seeds", FINDINGS_CSV, "n", "one", finding)]
     reads += [(c, FINDINGS_CSV, c, "text", finding) for c in ("decision", "note", "status")]
     return reads + [
@@ -207,7 +207,7 @@ def most_accurate(
     verdict = verdicts.every(members)
     effects = [v.effect for v in members.values()]
     row = {
-        "finding": most_accurate_text(budget),
+        "finding": _most_accurate_text(budget),
         "family": "judge x baseline",
         "budget": budget,
         "observed": f"RACER minus each baseline, OOD mean: {min(effects):+.2f} to "
@@ -219,7 +219,7 @@ def most_accurate(
     return add_status([row], provenance, registry.BASELINES, FINDINGS_CSV), table
 
 
-def fit_racer(
+def _fit_racer(
     records: pd.DataFrame,
     embeddings: np.ndarray,
     configs: Sequence[train.PolicyConfig],
@@ -261,7 +261,7 @@ def run_replicates(
     """Every judge's replicates: for each seed, the records (:func:`judge_set` with ``source``:
     ``records_dir``, ``dim``, ``scale``, ``simulator``), the test split and ``benchmarks``
     (at ``source["benchmark_scale"]``) drawn with that seed, RACER-R's routers at ``budgets``
-    (chapter 07's, where the store holds them: :func:`fit_racer`) and the baselines
+    (chapter 07's, where the store holds them: :func:`_fit_racer`) and the baselines
     (:meth:`BaselineTables.add`)."""
     tables = BaselineTables()
     sizes = {k: v for k, v in source.items() if k != "benchmark_scale"}
@@ -273,7 +273,7 @@ def run_replicates(
                 judge, records, embeddings, ("test",), benchmarks, seed=s, **benchmark_sizes
             )
             configs = experiments.grid(budgets, [s], variant="RACER-R", tau_r=tau_r)
-            fitted = fit_racer(records, embeddings, configs, settings)
+            fitted = _fit_racer(records, embeddings, configs, settings)
             tables.add(judge, s, fitted, sets, budgets, options)
     return tables
 
@@ -317,7 +317,7 @@ class BaselineTables:
         budgets: Sequence[float],
         options: Mapping[str, Mapping[str, Any]],
     ) -> None:
-        """RACER's routers of ``fitted`` (:func:`fit_racer` on replicate ``seed``'s records)
+        """RACER's routers of ``fitted`` (:func:`_fit_racer` on replicate ``seed``'s records)
         and each baseline (fitted on the same training split with ``seed``, its threshold
         matched on the validation split for every budget, with ``options`` per method)
         evaluated on ``sets`` (drawn with the same seed); appends the rows."""

@@ -5,7 +5,7 @@ records, the split, the routers' initialisation and the batch order; the tables 
 seed (:class:`FrontierTables`). The area between a router's curve and Random's chord
 (:func:`racer_lib.evaluation.metrics.area_above_random`, with the per-run gaps in
 :func:`gap_to_random`), the oracle frontier thinned for drawing (:func:`thinned_frontier`), one
-panel of the figure (:func:`frontier_panel`, :func:`label_grid`), the page's RACER-against-Random
+panel of the figure (:func:`_frontier_panel`, :func:`_label_grid`), the page's RACER-against-Random
 view (:func:`racer_vs_random`) and §5.3's readings of the figure decided by the book's protocol
 (:func:`frontier_findings`): a concave frontier (:func:`concavity`, on
 :func:`chord_elevations`), a gain over All-Instruct on the benchmarks (:func:`over_all_instruct`)
@@ -76,7 +76,7 @@ def _endpoints(ends: pd.DataFrame, method: str) -> pd.DataFrame:
     return ends[ends["method"] == method].set_index(list(KEYS))[["accuracy", "cost"]]
 
 
-def frontier_elevations(runs: pd.DataFrame, ends: pd.DataFrame) -> pd.DataFrame:
+def _frontier_elevations(runs: pd.DataFrame, ends: pd.DataFrame) -> pd.DataFrame:
     """Per judge, set, seed and budget: RACER's elevation above the chord of its neighbours on
     that seed's frontier (:func:`chord_elevations`; All-Instruct and All-Reasoning of the same
     records close it)."""
@@ -124,17 +124,17 @@ def _family(combine, members: dict[str, verdicts.Verdict]) -> verdicts.Verdict:
     )
 
 
-def member_table(members: dict[str, verdicts.Verdict]) -> pd.DataFrame:
+def _member_table(members: dict[str, verdicts.Verdict]) -> pd.DataFrame:
     """A family's members (name) with their own verdicts, before Holm's correction."""
     return pd.DataFrame([{"member": k, **v.columns()} for k, v in members.items()])
 
 
 def concavity(runs: pd.DataFrame, ends: pd.DataFrame, margin: float = CONCAVITY_MARGIN):
     """§5.3's "concave frontier": every (judge, set, budget) a member whose per-seed elevation
-    above its neighbours' chord (:func:`frontier_elevations`) is shown to exceed ``-margin``
+    above its neighbours' chord (:func:`_frontier_elevations`) is shown to exceed ``-margin``
     (``verdicts.directional(x, 1, -margin)``: non-inferiority), Holm over the members
     (``verdicts.every``). Returns the finding's row and the members."""
-    d = frontier_elevations(runs, ends).rename(columns={"elevation": "d"})
+    d = _frontier_elevations(runs, ends).rename(columns={"elevation": "d"})
     members = _members(d, ("judge", "set", "budget"), lambda x: verdicts.directional(x, 1, -margin))
     verdict = _family(verdicts.every, members)
     observed = (
@@ -208,7 +208,7 @@ def frontier_findings(
     """§5.3's three readings of Fig. 4, each ONE row decided by the protocol
     (:func:`concavity`, :func:`over_all_instruct`, :func:`over_all_reasoning`), with their
     statuses (:func:`racer_lib.paper.claims.add_status`; no simulator parameter fixes a trained
-    router's result); and the concavity's members (:func:`member_table`)."""
+    router's result); and the concavity's members (:func:`_member_table`)."""
     concave, points = concavity(runs, ends)
     rows = [
         concave,
@@ -216,7 +216,7 @@ def frontier_findings(
         over_all_reasoning(runs, ends)[0],
     ]
     findings = add_status(rows, provenance, registry.FRONTIER, FINDINGS_CSV)
-    return findings, member_table(points)
+    return findings, _member_table(points)
 
 
 def racer_vs_random(summary: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -266,7 +266,7 @@ def _where(frame, where: dict):
     return frame[mask]
 
 
-def frontier_panel(ax: plt.Axes, oracle, ends, summary, methods, **where) -> None:
+def _frontier_panel(ax: plt.Axes, oracle, ends, summary, methods, **where) -> None:
     """One panel of Fig. 4: the oracle frontier (dotted, flat past its last vertex: more tokens
     buy nothing more), the two fixed modes and their chord, and each method's curve over
     budgets. ``oracle``, ``ends`` (rows per method with ``cost`` and ``accuracy``) and
@@ -290,7 +290,7 @@ def frontier_panel(ax: plt.Axes, oracle, ends, summary, methods, **where) -> Non
     ax.set_title(" · ".join(str(v) for v in where.values()), fontsize=9)
 
 
-def label_grid(axes, xlabel: str, ylabel: str) -> None:
+def _label_grid(axes, xlabel: str, ylabel: str) -> None:
     """Axis labels on the bottom row and the left column of a grid of panels only."""
     for ax in axes[-1]:
         ax.set_xlabel(xlabel)
@@ -350,7 +350,7 @@ class FrontierTables:
 
 def frontier_figure(oracle, ends, summary, judge: str, sets: list[str]) -> plt.Figure:
     """One judge's row of Fig. 4 as a figure of its own, at a readable size: a
-    :func:`frontier_panel` per set of ``sets`` (Random and RACER; the fixed modes' mean over
+    :func:`_frontier_panel` per set of ``sets`` (Random and RACER; the fixed modes' mean over
     the seeds), labelled on the outer panels, with the legend in the last, empty, panel."""
     ends = (
         pd.DataFrame(ends)
@@ -360,7 +360,7 @@ def frontier_figure(oracle, ends, summary, judge: str, sets: list[str]) -> plt.F
     fig, axes = plt.subplots(2, 3, figsize=(9.0, 5.6), squeeze=False)
     fig.subplots_adjust(hspace=0.5, wspace=0.32)
     for ax, name in zip(axes.flat, sets):
-        frontier_panel(ax, oracle, ends, summary, ["Random", "RACER"], judge=judge, set=name)
-    label_grid(axes, "realized cost ratio", "accuracy (%)")
+        _frontier_panel(ax, oracle, ends, summary, ["Random", "RACER"], judge=judge, set=name)
+    _label_grid(axes, "realized cost ratio", "accuracy (%)")
     plots.legend_in(axes.flat[-1], axes[0][0])
     return fig

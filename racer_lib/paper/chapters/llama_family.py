@@ -48,7 +48,7 @@ def train_replicates(
     rows = []
     for s in seeds:
         records, embeddings = judge_set(judge, "training_mix", seed=s, **source)
-        check_split(records, eval_split)
+        _check_split(records, eval_split)
         configs = experiments.grid(budgets, [s], **common)
         fit = experiments.fit(records, embeddings, configs, settings)
         sets = experiments.evaluation_sets(judge, records, embeddings, (eval_split,))
@@ -331,7 +331,7 @@ def paper_pairs() -> pd.DataFrame:
     )
 
 
-def check_split(records: pd.DataFrame, eval_split: str) -> None:
+def _check_split(records: pd.DataFrame, eval_split: str) -> None:
     """Stop the chapter when ``eval_split`` is not a split of ``records``."""
     if eval_split not in set(records["split"]):
         raise ValueError(

@@ -6,12 +6,12 @@ re-draws the split, the routers' initialisation and the batch order; the records
 release), a fresh split of LLMBar's 419 pairs trains ACER and RACER at every budget in one
 batched pass (Algorithm 1 on Eq. (1) and its KL-robust form, Eq. (2)), fits the three score
 baselines matched to each budget on validation, and evaluates all of them, Random, the fixed
-modes and the oracle on the test split (:func:`route_judge`). The module also reads the runs:
+modes and the oracle on the test split (:func:`_route_judge`). The module also reads the runs:
 whether each router trained at all (:func:`training_check`), the chapter's findings, each
 decided over the seeds by the book's protocol (:func:`routing_findings`), its tables
 (:func:`mean_sd_by_budget`, :func:`modes_table`, :func:`validation_view`,
 :func:`references_view`) and its figure (:func:`accuracy_and_gain`); the page's helpers load
-the data quietly (:func:`check_aligned`, :func:`embed_quietly`, :func:`describe_source`) and
+the data quietly (:func:`_check_aligned`, :func:`embed_quietly`, :func:`describe_source`) and
 list the numbers its sentences state (:func:`prose_reads`).
 """
 
@@ -85,7 +85,7 @@ def describe_source(source: Mapping[str, Any], location: Any) -> str:
     )
 
 
-def check_aligned(records: Mapping[str, pd.DataFrame], pairs: pd.DataFrame) -> None:
+def _check_aligned(records: Mapping[str, pd.DataFrame], pairs: pd.DataFrame) -> None:
     """Every judge's records list the pairs in the order of ``pairs`` (so that rows of
     records, pairs and embeddings line up); raises otherwise."""
     for judge, recs in records.items():
@@ -95,10 +95,10 @@ def check_aligned(records: Mapping[str, pd.DataFrame], pairs: pd.DataFrame) -> N
 
 def load_release(judges: Sequence[str], manifest) -> tuple[pd.DataFrame, dict, str]:
     """LLMBar's pairs, each judge's records of them (tokens counted by one tokenizer) checked
-    to list the pairs in their order (:func:`check_aligned`), and the records' provenance."""
+    to list the pairs in their order (:func:`_check_aligned`), and the records' provenance."""
     pairs, tokenizer = llmbar.llmbar_pairs(manifest), llmbar.load_tokenizer()
     records = {j: llmbar.llmbar_records(j, tokenizer=tokenizer, manifest=manifest) for j in judges}
-    check_aligned(records, pairs)
+    _check_aligned(records, pairs)
     return pairs, records, rec.provenance(pd.concat(records.values()))
 
 
@@ -209,7 +209,7 @@ class Routed:
     note: str = ""
 
 
-def route_judge(
+def _route_judge(
     spec: RoutingSpec,
     records: pd.DataFrame,
     embeddings: np.ndarray,
@@ -255,11 +255,11 @@ def route_judges(
     embeddings: np.ndarray,
     splits: Mapping[int, np.ndarray],
 ) -> Routed:
-    """:func:`route_judge` for every judge of ``records`` (judge: records, rows aligned with
+    """:func:`_route_judge` for every judge of ``records`` (judge: records, rows aligned with
     ``embeddings``), in order, its rows and notes gathered into one :class:`Routed`."""
     out = Routed()
     for judge, recs in records.items():
-        one = route_judge(spec, recs, embeddings, splits, judge)
+        one = _route_judge(spec, recs, embeddings, splits, judge)
         for rows in ("runs", "ends", "frontiers", "checks"):
             getattr(out, rows).extend(getattr(one, rows))
         out.tests |= one.tests
@@ -362,7 +362,7 @@ FINDING_READS = [
 ]
 
 
-def paired_differences(runs: pd.DataFrame, judge: str, first: str, second: str) -> pd.Series:
+def _paired_differences(runs: pd.DataFrame, judge: str, first: str, second: str) -> pd.Series:
     """``first``'s test accuracy minus ``second``'s for ``judge``, paired on budget and seed
     (the replicate: its split, initialisation and batch order), indexed by both."""
     mine = runs[runs["judge"] == judge].set_index(["method", "budget", "seed"])["accuracy"]
@@ -373,10 +373,10 @@ def _ahead(d: pd.Series) -> str:
     return f"ahead in {int((d > 0).sum())} of {len(d)} seeds"
 
 
-def over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], min_n: int) -> dict:
+def _over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], min_n: int) -> dict:
     """:data:`OVER_RANDOM`: per budget, RACER minus Random over the seeds, one-sided t > 0
     (``verdicts.directional``), Holm over the budgets (``verdicts.every``)."""
-    d = paired_differences(runs, judge, "RACER", "Random")
+    d = _paired_differences(runs, judge, "RACER", "Random")
     members = {f"C={b:g}": verdicts.directional(d.loc[b], 1, min_n=min_n) for b in budgets}
     observed = "; ".join(
         f"{k}: {v.interval_text(' pts')}, {_ahead(d.loc[b])}"
@@ -386,10 +386,10 @@ def over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], min_n:
     return _row(OVER_RANDOM.format(judge=judge), verdict, observed, CLAIMS["random"])
 
 
-def over_acer(runs: pd.DataFrame, judge: str, margin: float, min_n: int) -> dict:
+def _over_acer(runs: pd.DataFrame, judge: str, margin: float, min_n: int) -> dict:
     """:data:`OVER_ACER`: per seed, RACER minus ACER averaged over the budgets, shown above
     ``-margin`` (non-inferiority: ``verdicts.directional(d, 1, threshold=-margin)``)."""
-    d = paired_differences(runs, judge, "RACER", "ACER").groupby("seed").mean()
+    d = _paired_differences(runs, judge, "RACER", "ACER").groupby("seed").mean()
     mine = runs[runs["judge"] == judge]
     racer, acer = (mine[mine["method"] == m] for m in ("RACER", "ACER"))
     observed = (
@@ -401,7 +401,7 @@ def over_acer(runs: pd.DataFrame, judge: str, margin: float, min_n: int) -> dict
     return _row(OVER_ACER.format(judge=judge), verdict, observed, CLAIMS["acer"])
 
 
-def over_best(summary, runs, judge: str, budget: float, rivals, margin: float, min_n: int):
+def _over_best(summary, runs, judge: str, budget: float, rivals, margin: float, min_n: int):
     """:data:`OVER_BEST` at ``budget``: the rival of ``rivals`` with the best mean accuracy
     over the seeds (``summary``), and RACER's per-seed difference from it shown above
     ``-margin`` (non-inferiority)."""
@@ -409,7 +409,7 @@ def over_best(summary, runs, judge: str, budget: float, rivals, margin: float, m
     others = acc.loc[(judge, list(rivals), budget)].reset_index("method")
     best = others.loc[others["accuracy_mean"].idxmax()]
     r = acc.loc[(judge, "RACER", budget)]
-    d = paired_differences(runs, judge, "RACER", best["method"]).loc[budget]
+    d = _paired_differences(runs, judge, "RACER", best["method"]).loc[budget]
     observed = (
         f"RACER {r['accuracy_mean']:.2f} % at cost {r['cost_mean']:.2f}; best baseline "
         f"{best['method']} {best['accuracy_mean']:.2f} % at cost {best['cost_mean']:.2f}; "
@@ -437,9 +437,9 @@ def routing_findings(
 ) -> pd.DataFrame:
     """The chapter's findings per judge, each decided over the replicate seeds by the book's
     protocol (:mod:`racer_lib.evaluation.verdicts`), whatever their answer: RACER more
-    accurate than Random at every budget (:func:`over_random`), at least as accurate as ACER
-    averaged over budgets (:func:`over_acer`) and, at each budget, at least as accurate as
-    the best of ``rivals`` (:func:`over_best`), the last two within
+    accurate than Random at every budget (:func:`_over_random`), at least as accurate as ACER
+    averaged over budgets (:func:`_over_acer`) and, at each budget, at least as accurate as
+    the best of ``rivals`` (:func:`_over_best`), the last two within
     :data:`AT_LEAST_AS_ACCURATE_POINTS`. Columns: ``judge``, ``budget``, ``claim``,
     ``finding``, ``observed``, the verdict's, ``status``
     (:func:`racer_lib.paper.claims.add_status`: nothing about a trained router is given to a
@@ -447,9 +447,9 @@ def routing_findings(
     ``summary`` is its :func:`racer_lib.evaluation.metrics.over_seeds` table."""
     margin, rows = AT_LEAST_AS_ACCURATE_POINTS, []
     for judge in judges:
-        rows.append(over_random(runs, judge, budgets, min_n))
-        rows.append(over_acer(runs, judge, margin, min_n))
-        rows += [over_best(summary, runs, judge, b, rivals, margin, min_n) for b in budgets]
+        rows.append(_over_random(runs, judge, budgets, min_n))
+        rows.append(_over_acer(runs, judge, margin, min_n))
+        rows += [_over_best(summary, runs, judge, b, rivals, margin, min_n) for b in budgets]
     return add_status(rows, provenance, registry.LLMBAR_ROUTING, FINDINGS_CSV)
 
 

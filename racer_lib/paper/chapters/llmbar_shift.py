@@ -75,7 +75,7 @@ class Shift:
     test: tuple[str, ...]
 
 
-def subsets_of(subsets: Sequence[str] | pd.Series) -> list[str]:
+def _subsets_of(subsets: Sequence[str] | pd.Series) -> list[str]:
     """The subsets present, in order of first appearance."""
     return list(dict.fromkeys(np.asarray(subsets, dtype=object).tolist()))
 
@@ -89,7 +89,7 @@ def shift_plan(
     ``natural->adversarial`` trains on the present subsets named in ``natural`` and tests on
     every other, ``adversarial->natural`` the reverse, ``leave-one-out`` adds one shift per
     subset (``without <s>``: train on the others, test on ``s``)."""
-    present = subsets_of(subsets)
+    present = _subsets_of(subsets)
     nat = tuple(s for s in present if s in natural)
     adv = tuple(s for s in present if s not in natural)
     if unknown := sorted(set(kinds) - set(SHIFT_KINDS)):
@@ -169,7 +169,7 @@ def shift_sides(records: dict[str, pd.DataFrame], plan: Sequence[Shift]) -> pd.D
     return pd.concat(parts, ignore_index=True)[cols]
 
 
-def variant_plan(
+def _variant_plan(
     budgets: Sequence[float], seed: int, tau_r: float, taus_c: Sequence[float]
 ) -> tuple[list[str], list[train.PolicyConfig]]:
     """Method labels and configurations, in batch order: ACER and RACER-R (``tau_r``) at every
@@ -233,14 +233,14 @@ def run_shift(
     taus_c: Sequence[float] = (1.0,),
     **fixed: Any,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """One judge on one shift: per seed, :func:`split_labels`, the :func:`variant_plan`
+    """One judge on one shift: per seed, :func:`split_labels`, the :func:`_variant_plan`
     trained in one batched pass (:func:`racer_lib.paper.experiments.fit`), :func:`policy_rows` on
     the shifted subsets, and the :func:`racer_lib.paper.shift.matched_controls` of the robust
     runs. Returns the runs and the controls, each row with ``fixed`` and ``shift``."""
     runs, controls = [], []
     for s in seeds:
         labels = split_labels(records["subset"], shift, s, VALID_SHARE)
-        names, configs = variant_plan(budgets, s, tau_r, taus_c)
+        names, configs = _variant_plan(budgets, s, tau_r, taus_c)
         fit = experiments.fit(records, embeddings, configs, settings, split=labels)
         test = labels == "test"
         pair = (records[test], embeddings[test])

@@ -238,7 +238,7 @@ def fig1_findings(
     return add_status(pd.DataFrame(rows), provenance, registry.MOTIVATION, FINDINGS_CSV)
 
 
-def tradeoff_panel(ax: plt.Axes, tradeoff) -> None:
+def _tradeoff_panel(ax: plt.Axes, tradeoff) -> None:
     """Fig. 1(a) on ``ax``: per (benchmark, domain) row of
     :func:`mode_tradeoff`, an arrow from the instruct mode (cost 1) to
     the
@@ -280,7 +280,7 @@ def tradeoff_panel(ax: plt.Axes, tradeoff) -> None:
     )
 
 
-def shift_cost_panel(ax: plt.Axes, costs) -> None:
+def _shift_cost_panel(ax: plt.Axes, costs) -> None:
     """Fig. 1(b) on ``ax``: each method's cost in training (validation split) and after the
     shift, from :func:`shift_costs`: runs as small points, the mean
     over
@@ -316,12 +316,12 @@ def shift_cost_panel(ax: plt.Axes, costs) -> None:
 
 
 def motivation_figure(tradeoff, costs=None) -> plt.Figure:
-    """Fig. 1: (a) :func:`tradeoff_panel` and, when ``costs`` is given, (b)
-    :func:`shift_cost_panel`."""
+    """Fig. 1: (a) :func:`_tradeoff_panel` and, when ``costs`` is given, (b)
+    :func:`_shift_cost_panel`."""
     n = 1 if costs is None else 2
     fig, axes = plt.subplots(1, n, figsize=(4.7 * n, 4.2), squeeze=False)
-    tradeoff_panel(axes[0][0], tradeoff)
+    _tradeoff_panel(axes[0][0], tradeoff)
     if costs is not None:
-        shift_cost_panel(axes[0][1], costs)
+        _shift_cost_panel(axes[0][1], costs)
     fig.tight_layout()
     return fig

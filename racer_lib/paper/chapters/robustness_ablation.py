@@ -299,7 +299,7 @@ VERDICT_KEYS = {
 }
 
 
-def chapter_claims() -> dict[str, Any]:
+def _chapter_claims() -> dict[str, Any]:
     """The claims of :data:`racer_lib.paper.claims_table.CLAIMS` this chapter tests, by key:
     the claim's ``sensitivity`` key, else ``"<artifact> #k"`` (the k-th such claim of that
     artifact, in the table's order)."""
@@ -316,7 +316,7 @@ def chapter_claims() -> dict[str, Any]:
 
 
 def report_verdicts(folder: str | os.PathLike, profile: str) -> pd.DataFrame:
-    """Every claim this chapter tests (:func:`chapter_claims`), decided by the reproduction
+    """Every claim this chapter tests (:func:`_chapter_claims`), decided by the reproduction
     report's own rules on the CSVs in ``folder`` (this chapter's results): its ``key``,
     artifact, claim, status, what the build found (``build_value``) and why (``reason``)."""
     from racer_lib.paper import report
@@ -325,7 +325,7 @@ def report_verdicts(folder: str | os.PathLike, profile: str) -> pd.DataFrame:
     rows = [
         {"key": key, **{c: v for c, v in report.evaluate_claim(claim, Path(folder), True,
                                                                profile).items() if c in columns}}
-        for key, claim in chapter_claims().items()
+        for key, claim in _chapter_claims().items()
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["key", *columns])
 

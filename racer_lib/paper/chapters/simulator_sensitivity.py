@@ -135,7 +135,7 @@ def _handed(name: str, embedding: Embedding, s: int):
 # One replicate seed: the rows of the claims' CSVs
 
 
-def frontier_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+def _frontier_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
     """Fig. 4 and Table 3 at replicate ``s``: RACER-R at every budget and β of ``sizes`` trained
     in one batch on the judge's training mixture; Fig. 4's rows (β = :data:`BETA`) on the train
     and test splits and each OOD benchmark, with Random at RACER's rate, the fixed modes and
@@ -177,7 +177,7 @@ def frontier_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> 
     return out
 
 
-def llama_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+def _llama_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
     """Table 7 at replicate ``s``: RACER-R at each of ``llama_budgets`` on the Llama pair's
     training mixture, on its test split beside Random at matched cost and at RACER's rate."""
     records, emb = judge_set(sizes.llama, "training_mix", seed=s, dim=sizes.dim,
@@ -198,7 +198,7 @@ def llama_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dic
     return {"llama_runs.csv": rows}
 
 
-def ablation_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+def _ablation_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
     """Fig. 3 at replicate ``s``, as chapter 08 runs one replicate: every method of
     :func:`racer_lib.paper.shift.ablation_plan` (ACER, RACER-R and RACER-C at each of
     ``sizes.taus``) trained on each scenario's subset and deployed on OffsetBias
@@ -237,7 +237,7 @@ def ablation_findings(runs: pd.DataFrame, controls: pd.DataFrame) -> dict[str, p
 # One simulator: write its CSVs, decide its claims
 
 
-WRITERS = {"frontier": frontier_rows, "llama": llama_rows, "ablation": ablation_rows}
+WRITERS = {"frontier": _frontier_rows, "llama": _llama_rows, "ablation": _ablation_rows}
 
 
 def write_point(folder: str | Path, sim: choices.Simulator, seeds: Sequence[int], sizes: Sizes,
