@@ -8,7 +8,8 @@ traceback. Each module's own error (``RecordsError``, ``DataError``, ``JudgingEr
 
 The classes below are for the errors no module owns: a bad setting (:class:`ConfigError`), an
 input that cannot be used as given (:class:`InputError`), a missing file
-(:class:`MissingFileError`) and a missing optional package (:class:`MissingPackageError`).
+(:class:`MissingFileError`), a missing optional package (:class:`MissingPackageError`) and a
+write the system refused (:class:`WriteError`: a full disk, an I/O error).
 """
 
 from __future__ import annotations
@@ -34,3 +35,25 @@ class MissingFileError(RacerError, FileNotFoundError):
 
 class MissingPackageError(RacerError, ImportError):
     """An optional package a feature needs is not installed; the message says how to get it."""
+
+
+class WriteError(RacerError, OSError):
+    """A file could not be written (a full disk, an I/O error, no permission): one line naming
+    the file and what the system said, ``cannot write PATH: no space left on device``. Its
+    ``errno`` and ``filename`` are those of the :class:`OSError` it replaces, so ``except
+    OSError`` still catches it; what was written before it stays as it was."""
+
+    def __init__(self, path, error: OSError):
+        reason = error.strerror or str(error) or type(error).__name__
+        super().__init__(error.errno, reason[:1].lower() + reason[1:], str(path))
+        self.message = f"cannot write {path}: {self.strerror}"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):  # picklable across processes, as OSError is
+        return (_write_error, (self.filename, self.errno, self.strerror))
+
+
+def _write_error(path, errno, strerror) -> WriteError:
+    return WriteError(path, OSError(errno, strerror))

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
-from racer_lib.errors import InputError, MissingFileError
+from racer_lib.errors import InputError, MissingFileError, WriteError
 from racer_lib.records.schema import (
     IN_MEMORY,
     MODES,
@@ -42,7 +42,9 @@ def atomic_write(path: str | os.PathLike, write) -> None:
     """Write ``path`` by calling ``write(tmp)`` on a temporary file in the same folder, then
     renaming it: a reader never sees half a file, and a failed ``write`` leaves ``path`` as it
     was. The file gets the mode a plain ``open`` would give (``0o666`` less the umask). An
-    :class:`InputError` (naming ``path``) where it is a folder or its folder is a file."""
+    :class:`InputError` (naming ``path``) where it is a folder or its folder is a file; a
+    :class:`~racer_lib.errors.WriteError` (``cannot write PATH: no space left on device``)
+    where the system refuses a write."""
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{path}: is a folder; give the path of a file to write")
@@ -50,14 +52,21 @@ def atomic_write(path: str | os.PathLike, write) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise InputError(f"{path}: cannot write here, a part of its folder is a file") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    except OSError as exc:
+        raise WriteError(path.parent, exc) from exc
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
         write(tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide the file from others
         os.replace(tmp, path)
+    except WriteError:
+        raise
+    except OSError as exc:  # a full disk, an I/O error: the file is left as it was
+        raise WriteError(path, exc) from exc
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.remove(tmp)
 
 

@@ -71,6 +71,13 @@ def _feed(digest, item) -> None:
         digest.update(f"V{json.dumps(value)}\0".encode())
 
 
+def write_torch(blob: dict, path: str | Path) -> None:
+    """``torch.save(blob)`` to ``path`` through a Python file, so that a full disk raises the
+    :class:`OSError` (errno 28), as every other write does, not PyTorch's ``RuntimeError``."""
+    with open(path, "wb") as stream:
+        torch.save(blob, stream)
+
+
 def seal(state: dict) -> dict:
     """``state`` with the digest of its contents (:func:`_state_digest`) under :data:`DIGEST`."""
     return {**state, DIGEST: _state_digest(state)}
@@ -249,7 +256,7 @@ class Router:
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {k: v for k, v in asdict(self).items() if k != "layers"}
         blob = seal({"layers": [(w, b) for w, b in self.layers], "meta": meta})
-        atomic_write(path, lambda tmp: torch.save(blob, tmp))
+        atomic_write(path, lambda tmp: write_torch(blob, tmp))
         return path
 
     @classmethod

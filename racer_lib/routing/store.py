@@ -36,10 +36,12 @@ entry that is truncated, unreadable, without a digest (written before entries ca
 whose digest does not match (flipped bytes in a weight) is named on stderr and in
 :data:`DAMAGE_LOG` ("stored router PATH is damaged: digest mismatch; retraining"), removed and
 trained again. Trained again in the batch it was first trained in (each input set's
-``<inputs[:32]>.batches.json`` records which policies were trained together), so the retrained
-policy is bit for bit the one of a clean run. :meth:`PolicyStore.verify` checks every entry at
-once (``racer book build`` calls it before planning), reading again only those written since
-they were last found sound (``verified.json``). ``racer book build``
+``<inputs[:32]>.batches.json`` records which policies are trained together, written before
+any of them is saved), so the retrained policy is bit for bit the one of a clean run; a batch
+cut short by an error (a full disk: ``cannot write PATH: no space left on device``) is trained
+again whole, and only its missing members are saved. :meth:`PolicyStore.verify` checks every
+entry at once (``racer book build`` calls it before planning), reading again only those written
+since they were last found sound (``verified.json``). ``racer book build``
 points the notebooks at ``build/policies`` through the environment variable :data:`ENV_STORE`;
 without it (a notebook run by hand, the library on its own) nothing is stored.
 """
@@ -51,6 +53,7 @@ import importlib
 import json
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -58,10 +61,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+from racer_lib.errors import WriteError
+from racer_lib.records.io import atomic_write
 from racer_lib.records.schema import CostUnit
 from racer_lib.records.sources import file_stamp
 from racer_lib.routing import train as tr
-from racer_lib.routing.policy import _hidden, n_parameters, seal, seal_problem
+from racer_lib.routing.policy import _hidden, n_parameters, seal, seal_problem, write_torch
 
 ENV_STORE = "RACER_POLICY_STORE"
 DAMAGE_LOG = "damaged.log"  # in the store's folder: one line per damaged entry found
@@ -281,12 +286,11 @@ class PolicyStore:
             else:
                 said.append(self.discard(path, problem))
         if now != sound:
-            tmp = record.with_suffix(f".{os.getpid()}.tmp")
+            text = json.dumps(now, sort_keys=True)
             try:
-                tmp.write_text(json.dumps(now, sort_keys=True), encoding="utf-8")
-                tmp.replace(record)
-            except OSError:  # a read-only store: checked again next time
-                tmp.unlink(missing_ok=True)
+                atomic_write(record, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+            except OSError:  # a read-only or full store: checked again next time
+                pass
         return said
 
     def discard(self, path: Path, problem: str) -> str:
@@ -303,13 +307,12 @@ class PolicyStore:
         return line
 
     def save(self, key: str, stored: dict) -> Path:
-        """Write one policy atomically (a temporary file renamed into place), with the digest
-        of its contents (:func:`~racer_lib.routing.policy.seal`)."""
+        """Write one policy atomically (:func:`racer_lib.records.io.atomic_write`), with the
+        digest of its contents (:func:`~racer_lib.routing.policy.seal`); a
+        :class:`~racer_lib.errors.WriteError` naming the file if the system refuses it."""
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        torch.save(seal(stored), tmp)
-        tmp.replace(path)
+        blob = seal(stored)
+        atomic_write(path, lambda tmp: write_torch(blob, tmp))
         return path
 
     def batches_path(self, inputs: str) -> Path:
@@ -333,23 +336,33 @@ class PolicyStore:
         return {key: part for part in parts for key, _ in part}
 
     def record_batch(self, inputs: str, part: list[tuple[str, tr.PolicyConfig]]) -> None:
-        """Add a batch trained now to the index of :meth:`batches` (atomically)."""
+        """Add a batch to the index of :meth:`batches` (atomically), before any of its policies
+        is saved (:func:`train_stored`): a batch cut short by an error is trained again whole."""
         known = self.batches(inputs)
         if all(key in known for key, _ in part):
             return
         parts = {id(p): p for p in known.values()}.values()
         index = seal({"batches": [[[k, asdict(c)] for k, c in p] for p in [*parts, part]]})
-        path = self.batches_path(inputs)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(index, sort_keys=True), encoding="utf-8")
-        tmp.replace(path)
+        text = json.dumps(index, sort_keys=True)
+        atomic_write(self.batches_path(inputs), lambda tmp: Path(tmp).write_text(text, "utf-8"))
 
+    @contextmanager
     def lock(self, inputs: str):
-        """A lock held while the policies of one input set are looked up and trained."""
+        """A lock held while the policies of one input set are looked up and trained; a
+        :class:`~racer_lib.errors.WriteError` naming the lock file if it cannot be made."""
         from filelock import FileLock
 
-        self.root.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.root / f"{inputs[:32]}.lock"))
+        path = self.root / f"{inputs[:32]}.lock"
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(path))
+            lock.acquire()
+        except OSError as exc:
+            raise WriteError(path, exc) from exc
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 def _stored(result: tr.TrainResult, p: int) -> dict:
@@ -417,6 +430,8 @@ def train_stored(
         found = {key: store.load(key) for key in dict.fromkeys(keys)}
         missing = {key: config for key, config in zip(keys, configs) if found[key] is None}
         for part, new in _plan(store, inputs, missing, settings, train, valid, memory_bytes):
+            if new:  # write-ahead: the batch is known before any member is saved
+                store.record_batch(inputs, part)
             result = tr.train_policies(
                 train, valid, [c for _, c in part], settings, unit, progress=progress
             )
@@ -424,8 +439,6 @@ def train_stored(
                 if key in missing:
                     store.save(key, _stored(result, p))
                     found[key] = store.load(key)
-            if new:
-                store.record_batch(inputs, part)
             del result
     stored = [found[key] for key in keys]
     return _assemble(list(configs), settings, unit, int(train.x.shape[1]), stored), len(missing)
