@@ -27,8 +27,11 @@ class Faults:
     """Count the write points under ``under`` and fail the ``fail_at``-th (1-based) with
     ``OSError(code)``; a context manager (the calls are patched inside it only)."""
 
-    def __init__(self, under: Path, fail_at: int | None = None, code: int = errno.ENOSPC):
+    def __init__(
+        self, under: Path, fail_at: int | None = None, code: int = errno.ENOSPC, match=None
+    ):
         self.under = str(Path(under).resolve())
+        self.match = match  # (what, path) -> whether the call is a point; None: every one
         self.fail_at, self.code = fail_at, code
         self.points: list[tuple[str, str]] = []
         self.failed: tuple[str, str] | None = None
@@ -40,6 +43,8 @@ class Faults:
         except TypeError:  # a file descriptor
             return
         if not (full == self.under or full.startswith(self.under + os.sep)):
+            return
+        if self.match is not None and not self.match(what, full):
             return
         self.points.append((what, full))
         if len(self.points) == self.fail_at:

@@ -469,3 +469,81 @@ def test_a_runner_killed_three_times_a_flipped_router_and_a_deleted_csv_end_in_a
     assert forced.returncode == 0, forced.stderr
     assert sorted((repo / "build" / "policies").glob("??/*.pt")) == entries
     assert _csvs(repo / "results" / "one") == _clean_run(repo, tmp_path, "one")
+
+
+# --------------------------------------------------------------------------- issue 30
+
+
+@pytest.mark.parametrize("fault", ["random bytes", "truncated"])
+def test_a_damaged_executed_notebook_reruns_its_chapter_and_says_so(
+    repo: Path, capsys: pytest.CaptureFixture, fault: str
+) -> None:
+    """An executed notebook overwritten or cut short was once "reused: unchanged", and the book
+    build then failed with a UnicodeDecodeError / NotJSONError traceback."""
+    assert cli(repo, "--profile", "one", "--no-book") == 0
+    capsys.readouterr()
+    executed = repo / "build" / "one" / "executed" / "04_delta.ipynb"
+    good = executed.read_bytes()
+    damaged = os.urandom(len(good)) if fault == "random bytes" else good[: len(good) // 2]
+    executed.write_bytes(damaged)
+    assert cli(repo, "--profile", "one", "--no-book") == 0
+    assert run_messages(capsys) == [
+        "re-running 04_delta: executed notebook changed: build/one/executed/04_delta.ipynb"
+    ]
+    assert json.loads(executed.read_text())["cells"]  # a whole notebook again
+    assert cli(repo, "--profile", "one", "--no-book") == 0
+    assert run_messages(capsys) == ["reused 04_delta: unchanged"]
+
+
+def _cache_point(what: str, path: str) -> bool:
+    """The cache's write points: its keys, the digests, the executed notebooks' final names."""
+    name = Path(path)
+    return (
+        "cache" in name.parts
+        or name.name.startswith(("digests.json", ".digests.json"))
+        or ("executed" in name.parts and what.startswith("os."))
+    )
+
+
+def _cache_faults(repo: Path, points: list[int] | None) -> None:
+    """A clean run of profile ``two`` (two chapters) counts the cache's write points; then the
+    write at each of ``points`` (all when None) fails, ENOSPC or EIO in turn, and the run is
+    done again: every CSV is byte-identical to the clean run's, each chapter's key is stored,
+    and a third run reuses both."""
+    from tests.faults import CODES, Faults
+
+    write_profile(repo, "two", {"01_alpha": {}, "04_delta": {"records": RECORDS}})
+    clean = repo.parent / "clean"
+    shutil.copytree(repo, clean)
+    with Faults(clean / "build", match=_cache_point) as counted:
+        run_profile("two", root=clean, build_book=False, jobs=1)
+    csvs = {p.relative_to(clean): p.read_bytes() for p in (clean / "results").rglob("*.csv")}
+    assert len(counted.points) >= 10 and len(csvs) >= 3
+    chosen = range(1, len(counted.points) + 1) if points is None else points
+    for k in chosen:
+        copy = repo.parent / f"k{k}"
+        shutil.copytree(repo, copy)
+        with Faults(copy / "build", match=_cache_point, fail_at=k, code=CODES[k % 2]) as faults:
+            try:
+                run_profile("two", root=copy, build_book=False, jobs=1)
+            except OSError as exc:  # a PipelineError names the file; an OSError must too
+                assert str(copy) in str(exc) or "build/" in str(exc), (k, faults.failed, exc)
+            except runner.PipelineError as exc:
+                assert "cannot write" in str(exc) and "\n" not in str(exc), (k, exc)
+        assert faults.failed is not None, k
+        run_profile("two", root=copy, build_book=False, jobs=1)
+        got = {p.relative_to(copy): p.read_bytes() for p in (copy / "results").rglob("*.csv")}
+        assert got == csvs, f"write {k} ({faults.failed}) changed a CSV"
+        again = run_profile("two", root=copy, build_book=False, jobs=1)
+        assert sorted(again.reused) == ["01_alpha", "04_delta"], (k, faults.failed)
+        shutil.rmtree(copy)
+
+
+def test_a_cache_write_that_fails_loses_nothing_sampled(repo: Path) -> None:
+    """Three of the cache's write points (the full sweep is CI's, below)."""
+    _cache_faults(repo, [1, 6, 11])
+
+
+@pytest.mark.ci_only
+def test_a_cache_write_that_fails_at_any_point_loses_nothing(repo: Path) -> None:
+    _cache_faults(repo, None)

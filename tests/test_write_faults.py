@@ -10,11 +10,11 @@ import itertools
 import pytest
 import torch
 
-from faults import CODES, Faults
 from racer_lib.errors import WriteError
 from racer_lib.records.io import atomic_write
 from racer_lib.routing import store
 from racer_lib.routing import train as tr
+from tests.faults import CODES, Faults
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

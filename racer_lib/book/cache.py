@@ -4,12 +4,14 @@ A notebook is executed again only when something it depends on changed since its
 successful run: its source, its parameters, ``racer_lib``'s code, the contents of the files its
 parameters name, what its requirements resolve to, or the keys of the chapters it reads
 (:data:`racer_lib.paper.registry.READS`); or when a file it wrote is missing or changed
-(``re-running <stem>: output missing: <file>``). Otherwise its executed notebook and results are
-reused (``reused <stem>: unchanged``). The keys live in ``build/<profile>/cache/<stem>.json``,
-each with the sha256 of every file the chapter read and wrote; a key that cannot be read is
-named and the chapter re-runs. Files are hashed by content; a file's size, modification and
-change times (``build/<profile>/digests.json``) only spare hashing it again while they stay
-the same (the change time moves on every write and cannot be set back).
+(``re-running <stem>: output missing: <file>``), its executed notebook included
+(``executed notebook changed``: damaged, it would break the book). Otherwise its executed
+notebook and results are reused (``reused <stem>: unchanged``). The keys live in
+``build/<profile>/cache/<stem>.json``, each with the sha256 of every file the chapter read and
+wrote; a key that cannot be read is named and the chapter re-runs. Files are hashed by content;
+a file's size, modification and change times (``build/<profile>/digests.json``) only spare
+hashing it again while they stay the same (the change time moves on every write and cannot be
+set back).
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from racer_lib.book.profiles import (
     Profile,
 )
 from racer_lib.book.scheduling import chapter_reads
+from racer_lib.records.io import atomic_write
 from racer_lib.records.sources import file_stamp, sha256sum
 
-CACHE_FORMAT = 2  # 2: the keys hold the digests of the files read and written
+CACHE_FORMAT = 3  # 2: the digests of the files read and written; 3: and of the executed notebook
 # What a chapter's key is made of, in the order the reasons for re-running are given.
 _KEY_PARTS = {
     "source": "source changed",
@@ -86,10 +89,8 @@ class Digests:
         if not self.changed or self.path is None:
             return
         known = {name: stamp for name, stamp in self.known.items() if Path(name).is_file()}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(known, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(self.path)
+        text = json.dumps(known, sort_keys=True) + "\n"
+        atomic_write(self.path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
         self.changed = False
 
 
@@ -196,12 +197,14 @@ def _requirements_state(needs: list[str], root: Path) -> dict[str, Any]:
 class CacheEntry:
     """A chapter's cache key, part by part (each a hash), and the keys of what it reads; with
     the files it read (``inputs``, as :func:`input_files`) and wrote (``outputs``: relative
-    path -> sha256, set after it ran), which name what changed."""
+    path -> sha256, and ``executed``: its executed notebook's sha256, set after it ran), which
+    name what changed."""
 
     parts: dict[str, str]
     reads: dict[str, str | None]  # stem -> that chapter's key (None: it has no valid run)
     inputs: dict[str, list] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
+    executed: str = ""
 
     @property
     def key(self) -> str:
@@ -215,6 +218,7 @@ class CacheEntry:
             "reads": self.reads,
             "inputs": self.inputs,
             "outputs": self.outputs,
+            "executed": self.executed,
         }
 
 
@@ -253,6 +257,7 @@ def _malformed(stored: Any) -> str | None:
         "inputs": _is_map(stored.get("inputs"), (list,))
         and all(_row(row) for rows in stored["inputs"].values() for row in rows),
         "outputs": _is_map(stored.get("outputs"), (str,)),
+        "executed": isinstance(stored.get("executed"), str),
     }
     bad = [name for name, good in checks.items() if not good]
     return f"bad {', '.join(repr(name) for name in bad)}" if bad else None
@@ -344,7 +349,11 @@ def _input_reasons(old: dict[str, list], new: dict[str, list]) -> list[str]:
 
 
 def _output_reasons(stored: dict[str, Any], layout: Layout, stem: str, digests: Digests):
-    """Which files of the chapter's last run are missing or changed in its results folder."""
+    """Which files of the chapter's last run are missing or changed: its executed notebook
+    (damaged, it would break the book: the chapter runs again) and its results folder."""
+    executed = layout.executed_notebook(stem)
+    if digests(executed) != stored["executed"]:
+        return [f"executed notebook changed: {shown(executed, layout.root)}"]
     folder = layout.results_dir(stem)
     missing, changed = [], []
     for rel, digest in stored["outputs"].items():
@@ -397,9 +406,7 @@ def rerun_reasons(
 
 
 def write_key(layout: Layout, stem: str, entry: CacheEntry) -> None:
-    """Store ``stem``'s key after a successful execution (atomically)."""
-    path = cache_path(layout, stem)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(entry.to_json(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Store ``stem``'s key after a successful execution (atomically; a
+    :class:`~racer_lib.errors.WriteError` naming the file if the system refuses it)."""
+    text = json.dumps(entry.to_json(), indent=2, sort_keys=True) + "\n"
+    atomic_write(cache_path(layout, stem), lambda tmp: Path(tmp).write_text(text, "utf-8"))

@@ -321,6 +321,7 @@ def _execute_plan(
             result.seconds[item.stem] = seconds
             entry = plan.entries[item.stem]
             entry.outputs = output_digests(layout.results_dir(item.stem), digests)
+            entry.executed = digests(path)
             _build_write(write_key, layout, item.stem, entry)
             bar.set_postfix_str(f"{item.stem} {seconds:.0f} s")
             bar.update()
