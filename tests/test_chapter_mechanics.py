@@ -45,7 +45,7 @@ def test_a_planted_signal_is_recovered_against_random(planted):
     records, x = planted
     configs = [train.PolicyConfig(2.0, seed=s, variant="RACER-R") for s in (0, 1)]
     settings = train.TrainSettings(arch="linear", epochs=25, lr=1e-2, dual_step=1e-2)
-    fit = experiments.fit(records, x, configs, settings, store=False)
+    fit = experiments.fit(records, x, configs, settings)
     test = (records["split"] == "test").to_numpy()
     for p in fit.result.p_reasoning(x[test]):
         routed = evaluate.policy_point(records[test], p)

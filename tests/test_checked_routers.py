@@ -58,7 +58,7 @@ def clean(routing_data):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return experiments.fit(records, emb, CONFIGS, SETTINGS, store=False).result
+        return experiments.fit(records, emb, CONFIGS, SETTINGS).result
     finally:
         torch.set_num_threads(threads)
 
@@ -172,7 +172,7 @@ def saved(tmp_path_factory, routing_data):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        result = experiments.fit(records, emb, CONFIGS[:1], SETTINGS, store=False).result
+        result = experiments.fit(records, emb, CONFIGS[:1], SETTINGS).result
     finally:
         torch.set_num_threads(threads)
     router = result.router(0, "sim-16d")
@@ -240,6 +240,7 @@ profile = None
 results_dir = None
 seed = 0
 label = "default"
+policy_store = ""
 ```
 
 ```{code-cell} ipython3
@@ -255,7 +256,8 @@ from racer_lib.routing import train as tr
 torch.set_num_threads(1)
 records, emb = simulate("qwen3-4b", "training_mix", dim=16, scale=0.03)
 configs = experiments.grid([2.0, 4.0], [0])
-fit = experiments.fit(records, emb, configs, tr.TrainSettings(epochs=2, lr=1e-3))
+fit = experiments.fit(records, emb, configs, tr.TrainSettings(epochs=2, lr=1e-3),
+                      store=policy_store)
 p = fit.result.p_reasoning(emb)
 pd.DataFrame({"p0": p[0], "p1": p[1]}).to_csv(Path(results_dir) / "p.csv", index=False)
 ```

@@ -339,8 +339,9 @@ def test_predicting_with_the_wrong_dimension_or_unfitted_fails_clearly(data, fit
 
 
 def test_fitting_leaves_malloc_threads_and_stderr_alone(data, monkeypatch, capfd):
-    """The trainer sets glibc's malloc options through ctypes unless told not to; the
-    estimator tells it not to, shows no progress bar and leaves torch's threads as they are."""
+    """The trainer sets glibc's malloc options through ctypes only when asked
+    (keep_freed_memory); the estimator does not ask, shows no progress bar and leaves torch's
+    threads as they are."""
     calls = []
     monkeypatch.setattr(
         tr.ctypes, "CDLL", lambda *a: calls.append(a) or (_ for _ in ()).throw(OSError)
@@ -351,10 +352,12 @@ def test_fitting_leaves_malloc_threads_and_stderr_alone(data, monkeypatch, capfd
     RacerRouter(2.0, **{**FAST, "epochs": 2}).fit(x, r, t)
     assert calls == [] and torch.get_num_threads() == threads
     assert capfd.readouterr().err == ""
-    # the control: the trainer's default does reach for malloc
+    # the control: the trainer's default leaves malloc alone too; asked, it reaches for it
     split = tr.Split("s", torch.as_tensor(x[:50], dtype=torch.float32),
                      torch.as_tensor(r[:50], dtype=torch.float32),
                      torch.as_tensor(t[:50] / 100.0, dtype=torch.float32))  # fmt: skip
     config = [tr.PolicyConfig(budget=3.0)]
-    tr.train_policies(split, split, config, tr.TrainSettings(epochs=1), progress=False)
+    tr.train_policies(split, split, config, tr.TrainSettings(epochs=1))
+    assert calls == [] and capfd.readouterr().err == ""  # and no progress bar by default
+    tr.train_policies(split, split, config, tr.TrainSettings(epochs=1, keep_freed_memory=True))
     assert len(calls) == 1

@@ -175,3 +175,20 @@ def test_the_cli_reads_set_as_yaml_and_refuses_what_is_no_assignment(capsys) -> 
         cli.main(["book", "build", "--profile", "sim", "--set", "no assignment"])
     assert info.value.code == 2
     assert "'no assignment' is not NAME=VALUE" in capsys.readouterr().err
+
+
+def test_the_runner_passes_the_router_store_to_a_notebook_that_declares_it(repo: Path, tmp_path):
+    """``policy_store`` (STORE_PARAMETER) is the runner's to give, as a parameter (no
+    environment variable): the build's store folder, to declaring notebooks only; a profile
+    or --set cannot give it."""
+    from racer_lib.book.profiles import STORE_PARAMETER, Folders, prepare
+
+    nb = repo / "notebooks" / "02_beta.md"
+    nb.write_text(nb.read_text().replace("scale = 1.0", 'scale = 1.0\npolicy_store = ""'))
+    layout = Folders().layout(repo, "child")
+    profile = load_profile("child", repo)
+    given = prepare("02_beta", profile, layout, tmp_path).parameters
+    assert given[STORE_PARAMETER] == str(layout.policy_store) == str(repo / "build" / "policies")
+    assert STORE_PARAMETER not in prepare("01_alpha", profile, layout, tmp_path).parameters
+    with pytest.raises(PipelineError, match="the runner sets these itself"):
+        profile.with_set({STORE_PARAMETER: "elsewhere"})

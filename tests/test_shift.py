@@ -319,7 +319,7 @@ def test_the_controls_are_trained_through_the_store_of_the_runs_they_match(monke
     records, emb, *_ = tiny
     settings = train.TrainSettings(arch="linear", epochs=1)
     names, configs = shift.ablation_plan([0.5], [1.0], 2.0, [0])
-    fitted = experiments.fit(records, emb, configs, settings, store=False)
+    fitted = experiments.fit(records, emb, configs, settings)
     assert fitted.store is False
     calls = []
     real = experiments.fit

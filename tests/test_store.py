@@ -28,7 +28,7 @@ def test_a_stored_fit_equals_the_plain_fit_and_is_then_loaded(
 ):
     records, emb, _, _ = routing_data
     configs = experiments.grid([2.0, 4.0], [0, 1])
-    plain = experiments.fit(records, emb, configs, settings, store=False)
+    plain = experiments.fit(records, emb, configs, settings)
     shared = store.PolicyStore(tmp_path / "policies")
     cold = experiments.fit(records, emb, configs, settings, store=shared)
     assert len(list((tmp_path / "policies").rglob("*.pt"))) == len(configs)
@@ -78,22 +78,26 @@ def test_changed_inputs_settings_or_configuration_give_new_keys(routing_data, se
     assert len({key, *changed}) == 5
 
 
-def test_the_store_comes_from_the_environment_and_a_broken_file_is_retrained(
+def test_the_store_is_a_parameter_and_a_broken_file_is_retrained(
     one_thread, routing_data, settings, tmp_path, monkeypatch
 ):
-    monkeypatch.delenv(store.ENV_STORE, raising=False)
-    assert store.PolicyStore.from_env() is None
-    monkeypatch.setenv(store.ENV_STORE, str(tmp_path))
-    assert store.PolicyStore.from_env().root == tmp_path
+    """fit stores only in the store it is given (a folder, as the runner passes a notebook's
+    ``policy_store``): no environment variable names one (issue 30)."""
     records, emb, _, _ = routing_data
     configs = [tr.PolicyConfig(budget=3.0, seed=0), tr.PolicyConfig(budget=3.0, seed=1)]
-    fit = experiments.fit(records, emb, configs, settings)  # the store named in the environment
-    files = sorted(tmp_path.rglob("*.pt"))
-    assert len(files) == 2
+    monkeypatch.setenv("RACER_POLICY_STORE", str(tmp_path / "from-env"))  # the former variable
+    assert experiments.fit(records, emb, configs, settings).store is None
+    assert experiments.fit(records, emb, configs, settings, store="").store is None
+    assert not (tmp_path / "from-env").exists()
+    fit = experiments.fit(records, emb, configs, settings, store=str(tmp_path / "s"))
+    files = sorted((tmp_path / "s").rglob("*.pt"))
+    assert len(files) == 2 and fit.store.root == tmp_path / "s"
     broken = files[0]
     broken.write_bytes(b"truncated")
-    again = experiments.fit(records, emb, configs, settings)
-    assert store.PolicyStore(tmp_path).load(broken.stem) is not None  # trained and stored again
+    again = experiments.fit(
+        records, emb, configs, settings, store=store.PolicyStore(tmp_path / "s")
+    )
+    assert store.PolicyStore(tmp_path / "s").load(broken.stem) is not None  # stored again
     # Retrained in the batch of two it was first trained in: bit for bit the first fit.
     assert all(_equal(again.result, p, fit.result, p) for p in range(2))
 

@@ -12,6 +12,20 @@ wrote; a key that cannot be read is named and the chapter re-runs. Files are has
 a file's size, modification and change times (``build/<profile>/digests.json``) only spare
 hashing it again while they stay the same (the change time moves on every write and cannot be
 set back).
+
+**The two content-addressed stores.** This cache and the router store
+(:mod:`racer_lib.routing.store`) share their discipline: an entry's name is a hash of everything
+its contents depend on (here the chapter's source, parameters, library, inputs and
+requirements; there a policy's configuration, settings, training inputs and trainer code), so
+nothing stale is ever found under a name; every entry is written atomically
+(:func:`racer_lib.records.io.atomic_write`; a refused write names its file,
+:class:`~racer_lib.errors.WriteError`); and every entry is verified by its sha256 before it is
+reused, a damaged one being named and rebuilt. They differ in what an entry is and who sees it:
+a cache key describes one chapter's last run in one profile (``build/<profile>/cache``) and is
+removed as the chapter starts, so a run cut short leaves the chapter to run again; the router
+store is shared by every profile and chapter (``build/policies``), reaches a notebook only as
+its ``policy_store`` parameter, is locked per input set while it trains, and records each
+batch before saving its members, so that a batch cut short is trained again whole, bit for bit.
 """
 
 from __future__ import annotations
@@ -25,6 +39,7 @@ from typing import Any
 from racer_lib.book.profiles import (
     INJECTED_PARAMETERS,
     JUDGE_PACKAGES,
+    STORE_PARAMETER,
     Layout,
     Prepared,
     Profile,
@@ -129,13 +144,14 @@ def input_files(
     Every non-empty string parameter (or string in a list) that names an existing file or
     folder, relative to ``root`` (the notebooks' working directory) or absolute, maps to its
     files' relative paths, sizes and sha256 (``digests`` spares hashing unchanged files).
-    ``results_dir`` is the notebook's output, not an input: files inside it are left out.
+    ``results_dir`` is the notebook's output, not an input: files inside it are left out; the
+    router store (``policy_store``) is checked entry by entry as it is read, not hashed here.
     """
     digests = digests or Digests()
     found: dict[str, list] = {}
     own = Path(parameters["results_dir"]).resolve() if parameters.get("results_dir") else None
     for name, value in sorted(parameters.items()):
-        if name in INJECTED_PARAMETERS:
+        if name in (*INJECTED_PARAMETERS, STORE_PARAMETER):
             continue
         for text in _strings(value):
             if not text.strip():

@@ -19,8 +19,9 @@ What a chapter needs beyond the repository (``data:<source>``, ``model:<name>``)
 in the chapter registry (:data:`racer_lib.paper.registry.REQUIRES`); a profile's own ``requires``
 adds needs of notebooks the registry does not know. Every notebook receives ``profile`` and
 ``results_dir`` on top of the profile's parameters, and a notebook with a ``trainer``
-parameter gets :data:`RUNNER_TRAINER` under the profile's own trainer keys. All checks happen
-before the first notebook runs, and any problem raises :class:`PipelineError` (one line,
+parameter gets :data:`RUNNER_TRAINER` under the profile's own trainer keys; one with a
+``policy_store`` parameter (:data:`STORE_PARAMETER`) gets the router store's folder. All checks
+happen before the first notebook runs, and any problem raises :class:`PipelineError` (one line,
 naming the file): a profile that is not UTF-8, that gives a key of a mapping twice (with both
 lines; YAML forbids it, PyYAML would keep the last) or that names no notebook, itself or
 through ``extends``, is refused.
@@ -52,6 +53,9 @@ JUDGE_PACKAGES = ("transformers", "gguf", "accelerate")  # the `judge` extras (G
 # (racer_lib.routing.train._keeping_freed_memory, speed only). A library call never does
 # unless asked; a notebook run by the runner asks.
 RUNNER_TRAINER = {"keep_freed_memory": True}
+# The parameter through which the runner gives a notebook the router store (a folder; the
+# notebook passes it to racer_lib.paper.experiments.fit): only to those that declare it.
+STORE_PARAMETER = "policy_store"
 
 
 class PipelineError(RacerError):
@@ -112,6 +116,13 @@ class Layout:
     @property
     def executed(self) -> Path:
         return self.build / "executed"
+
+    @property
+    def policy_store(self) -> Path:
+        """``<build_dir>/policies``: the router store the chapters of every profile share
+        (:mod:`racer_lib.routing.store`), passed to a notebook that declares
+        :data:`STORE_PARAMETER`."""
+        return self.build.parent / "policies"
 
     @property
     def staging(self) -> Path:
@@ -294,7 +305,7 @@ def _check_set(where: str, values: Any) -> dict[str, Any]:
     ``where`` names the profile in the error."""
     if not isinstance(values, dict) or not all(isinstance(k, str) for k in values):
         raise PipelineError(f"{where}: 'set' must map parameter names to values")
-    reserved = [key for key in values if key in INJECTED_PARAMETERS]
+    reserved = [key for key in values if key in (*INJECTED_PARAMETERS, STORE_PARAMETER)]
     if reserved:
         raise PipelineError(
             f"{where}: 'set' gives {', '.join(reserved)}; the runner sets these itself"
@@ -457,7 +468,7 @@ def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
             f"declared: {', '.join(declared) or '(none)'}"
         )
     given = profile.notebooks[stem]
-    reserved = [name for name in given if name in INJECTED_PARAMETERS]
+    reserved = [name for name in given if name in (*INJECTED_PARAMETERS, STORE_PARAMETER)]
     if reserved:
         raise PipelineError(
             f"profile {profile.name!r} sets {', '.join(reserved)} for notebook {stem!r}; "
@@ -475,6 +486,8 @@ def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
         _check_parameter_type(file, stem, source, name, value, inspected[name].get("default"))
     if "trainer" in declared:
         given["trainer"] = {**RUNNER_TRAINER, **(given.get("trainer") or {})}
+    if STORE_PARAMETER in declared:
+        given[STORE_PARAMETER] = str(layout.policy_store)
     parameters = {
         **given,
         "profile": profile.name,

@@ -63,7 +63,6 @@ from racer_lib.book.profiles import (
     resolve_only,
 )
 from racer_lib.book.scheduling import (
-    POLICY_STORE,
     chapter_after,
     cpu_count,
     execute_plan,
@@ -299,8 +298,8 @@ def _execute_plan(
 
     from racer_lib.routing.store import damage_since
 
-    store = layout.build.parent / POLICY_STORE
-    env = kernel_environment(jobs, store)
+    store = layout.policy_store
+    env = kernel_environment(jobs)
     offset = damage_since(store)[1]
     after = {
         item.stem: [o for o in chapter_after(item.stem, profile) if o in plan.entries]
@@ -337,7 +336,7 @@ def _verify_store(layout: Layout) -> None:
     (:meth:`racer_lib.routing.store.PolicyStore.verify`)."""
     from racer_lib.routing.store import PolicyStore
 
-    PolicyStore(layout.build.parent / POLICY_STORE).verify()
+    PolicyStore(layout.policy_store).verify()
 
 
 def _build_write(write, *args, **kwargs) -> None:

@@ -123,9 +123,6 @@ def _execute(prepared: Prepared, layout: Layout, verbose: bool) -> Path:
     return partial.replace(done)
 
 
-POLICY_STORE = (
-    "policies"  # <build_dir>/policies: the routers chapters share (racer_lib.routing.store)
-)
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -137,14 +134,13 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def kernel_environment(jobs: int, store: Path) -> dict[str, str]:
+def kernel_environment(jobs: int) -> dict[str, str]:
     """What every notebook's kernel finds in its environment: its share of the cores (the
-    threads of numpy's BLAS, and of torch where a chapter keeps torch's default) and the policy
-    store shared by the chapters (:data:`racer_lib.routing.store.ENV_STORE`)."""
-    from racer_lib.routing.store import ENV_STORE
-
+    threads of numpy's BLAS, and of torch where a chapter keeps torch's default). Nothing else:
+    the router store reaches a notebook as a parameter (``policy_store``,
+    :data:`racer_lib.book.profiles.STORE_PARAMETER`)."""
     threads = max(1, cpu_count() // max(1, jobs))
-    return {**{name: str(threads) for name in THREAD_VARIABLES}, ENV_STORE: str(store)}
+    return {name: str(threads) for name in THREAD_VARIABLES}
 
 
 def _execute_with(

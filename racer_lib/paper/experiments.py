@@ -26,6 +26,7 @@ on the validation split it is in the training unit
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,7 +81,7 @@ class Fit:
     train: train.Split
     valid: train.Split
     result: train.TrainResult
-    store: PolicyStore | bool | None = None
+    store: PolicyStore | None = None
 
 
 def fit(
@@ -90,7 +91,7 @@ def fit(
     settings: train.TrainSettings,
     split: np.ndarray | None = None,
     progress: bool = False,
-    store: PolicyStore | bool | None = None,
+    store: PolicyStore | str | os.PathLike | None = None,
 ) -> Fit:
     """Train ``configs`` in one batched pass (:func:`racer_lib.routing.train.train_policies`; in
     equal
@@ -100,14 +101,15 @@ def fit(
     ``split``: a split label per row to use instead of the records' ``split`` column (e.g. a
     fresh split per seed, :func:`racer_lib.records.sets.stratified_split`).
     ``store``: where trained policies are shared (:mod:`racer_lib.routing.store`): a
-    :class:`~racer_lib.routing.store.PolicyStore`, ``None`` for the one ``racer book build`` names
-    in the environment (none outside it), ``False`` to train everything here.
+    :class:`~racer_lib.routing.store.PolicyStore` or its folder (what ``racer book build`` passes
+    a notebook as ``policy_store``); ``None`` (or ``""``) trains everything here and stores
+    nothing. Nothing else (no environment variable) decides it.
     """
     if split is not None:
         records = records.assign(split=split)
     unit, parts = train.splits(records, embeddings, ("train", "valid"))
-    if store is None or store is True:
-        store = PolicyStore.from_env()
+    if store is not None and not isinstance(store, PolicyStore):
+        store = PolicyStore(store) if str(store) else None
     if store:
         result, _ = train_stored(
             parts["train"], parts["valid"], configs, settings, unit, store, progress=progress

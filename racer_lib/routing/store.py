@@ -41,9 +41,14 @@ any of them is saved), so the retrained policy is bit for bit the one of a clean
 cut short by an error (a full disk: ``cannot write PATH: no space left on device``) is trained
 again whole, and only its missing members are saved. :meth:`PolicyStore.verify` checks every
 entry at once (``racer book build`` calls it before planning), reading again only those written
-since they were last found sound (``verified.json``). ``racer book build``
-points the notebooks at ``build/policies`` through the environment variable :data:`ENV_STORE`;
-without it (a notebook run by hand, the library on its own) nothing is stored.
+since they were last found sound (``verified.json``).
+
+The store is a parameter: :func:`train_stored` and :func:`racer_lib.paper.experiments.fit` take
+it, ``racer book build`` passes ``build/policies`` to each notebook that declares
+``policy_store`` (:data:`racer_lib.book.profiles.STORE_PARAMETER`), and a call without one (a
+notebook run by hand, the library on its own) stores nothing. No environment variable carries
+it. The execution cache is the other content-addressed store; :mod:`racer_lib.book.cache`
+says what the two share and where they differ.
 """
 
 from __future__ import annotations
@@ -68,7 +73,6 @@ from racer_lib.records.sources import file_stamp
 from racer_lib.routing import train as tr
 from racer_lib.routing.policy import _hidden, n_parameters, seal, seal_problem, write_torch
 
-ENV_STORE = "RACER_POLICY_STORE"
 DAMAGE_LOG = "damaged.log"  # in the store's folder: one line per damaged entry found
 VERIFIED = "verified.json"  # in the store's folder: the stamps of entries found sound
 STORE_FORMAT = 2  # 2: entries carry a digest (policy.seal)
@@ -212,12 +216,6 @@ class PolicyStore:
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
-
-    @classmethod
-    def from_env(cls) -> PolicyStore | None:
-        """The store named by :data:`ENV_STORE`, or None when it is unset or empty."""
-        where = os.environ.get(ENV_STORE, "").strip()
-        return cls(where) if where else None
 
     def key(self, config: tr.PolicyConfig, settings: tr.TrainSettings, inputs: str) -> str:
         """The key of ``config`` trained with ``settings`` on the inputs hashed as ``inputs``."""

@@ -224,17 +224,18 @@ def _fit_racer(
     embeddings: np.ndarray,
     configs: Sequence[train.PolicyConfig],
     settings: train.TrainSettings,
+    store: str | None,
 ) -> tuple[experiments.Fit, int]:
     """RACER's routers (:func:`racer_lib.paper.experiments.fit`) with how many of them the
-    router store (:mod:`racer_lib.routing.store`, named by the build) already held: those
+    router store (:mod:`racer_lib.routing.store`, the folder ``store``) already held: those
     chapter 07 trained on the same records with the same settings (0 without a store)."""
-    store = PolicyStore.from_env()
+    store = PolicyStore(store) if store else None
     loaded = 0
     if store is not None:
         unit, parts = train.splits(records, embeddings, ("train", "valid"))
         inputs = inputs_hash(parts["train"], parts["valid"], unit)
         loaded = sum(store.path(store.key(c, settings, inputs)).is_file() for c in configs)
-    return experiments.fit(records, embeddings, list(configs), settings), loaded
+    return experiments.fit(records, embeddings, list(configs), settings, store=store), loaded
 
 
 def set_mean(
@@ -257,12 +258,13 @@ def run_replicates(
     benchmarks: Sequence[str],
     tau_r: float,
     options: Mapping[str, Mapping[str, Any]],
+    store: str | None = None,
 ) -> BaselineTables:
     """Every judge's replicates: for each seed, the records (:func:`judge_set` with ``source``:
     ``records_dir``, ``dim``, ``scale``, ``simulator``), the test split and ``benchmarks``
     (at ``source["benchmark_scale"]``) drawn with that seed, RACER-R's routers at ``budgets``
-    (chapter 07's, where the store holds them: :func:`_fit_racer`) and the baselines
-    (:meth:`BaselineTables.add`)."""
+    (chapter 07's, where the router store ``store`` holds them: :func:`_fit_racer`) and the
+    baselines (:meth:`BaselineTables.add`)."""
     tables = BaselineTables()
     sizes = {k: v for k, v in source.items() if k != "benchmark_scale"}
     benchmark_sizes = {**sizes, "scale": source["benchmark_scale"]}
@@ -273,7 +275,7 @@ def run_replicates(
                 judge, records, embeddings, ("test",), benchmarks, seed=s, **benchmark_sizes
             )
             configs = experiments.grid(budgets, [s], variant="RACER-R", tau_r=tau_r)
-            fitted = _fit_racer(records, embeddings, configs, settings)
+            fitted = _fit_racer(records, embeddings, configs, settings, store)
             tables.add(judge, s, fitted, sets, budgets, options)
     return tables
 

@@ -146,7 +146,7 @@ def _frontier_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) ->
     emb = _handed("training_mix", embedding, s)(records, emb)
     betas = sorted({*sizes.betas, BETA})
     configs = experiments.grid(sizes.budgets, [s], outer={"beta": betas}, variant="RACER-R")
-    fit = experiments.fit(records, emb, configs, settings, store=False)
+    fit = experiments.fit(records, emb, configs, settings)
     sets = experiments.evaluation_sets(j, records, emb, ("train", "test"))
     for bench in simulate.OOD_BENCHMARKS:
         recs, e = judge_set(j, bench, seed=s, dim=sizes.dim, scale=sizes.benchmark_scale,
@@ -184,7 +184,7 @@ def _llama_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> di
                              scale=sizes.scale, simulator=sim)  # fmt: skip
     emb = _handed("llama", embedding, s)(records, emb)
     configs = experiments.grid(sizes.llama_budgets, [s], variant="RACER-R")
-    fit = experiments.fit(records, emb, configs, settings, store=False)
+    fit = experiments.fit(records, emb, configs, settings)
     test, test_emb = experiments.evaluation_sets(sizes.llama, records, emb)["test"]
     rows = []
     for cfg, p in zip(configs, fit.result.p_reasoning(test_emb), strict=True):
@@ -212,7 +212,7 @@ def _ablation_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) ->
     for scenario, subset in SCENARIOS.items():
         records, emb = judge_set(sizes.judge, subset, **kw)
         emb = _handed(subset, embedding, s)(records, emb)
-        fit = experiments.fit(records, emb, configs, settings, store=False)
+        fit = experiments.fit(records, emb, configs, settings)
         out["ablation_runs.csv"] += shift.shift_rows(
             fit, names, records, emb, *test, scenario=scenario, train_subset=subset,
             test_subset=SHIFTED)  # fmt: skip
