@@ -14,6 +14,7 @@ Outputs, with their defaults (each overridable, see :func:`run_profile`)::
     results/<profile>/<stem>/                     what each notebook writes (``results_dir``)
     build/<profile>/executed/<stem>.ipynb         the executed notebooks
     build/<profile>/executed/<stem>.failed.ipynb  the executed part of a notebook that failed
+    build/<profile>/executed/<stem>.progress      the tqdm bar a running notebook draws
     build/<profile>/cache/<stem>.json             the key of a chapter's last successful run
     build/<profile>/digests.json                  files' stamps, to hash unchanged ones once
     build/<profile>/build.lock                    held by the build of the profile under way
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -67,7 +69,10 @@ from racer_lib.book.scheduling import (
     cpu_count,
     execute_plan,
     kernel_environment,
+    last_progress,
 )
+
+REFRESH_SECONDS = 1.0  # how often the bar's line on the running chapters is redrawn
 
 
 @dataclass
@@ -306,10 +311,14 @@ def _execute_plan(
         for item in plan.items
     }
     start = time.perf_counter()
-    with tqdm(total=len(plan.items), desc=profile.name, unit="notebook", file=sys.stderr) as bar:
+    with (
+        tqdm(total=len(plan.items), desc=profile.name, unit="notebook", file=sys.stderr) as bar,
+        _Running(bar, layout) as running,
+    ):
 
         def on_start(item: Prepared) -> None:
             _build_write(cache_path(layout, item.stem).unlink, missing_ok=True)
+            running.start(item.stem)
 
         def on_done(item: Prepared, path: Path, seconds: float) -> None:
             nonlocal offset
@@ -322,12 +331,72 @@ def _execute_plan(
             entry.outputs = output_digests(layout.results_dir(item.stem), digests)
             entry.executed = digests(path)
             _build_write(write_key, layout, item.stem, entry)
-            bar.set_postfix_str(f"{item.stem} {seconds:.0f} s")
+            running.done(item.stem, seconds)
             bar.update()
 
         execute_plan(plan.items, after, layout, jobs, env, on_done, verbose, on_start)
     result.wall_seconds = time.perf_counter() - start
     result.jobs = jobs
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as ``7 s``, ``12 min 03 s`` or ``2 h 05 min``."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds // 60 % 60:02d} min"
+
+
+class _Running:
+    """The chapters under way, on the bar: ``running <stem> <time> (<the tqdm bar it draws>)``
+    for each, redrawn every :data:`REFRESH_SECONDS` by a thread while the ``with`` block
+    lasts; the last one finished and its time when none runs."""
+
+    def __init__(self, bar, layout: Layout) -> None:
+        self.bar, self.layout = bar, layout
+        self.started: dict[str, float] = {}
+        self.finished = ""
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._redraw, name="racer-progress", daemon=True)
+
+    def __enter__(self) -> _Running:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def start(self, stem: str) -> None:
+        with self.lock:
+            self.started[stem] = time.monotonic()
+        self.show()
+
+    def done(self, stem: str, seconds: float) -> None:
+        with self.lock:
+            self.started.pop(stem, None)
+            self.finished = f"{stem} {_duration(round(seconds))}"
+        self.show()
+
+    def show(self) -> None:
+        """Set the bar's postfix to the running chapters (and redraw it)."""
+        with self.lock:  # one drawing at a time: none shows a chapter another saw finish
+            now, parts = time.monotonic(), []
+            for stem, since in self.started.items():
+                line = last_progress(self.layout, stem)
+                parts.append(f"{stem} {_duration(now - since)}" + (f" ({line})" if line else ""))
+            self.bar.set_postfix_str("running " + "; ".join(parts) if parts else self.finished)
+
+    def _redraw(self) -> None:
+        while not self.stop.wait(REFRESH_SECONDS):
+            try:
+                if self.started:
+                    self.show()
+            except (OSError, ValueError):  # stderr closed: the run goes on without the bar
+                return
 
 
 def _verify_store(layout: Layout) -> None:

@@ -13,6 +13,12 @@ A chapter's results folder is emptied before it runs, so it holds only what its 
 the folders of judge runs in it (``racer judge run`` output, marked by its ``config.json``) are
 kept, since a re-run resumes them (hours of GPU judging) after checking their configuration.
 
+While a notebook runs, the tqdm bar it is drawing on stderr is kept in ``<stem>.progress``
+beside it (:func:`last_progress`), for the runner's bar to show; papermill passes it on as it
+streams the outputs, which go into the executed notebook unchanged. A kernel is shut
+down without the interrupt jupyter_client sends first (:func:`_kernel_manager`) unless it is
+still busy.
+
 No worker outlives the runner: each watches its parent and, when the runner is gone (killed by
 any signal), kills its kernel and exits; an exception in the runner (Ctrl-C included) kills the
 workers and their kernels. A kernel also exits by itself when its parent goes (ipykernel).
@@ -20,7 +26,10 @@ workers and their kernels. A kernel also exits by itself when its parent goes (i
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -71,6 +80,95 @@ def _empty(folder: Path) -> None:
             entry.unlink()
 
 
+PROGRESS_WIDTH = 70  # characters of a running notebook's own progress line shown by the runner
+SHUTDOWN_GRACE = 3.0  # seconds a kernel has to stop on a shutdown request before it is interrupted
+# ANSI escape sequences and the control characters but tab, line feed and carriage return
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def progress_file(layout: Layout, stem: str) -> Path:
+    """Where the progress bar notebook ``stem`` draws on stderr is kept while it runs."""
+    return layout.executed / f"{stem}.progress"
+
+
+def last_progress(layout: Layout, stem: str, width: int = PROGRESS_WIDTH) -> str:
+    """The progress bar a running notebook is drawing on stderr (:class:`_LastLine`), cut to
+    ``width`` characters; "" when there is none (or its file cannot be read)."""
+    try:
+        line = progress_file(layout, stem).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    line = re.sub(r"\s", " ", line).strip()
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class _LastLine:
+    """papermill's ``stderr_file`` for one notebook: at each write, ``path`` gets the line a tqdm
+    bar is drawing on the notebook's stderr (what follows the last carriage return, as tqdm
+    redraws, unless a line feed ended it: a closed bar), or "" when none is. ``path`` is removed
+    on leaving the ``with`` block; no error of its own reaches the run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.tail, self.shown = path, "", None
+
+    def __enter__(self) -> _LastLine:
+        self.write("")  # no line of an earlier run
+        return self
+
+    def __exit__(self, *_) -> None:
+        for path in (self.path, self.path.with_name(self.path.name + ".tmp")):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+
+    def write(self, text: str) -> int:
+        self.tail = (self.tail + text)[-4096:]
+        _, redrawn, line = _CONTROL.sub("", self.tail).rpartition("\r")
+        line = line.strip() if redrawn and "\n" not in line else ""
+        if line != self.shown:
+            try:
+                partial = self.path.with_name(self.path.name + ".tmp")
+                partial.write_text(line, encoding="utf-8")
+                partial.replace(self.path)
+                self.shown = line
+            except OSError:  # a progress line is not worth failing a run for
+                pass
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@functools.cache
+def _kernel_manager() -> type:
+    """jupyter_client's kernel manager, but a shutdown first asks the kernel to stop and sends
+    the interrupt (SIGINT) only when it is still running after :data:`SHUTDOWN_GRACE` seconds.
+
+    jupyter_client interrupts before asking; an idle ipykernel that the interrupt reaches as it
+    finishes its last reply (papermill's ``kernel_info``) logs ``[IPKernelApp] ERROR |
+    KeyboardInterrupt caught in kernel.`` at the end of a clean run. A busy kernel (the runner
+    stopped mid-cell) is still interrupted, then terminated as jupyter_client does."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class KernelManager(AsyncKernelManager):
+        async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+            if now or restart or not self.owns_kernel or not self.has_kernel:
+                return await super().shutdown_kernel(now=now, restart=restart)
+            self.shutting_down = True
+            self.stop_restarter()
+            await self.request_shutdown()
+            deadline = time.monotonic() + SHUTDOWN_GRACE
+            while await self.is_alive():
+                if time.monotonic() > deadline:  # busy: interrupt, ask again, then terminate
+                    return await super().shutdown_kernel()
+                await asyncio.sleep(0.05)
+            await self.finish_shutdown()
+            await self.cleanup_resources()
+
+    return KernelManager
+
+
 def _execute(prepared: Prepared, layout: Layout, verbose: bool) -> Path:
     """Run one notebook with papermill; return the executed notebook's path."""
     import papermill
@@ -89,17 +187,20 @@ def _execute(prepared: Prepared, layout: Layout, verbose: bool) -> Path:
     partial = layout.executed_notebook(stem, "partial")
     done, failed = layout.executed_notebook(stem), layout.executed_notebook(stem, "failed")
     try:
-        papermill.execute_notebook(
-            prepared.ipynb,
-            partial,
-            parameters=prepared.parameters,
-            kernel_name=KERNEL_NAME,
-            language="python",
-            cwd=layout.root,
-            progress_bar=verbose,
-            # Quiet kernels unless verbose (ipykernel warns about plain TCP on every start).
-            extra_arguments=[] if verbose else ["--IPKernelApp.log_level=ERROR"],
-        )
+        with _LastLine(progress_file(layout, stem)) as last_line:
+            papermill.execute_notebook(
+                prepared.ipynb,
+                partial,
+                parameters=prepared.parameters,
+                kernel_name=KERNEL_NAME,
+                language="python",
+                cwd=layout.root,
+                progress_bar=verbose,
+                # Quiet kernels unless verbose (ipykernel warns about plain TCP on every start).
+                extra_arguments=[] if verbose else ["--IPKernelApp.log_level=ERROR"],
+                stderr_file=last_line,
+                kernel_manager_class=_kernel_manager(),
+            )
     except PapermillExecutionError as exc:
         partial.replace(failed)
         done.unlink(missing_ok=True)  # never leave an executed notebook of older code behind

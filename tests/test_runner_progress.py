@@ -1,0 +1,179 @@
+"""What a user sees while ``racer book build`` runs (issue 30): the bar names each running chapter
+with its time and the chapter's own last progress line; a clean build prints no ERROR.
+
+The builds run the toy repository of tests/test_pipeline.py with notebooks written into the copy:
+``04_count`` draws a tqdm bar for four seconds; ``05_linger`` waits three seconds and then, as a
+kernel on a busy machine may, is still in the handler of its last reply when the runner shuts it
+down (jupyter_client's interrupt then reached it: ``KeyboardInterrupt caught in kernel.``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from racer_lib.book import scheduling
+from racer_lib.book.profiles import Folders
+from tests.test_pipeline import MYST_HEADER, make_repo, write_profile
+
+PARAMETERS = """
+```{code-cell} ipython3
+:tags: [parameters]
+
+profile = None
+results_dir = None
+```
+"""
+COUNT = (
+    MYST_HEADER
+    + "\n# Count\n"
+    + PARAMETERS
+    + """
+```{code-cell} ipython3
+import time
+
+from tqdm import tqdm
+
+for _ in tqdm(range(8), desc="counting"):
+    time.sleep(0.5)
+```
+"""
+)
+LINGER = (
+    MYST_HEADER
+    + "\n# Linger\n"
+    + PARAMETERS
+    + """
+```{code-cell} ipython3
+import time
+
+kernel = get_ipython().kernel
+reply = kernel.shell_handlers["kernel_info_request"]
+
+
+async def linger(*args):
+    await reply(*args)
+    time.sleep(1.0)
+
+
+kernel.shell_handlers["kernel_info_request"] = linger
+time.sleep(3)
+```
+"""
+)
+LOGS = (
+    MYST_HEADER
+    + "\n# Logs\n"
+    + PARAMETERS
+    + """
+```{code-cell} ipython3
+get_ipython().kernel.log.error("a kernel error of its own")
+```
+"""
+)
+
+
+def _build(repo: Path, profile: str, jobs: int) -> subprocess.CompletedProcess:
+    """``racer book build`` of ``profile``, its stdout and stderr together."""
+    racer = str(Path(sys.executable).parent / "racer")
+    command = [racer, "book", "build", "--root", str(repo), "--no-book", "--profile", profile]
+    return subprocess.run(
+        [*command, "--jobs", str(jobs)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = make_repo(tmp_path_factory.mktemp("progress") / "repo")
+    for name, text in (("04_count", COUNT), ("05_linger", LINGER), ("06_logs", LOGS)):
+        (repo / "notebooks" / f"{name}.md").write_text(text)
+    write_profile(repo, "slow", {"04_count": {}, "05_linger": {}})
+    write_profile(repo, "logs", {"06_logs": {}})
+    return repo
+
+
+@pytest.fixture(scope="module")
+def slow_build(repo: Path) -> subprocess.CompletedProcess:
+    """One build of ``04_count`` and ``05_linger``, two at a time."""
+    return _build(repo, "slow", jobs=2)
+
+
+@pytest.mark.slow
+def test_the_bar_names_each_running_chapter_with_its_time_and_its_own_progress(slow_build):
+    """The bar once stayed at the last finished chapter for the 30 minutes of the next one."""
+    assert slow_build.returncode == 0, slow_build.stdout
+    drawn = re.split(r"[\r\n]", slow_build.stdout)
+    end = next(i for i, line in enumerate(drawn) if "2/2" in line)
+    counting = re.compile(r"running .*04_count (\d+) s \(counting: +\d+%\|.*\| [1-7]/8 ")
+    seen = [int(m[1]) for line in drawn[:end] if (m := counting.search(line))]
+    assert seen and max(seen) >= 2, slow_build.stdout
+    assert any(re.search(r"running 04_count \d+ s.*; 05_linger \d+ s", line) for line in drawn)
+
+
+@pytest.mark.slow
+def test_a_clean_build_prints_no_error(slow_build, repo: Path):
+    """``[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.`` once ended clean builds."""
+    assert slow_build.returncode == 0, slow_build.stdout
+    assert [line for line in slow_build.stdout.splitlines() if "ERROR" in line] == []
+    assert not list((repo / "build" / "slow" / "executed").glob("*.progress*"))
+
+
+@pytest.mark.slow
+def test_a_kernel_error_is_still_reported(repo: Path):
+    build = _build(repo, "logs", jobs=1)
+    assert build.returncode == 0, build.stdout
+    assert "[IPKernelApp] ERROR | a kernel error of its own" in build.stdout
+
+
+@pytest.mark.slow
+def test_a_busy_kernel_is_still_interrupted_and_stopped(monkeypatch: pytest.MonkeyPatch):
+    """The kernel manager waits for a kernel to stop before interrupting it, not for ever."""
+    monkeypatch.setattr(scheduling, "SHUTDOWN_GRACE", 0.5)
+
+    async def shut_down_busy_kernel() -> float:
+        manager = scheduling._kernel_manager()(kernel_name=scheduling.KERNEL_NAME)
+        await manager.start_kernel(extra_arguments=["--IPKernelApp.log_level=ERROR"])
+        client = manager.client()
+        client.start_channels()
+        await client.wait_for_ready(timeout=60)
+        client.execute("import time; time.sleep(60)")
+        await asyncio.sleep(1)
+        start = time.monotonic()
+        await manager.shutdown_kernel()
+        client.stop_channels()
+        assert not await manager.is_alive()
+        return time.monotonic() - start
+
+    assert asyncio.run(shut_down_busy_kernel()) < 10
+
+
+# --------------------------------------------------------------------------- the progress line
+
+
+def test_the_progress_line_is_the_bar_being_drawn_cleaned_and_cut(tmp_path: Path):
+    layout = Folders(tmp_path / "build", tmp_path / "results").layout(tmp_path, "p")
+    assert scheduling.last_progress(layout, "04_count") == ""  # no file: nothing, no error
+    layout.executed.mkdir(parents=True)
+    path = scheduling.progress_file(layout, "04_count")
+    with scheduling._LastLine(path) as last_line:
+        assert scheduling.last_progress(layout, "04_count") == ""
+        last_line.write("a warning\n")
+        assert scheduling.last_progress(layout, "04_count") == ""  # a line, not a bar
+        last_line.write("\rcounting:   0%|          | 0/8")
+        last_line.write("\rcounting:  50%|\x1b[32m█████\x1b[0m     | 4/8 [00:02<00:02]")
+        assert scheduling.last_progress(layout, "04_count") == (
+            "counting:  50%|█████     | 4/8 [00:02<00:02]"
+        )
+        last_line.write("\r" + " " * 40 + "\r")  # closed (leave=False): no bar
+        assert scheduling.last_progress(layout, "04_count") == ""
+        last_line.write("\rcounting: 100%|██████████| 8/8\n")  # closed, left on screen
+        assert scheduling.last_progress(layout, "04_count") == ""
+        last_line.write("\r" + "x" * 200)
+        assert scheduling.last_progress(layout, "04_count", width=10) == "x" * 9 + "…"
+    assert not path.exists()
