@@ -256,16 +256,16 @@ def run_replicates(
     settings: train.TrainSettings,
     source: Mapping[str, Any],
     benchmarks: Sequence[str],
-    tau_r: float,
     options: Mapping[str, Mapping[str, Any]],
-    store: str | None = None,
 ) -> BaselineTables:
     """Every judge's replicates: for each seed, the records (:func:`judge_set` with ``source``:
     ``records_dir``, ``dim``, ``scale``, ``simulator``), the test split and ``benchmarks``
     (at ``source["benchmark_scale"]``) drawn with that seed, RACER-R's routers at ``budgets``
-    (chapter 07's, where the router store ``store`` holds them: :func:`_fit_racer`) and the
-    baselines (:meth:`BaselineTables.add`)."""
+    (``options["RACER"]``: its ``tau_r``, and the router ``store`` whose routers chapter 07
+    trained, :func:`_fit_racer`) and the baselines (:meth:`BaselineTables.add`, each with its
+    ``options``)."""
     tables = BaselineTables()
+    racer = options.get("RACER", {})
     sizes = {k: v for k, v in source.items() if k != "benchmark_scale"}
     benchmark_sizes = {**sizes, "scale": source["benchmark_scale"]}
     for judge in judges:
@@ -274,8 +274,8 @@ def run_replicates(
             sets = experiments.evaluation_sets(
                 judge, records, embeddings, ("test",), benchmarks, seed=s, **benchmark_sizes
             )
-            configs = experiments.grid(budgets, [s], variant="RACER-R", tau_r=tau_r)
-            fitted = _fit_racer(records, embeddings, configs, settings, store)
+            configs = experiments.grid(budgets, [s], variant="RACER-R", tau_r=racer.get("tau_r", 1.0))
+            fitted = _fit_racer(records, embeddings, configs, settings, racer.get("store"))
             tables.add(judge, s, fitted, sets, budgets, options)
     return tables
 
