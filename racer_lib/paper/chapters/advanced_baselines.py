@@ -265,7 +265,7 @@ def run_replicates(
     trained, :func:`_fit_racer`) and the baselines (:meth:`BaselineTables.add`, each with its
     ``options``)."""
     tables = BaselineTables()
-    racer = options.get("RACER", {})
+    racer = {"tau_r": 1.0, "store": None, **options.get("RACER", {})}
     sizes = {k: v for k, v in source.items() if k != "benchmark_scale"}
     benchmark_sizes = {**sizes, "scale": source["benchmark_scale"]}
     for judge in judges:
@@ -274,8 +274,8 @@ def run_replicates(
             sets = experiments.evaluation_sets(
                 judge, records, embeddings, ("test",), benchmarks, seed=s, **benchmark_sizes
             )
-            configs = experiments.grid(budgets, [s], variant="RACER-R", tau_r=racer.get("tau_r", 1.0))
-            fitted = _fit_racer(records, embeddings, configs, settings, racer.get("store"))
+            configs = experiments.grid(budgets, [s], variant="RACER-R", tau_r=racer["tau_r"])
+            fitted = _fit_racer(records, embeddings, configs, settings, racer["store"])
             tables.add(judge, s, fitted, sets, budgets, options)
     return tables
 
