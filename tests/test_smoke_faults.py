@@ -71,9 +71,12 @@ def test_a_write_failing_inside_a_chapter_loses_nothing(smoke, tmp_path, monkeyp
     log = tmp_path / "count.log"
     _run(copy, monkeypatch, f"0:0:{copy}:{log}", only=[stem], force=True)  # count the points
     points = log.read_text().splitlines()
-    assert len(points) >= 3, points
+    # a folder made where it exists (Path.mkdir(exist_ok=True)) swallows the error: not a point
+    # that can stop the chapter
+    writes = [k for k, point in enumerate(points, 1) if not point.startswith("os.mkdir")]
+    assert len(writes) >= 3, points
     for i, share in enumerate(SAMPLE[stem]):
-        k = 1 + round(share * (len(points) - 1))
+        k = writes[round(share * (len(writes) - 1))]
         code = (errno.ENOSPC, errno.EIO)[i % 2]
         fired = tmp_path / f"fired{k}.log"
         with pytest.raises(runner.PipelineError):
