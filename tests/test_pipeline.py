@@ -68,9 +68,17 @@ def write_toc(repo: Path, toc: dict) -> None:
     (repo / "book" / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
 
 
+class _InFull(yaml.SafeDumper):
+    """Writes a value given twice in full: a profile refuses YAML anchors and aliases."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
 def write_profile(repo: Path, name: str, notebooks: dict, **extra) -> None:
     data = {"description": f"test profile {name}", **extra, "notebooks": notebooks}
-    (repo / "profiles" / f"{name}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    text = yaml.dump(data, Dumper=_InFull, sort_keys=False)
+    (repo / "profiles" / f"{name}.yaml").write_text(text)
 
 
 def cli(repo: Path, *args: str) -> int:

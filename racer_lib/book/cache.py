@@ -15,15 +15,16 @@ the same (the change time moves on every write and cannot be set back).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from racer_lib.book.parameters import named_path, outside, parameter_strings
 from racer_lib.book.profiles import (
     INJECTED_PARAMETERS,
     JUDGE_PACKAGES,
     Layout,
+    PipelineError,
     Prepared,
     Profile,
 )
@@ -112,14 +113,6 @@ def library_hash() -> str:
     return digest.hexdigest()
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-
-
 def input_files(
     parameters: dict[str, Any], root: Path, digests: Digests | None = None
 ) -> dict[str, list]:
@@ -128,7 +121,8 @@ def input_files(
     Every non-empty string parameter (or string in a list) that names an existing file or
     folder, relative to ``root`` (the notebooks' working directory) or absolute, maps to its
     files' relative paths, sizes and sha256 (``digests`` spares hashing unchanged files).
-    ``results_dir`` is the notebook's output, not an input: files inside it are left out.
+    ``results_dir`` is the notebook's output, not an input: files inside it are left out. A file
+    outside the repository (a link out of it included) is never read: a :class:`PipelineError`.
     """
     digests = digests or Digests()
     found: dict[str, list] = {}
@@ -136,24 +130,30 @@ def input_files(
     for name, value in sorted(parameters.items()):
         if name in INJECTED_PARAMETERS:
             continue
-        for text in _strings(value):
-            if not text.strip():
+        for text in parameter_strings(value):
+            path = named_path(text, root)  # the repository or a folder above it: not an input
+            if path is None:
                 continue
-            try:
-                path = (root / text).resolve()
-                top = root.resolve()  # the repository or a folder above it is not an input
-                exists = path.exists() and path != top and path not in top.parents
-            except (OSError, ValueError):
-                continue
-            if not exists:
-                continue
+            if outside(path, root):  # neither listed nor read
+                _refuse_outside(name, path, root)
             files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
             files = [file for file in files if own is None or own not in file.parents]
+            for file in files:  # nor a link out of it
+                if outside(file.resolve(), root):
+                    _refuse_outside(name, file, root)
             found[f"{name}={text}"] = [
                 [file.relative_to(path).as_posix(), file.stat().st_size, digests(file)]
                 for file in files
             ]
     return found
+
+
+def _refuse_outside(name: str, path: Path, root: Path) -> None:
+    """Refuse parameter ``name``: it names ``path``, outside the repository ``root``."""
+    raise PipelineError(
+        f"parameter {name} names {shown(path, root)}, outside the repository {root.resolve()}: "
+        "never read (copy the files into it)"
+    )
 
 
 def output_digests(folder: Path, digests: Digests) -> dict[str, str]:
