@@ -68,9 +68,17 @@ def write_toc(repo: Path, toc: dict) -> None:
     (repo / "book" / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
 
 
+class _InFull(yaml.SafeDumper):
+    """Writes a value given twice in full: a profile refuses YAML anchors and aliases."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
 def write_profile(repo: Path, name: str, notebooks: dict, **extra) -> None:
     data = {"description": f"test profile {name}", **extra, "notebooks": notebooks}
-    (repo / "profiles" / f"{name}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    text = yaml.dump(data, Dumper=_InFull, sort_keys=False)
+    (repo / "profiles" / f"{name}.yaml").write_text(text)
 
 
 def cli(repo: Path, *args: str) -> int:
@@ -490,7 +498,7 @@ def test_missing_data_with_on_missing_error_stops_before_running(needs_repo) -> 
 def test_missing_model_names_the_command_that_installs_it(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from racer_lib.book.profiles import missing_requirements, missing_sentence
+    from racer_lib.book.requirements import missing_requirements, missing_sentence
     from racer_lib.errors import MissingPackageError
     from racer_lib.judging import backends
 

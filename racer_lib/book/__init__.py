@@ -1,9 +1,10 @@
 """Layer 6, how notebooks become the book.
 
-- the runner, one module each: ``profiles`` (profiles and parameters), ``cache`` (the
-  execution cache), ``scheduling`` (which chapter waits for which, parallel runs), ``lock``
-  (one build of a profile at a time), ``build`` (staging the sources, the HTML build) and
-  ``runner`` (``racer book build``);
+- the runner, one module each: ``profiles`` (profiles and their checks), ``parameters``
+  (what a profile may give a parameter: types, domains, files), ``requirements`` (the data
+  and models a chapter needs, and whether they are here), ``cache`` (the execution cache), ``scheduling`` (which chapter waits for which, parallel runs), ``lock`` (one build of
+  a profile at a time), ``build`` (staging the sources, the HTML build) and ``runner``
+  (``racer book build``);
 - ``staging``: the executed notebook as the reader sees it;
 - ``chapter``: what every chapter does around its results (set-up, tables, figures, glued
   numbers); ``page``: how they appear on the page;

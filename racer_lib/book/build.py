@@ -23,7 +23,8 @@ import yaml
 
 from racer_lib.book import cite
 from racer_lib.book import staging as staging_mod
-from racer_lib.book.profiles import Layout, PipelineError, Prepared, Profile, missing_sentence
+from racer_lib.book.profiles import Layout, PipelineError, Prepared, Profile
+from racer_lib.book.requirements import missing_sentence
 from racer_lib.paper import registry
 
 INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it

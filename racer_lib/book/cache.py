@@ -31,19 +31,20 @@ batch before saving its members, so that a batch cut short is trained again whol
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from racer_lib.book.parameters import named_path, outside, parameter_strings
 from racer_lib.book.profiles import (
     INJECTED_PARAMETERS,
-    JUDGE_PACKAGES,
     STORE_PARAMETER,
     Layout,
+    PipelineError,
     Prepared,
     Profile,
 )
+from racer_lib.book.requirements import JUDGE_PACKAGES
 from racer_lib.book.scheduling import chapter_reads
 from racer_lib.records.io import atomic_write
 from racer_lib.records.sources import file_stamp, sha256sum
@@ -128,14 +129,6 @@ def library_hash() -> str:
     return digest.hexdigest()
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-
-
 def input_files(
     parameters: dict[str, Any], root: Path, digests: Digests | None = None
 ) -> dict[str, list]:
@@ -145,7 +138,9 @@ def input_files(
     folder, relative to ``root`` (the notebooks' working directory) or absolute, maps to its
     files' relative paths, sizes and sha256 (``digests`` spares hashing unchanged files).
     ``results_dir`` is the notebook's output, not an input: files inside it are left out; the
-    router store (``policy_store``) is checked entry by entry as it is read, not hashed here.
+    router store (``policy_store``) is checked entry by entry as it is read, not hashed here. A
+    file outside the repository (a link out of it included) is never read: a
+    :class:`PipelineError`.
     """
     digests = digests or Digests()
     found: dict[str, list] = {}
@@ -153,24 +148,30 @@ def input_files(
     for name, value in sorted(parameters.items()):
         if name in (*INJECTED_PARAMETERS, STORE_PARAMETER):
             continue
-        for text in _strings(value):
-            if not text.strip():
+        for text in parameter_strings(value):
+            path = named_path(text, root)  # the repository or a folder above it: not an input
+            if path is None:
                 continue
-            try:
-                path = (root / text).resolve()
-                top = root.resolve()  # the repository or a folder above it is not an input
-                exists = path.exists() and path != top and path not in top.parents
-            except (OSError, ValueError):
-                continue
-            if not exists:
-                continue
+            if outside(path, root):  # neither listed nor read
+                _refuse_outside(name, path, root)
             files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
             files = [file for file in files if own is None or own not in file.parents]
+            for file in files:  # nor a link out of it
+                if outside(file.resolve(), root):
+                    _refuse_outside(name, file, root)
             found[f"{name}={text}"] = [
                 [file.relative_to(path).as_posix(), file.stat().st_size, digests(file)]
                 for file in files
             ]
     return found
+
+
+def _refuse_outside(name: str, path: Path, root: Path) -> None:
+    """Refuse parameter ``name``: it names ``path``, outside the repository ``root``."""
+    raise PipelineError(
+        f"parameter {name} names {shown(path, root)}, outside the repository {root.resolve()}: "
+        "never read (copy the files into it)"
+    )
 
 
 def output_digests(folder: Path, digests: Digests) -> dict[str, str]:

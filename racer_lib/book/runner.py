@@ -57,13 +57,13 @@ from racer_lib.book.profiles import (
     PipelineError,
     Prepared,
     Profile,
+    check_set_declared,
     find_root,
     load_profile,
-    missing_requirements,
-    missing_sentence,
     prepare,
     resolve_only,
 )
+from racer_lib.book.requirements import missing_requirements, missing_sentence
 from racer_lib.book.scheduling import (
     chapter_after,
     cpu_count,
@@ -191,6 +191,7 @@ def run_profile(
     result = RunResult(profile=profile)
     with tempfile.TemporaryDirectory(prefix="racer-") as tmp:
         prepared = [prepare(stem, resolved, layout, Path(tmp)) for stem in to_run]
+        check_set_declared(resolved, prepared, layout, Path(tmp))
         if build_book:
             check_book_inputs(resolved, to_run, layout)
         unmet = missing_requirements(resolved, to_run, root_path)

@@ -33,17 +33,25 @@ def cmd_book_build(args: argparse.Namespace) -> int:
 
 
 def _assignment(text: str) -> tuple[str, object]:
-    """``NAME=VALUE`` of ``--set``, the value read as YAML (``4``, ``[1, 2]``, ``{a: b}``)."""
+    """``NAME=VALUE`` of ``--set``, the value read as YAML (``4``, ``[1, 2]``, ``{a: b}``) by the
+    rules of a profile (:func:`racer_lib.book.parameters.read_yaml`: no anchors or aliases)."""
+    import reprlib
+
     import yaml
 
+    from racer_lib.book.parameters import read_yaml
+
+    cut = reprlib.Repr()
+    cut.maxstring = 80  # an argument may be long: shown cut
+    shown = cut.repr(text)
     name, sep, value = text.partition("=")
     if not sep or not name.strip().isidentifier():
-        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE (e.g. seed=1)")
+        raise argparse.ArgumentTypeError(f"{shown} is not NAME=VALUE (e.g. seed=1)")
     try:
-        return name.strip(), yaml.safe_load(value)
+        return name.strip(), read_yaml(value)
     except yaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
-        raise argparse.ArgumentTypeError(f"{text!r}: the value is not YAML ({problem})") from None
+        raise argparse.ArgumentTypeError(f"{shown}: the value cannot be read ({problem})") from None
 
 
 def _add_build(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,372 @@
+"""What a profile may give a notebook's parameters, each rule stated once.
+
+* YAML read by a profile's rules (:func:`read_yaml`): no anchors or aliases (a few lines of nested
+  aliases stand for billions of values, which any check, message or hash would go through), no
+  key given twice, no integer too long for Python, nothing nested deeper than :data:`MAX_DEPTH`;
+* a value of the type of the notebook's default (:func:`type_problem`);
+* a value in its parameter's domain (:data:`DOMAINS`, :func:`domain_problem`): counts, budgets,
+  temperatures, shares, judges;
+* no file or folder outside the repository (:func:`outside_problem`), found before anything in
+  it is read;
+* what the runner adds to a declaring notebook's parameters: the router store's folder
+  (:data:`STORE_PARAMETER`) and, under a ``trainer``'s own keys, :data:`RUNNER_TRAINER`.
+
+A check returns what is wrong (a phrase) or None; :mod:`racer_lib.book.profiles` raises, naming
+the profile file and the notebook. A value in a message is cut to :data:`SHOWN_CHARS` characters
+(:func:`short_repr`): it may be huge.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import reprlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+
+SHOWN_CHARS = 80  # a value in a message is cut to this many characters
+MAX_DEPTH = 32  # levels of nested lists and mappings a profile (or --set) may give
+RECORDS_PARAMETERS = ("records_dir", "records_paths")  # a chapter given these reads records
+
+# What the runner asks of every notebook's trainer (a ``trainer`` parameter, TrainSettings
+# fields) under the profile's own keys: glibc's malloc keeps freed memory while a batch trains
+# (racer_lib.routing.train._keeping_freed_memory, speed only). A library call never does
+# unless asked; a notebook run by the runner asks.
+RUNNER_TRAINER = {"keep_freed_memory": True}
+# The parameter through which the runner gives a notebook the router store (a folder; the
+# notebook passes it to racer_lib.paper.experiments.fit): only to those that declare it.
+STORE_PARAMETER = "policy_store"
+
+_REPR = reprlib.Repr()  # containers cut to a few items, strings and numbers to SHOWN_CHARS
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = SHOWN_CHARS
+
+
+def cut_text(text: str) -> str:
+    """``text`` cut to :data:`SHOWN_CHARS` characters."""
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)`` cut to :data:`SHOWN_CHARS` characters; a huge value is never written out
+    whole (:mod:`reprlib` cuts its containers and strings first)."""
+    return cut_text(_REPR.repr(value))
+
+
+def short_list(names: Iterable[Any], most: int = 8) -> str:
+    """Up to ``most`` of ``names`` (strings as they are, other values as :func:`short_repr`),
+    each cut to :data:`SHOWN_CHARS` characters, then how many more."""
+    names = list(names)
+    shown = [cut_text(n) if isinstance(n, str) else short_repr(n) for n in names[:most]]
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(shown) + more
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+class RefusedYAML(yaml.YAMLError):
+    """What a profile may not hold, although YAML allows it (the message: the line and what)."""
+
+
+_NO_ALIAS = "; a profile gives every value in full, without anchors (&) or aliases (*)"
+
+
+class _ProfileLoader(yaml.SafeLoader):
+    """YAML's safe loader with the rules of a profile (:func:`read_yaml`). Merge keys (``<<``)
+    of a mapping written out are left alone."""
+
+    depth = 0  # of the node being composed
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
+            raise RefusedYAML(f"line {line}: YAML alias *{cut_text(event.anchor)}{_NO_ALIAS}")
+        if getattr(event, "anchor", None) is not None:
+            raise RefusedYAML(f"line {line}: YAML anchor &{cut_text(event.anchor)}{_NO_ALIAS}")
+        if self.depth >= MAX_DEPTH:
+            raise RefusedYAML(f"line {line}: values nested deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in seen:
+                        raise RefusedYAML(
+                            f"line {line}: key {short_repr(key)} given twice (first at line "
+                            f"{seen[key]}); give each key once"
+                        )
+                    seen[key] = line
+                except TypeError:  # an unhashable key: the safe loader refuses it itself
+                    continue
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node):
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits)
+            line = node.start_mark.line + 1
+            raise RefusedYAML(
+                f"line {line}: an integer of {len(node.value)} digits, too long"
+            ) from None
+
+
+_ProfileLoader.add_constructor("tag:yaml.org,2002:int", _ProfileLoader.construct_yaml_int)
+
+
+def read_yaml(text: str) -> Any:
+    """``text`` read as YAML by a profile's rules: no anchor or alias, no mapping that gives a
+    key twice (YAML's own rule, which PyYAML does not enforce: it keeps the last value), no
+    integer too long for Python to read, nothing nested deeper than :data:`MAX_DEPTH` levels.
+    A :class:`RefusedYAML` (its message: the line, what) for these, before any value is built;
+    another ``yaml.YAMLError`` for text that is not YAML."""
+    return yaml.load(text, Loader=_ProfileLoader)
+
+
+# --------------------------------------------------------------------------- types
+
+
+def _kind(value: Any) -> str:
+    """What a parameter value is, in words (YAML's spelling)."""
+    for types, word in [
+        (bool, "a boolean (true/false)"),
+        (int, "a whole number"),
+        (float, "a number"),
+        (str, "a string"),
+        ((list, tuple), "a list"),
+        (dict, "a mapping"),
+    ]:
+        if isinstance(value, types):
+            return word
+    return "null" if value is None else type(value).__name__
+
+
+def _fits(value: Any, default: Any) -> bool:
+    """Whether a profile's ``value`` has the type of the notebook's ``default``: a list for a
+    list (each item fitting one of the default's items), a boolean for a boolean, a whole
+    number for a whole number (not a boolean: YAML reads ``yes`` as true), a number for a
+    number, a string for a string; a default of None takes anything."""
+    if default is None:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple)) and (
+            not default or all(any(_fits(v, d) for d in default) for v in value)
+        )
+    return isinstance(value, type(default))
+
+
+def type_problem(value: Any, default: str | None) -> str | None:
+    """How ``value`` is not of the type of the notebook's default (``default``: its source text,
+    as papermill's ``inspect_notebook`` gives it; a default that is not a literal is not
+    checked); None if it is."""
+    try:
+        default_value = ast.literal_eval(default) if default is not None else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if _fits(value, default_value):
+        return None
+    return (
+        f"{short_repr(value)} is {_kind(value)}, but the notebook's default is "
+        f"{cut_text(default or '')} ({_kind(default_value)}"
+        + (", each item like its items" if isinstance(default_value, list) else "")
+        + ")"
+    )
+
+
+# --------------------------------------------------------------------------- domains
+
+
+class Domain(NamedTuple):
+    """What a parameter's value (each item of a list) must be: ``holds`` tells, ``says`` in
+    words, for the message."""
+
+    says: str
+    holds: Callable[[Any], bool]
+
+
+def _whole(value: Any) -> bool:
+    """An int (not a boolean)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    """An int (not a boolean) or a finite float."""
+    return _whole(value) or (isinstance(value, float) and math.isfinite(value))
+
+
+def known_judges() -> tuple[str, ...]:
+    """The judges the simulator knows, then LLMBar's released judges."""
+    from racer_lib.records.llmbar import LLMBAR_JUDGES
+    from racer_lib.records.simulate import JUDGES
+
+    return (*JUDGES, *LLMBAR_JUDGES)
+
+
+_COUNT = Domain("a whole number >= 1", lambda v: _whole(v) and v >= 1)
+_BUDGET = Domain(
+    "a number > 1 (a budget in the cost unit, where All-Instruct costs 1)",
+    lambda v: _number(v) and v > 1,
+)
+_JUDGE = Domain("a judge the simulator or LLMBar's records know", lambda v: v in known_judges())
+_RECORDS_JUDGE = Domain("a judge's name", lambda v: isinstance(v, str) and bool(v.strip()))
+
+#: The domain of every parameter of this name, in any notebook: its value (each item of a list,
+#: which must hold one at least; each key of a mapping, such as ``training`` or ``sizes``, by its
+#: own name) must lie in it. A name not listed is not checked. A notebook given ``records_dir``
+#: or ``records_paths`` reads records whose folders or files name the judges: any name is taken.
+DOMAINS: dict[str, Domain] = {
+    # counts: seeds, pairs, epochs, batches, steps, tokens, dimensions, neighbours
+    **dict.fromkeys(
+        (
+            "n_seeds",
+            "n_pairs",
+            "n_batches",
+            "n_instances",
+            "n_starts",
+            "epochs",
+            "mf_epochs",
+            "mirt_epochs",
+            "batch_size",
+            "batch_sizes",
+            "gpu_batch_size",
+            "max_tokens",
+            "gpu_max_tokens",
+            "steps",
+            "dim",
+            "knn_k",
+            "levels",
+            "sizes",  # chapter 05: instance sizes (chapter 16's mapping holds its own keys)
+        ),
+        _COUNT,
+    ),
+    **dict.fromkeys(
+        ("seed", "torch_threads", "lhs_points"),
+        Domain("a whole number >= 0", lambda v: _whole(v) and v >= 0),
+    ),
+    **dict.fromkeys(("budget", "budgets", "table_budget", "route_budget"), _BUDGET),
+    **dict.fromkeys(
+        ("tau_r", "tau_c", "taus", "taus_r", "taus_c"),
+        Domain("a temperature > 0", lambda v: _number(v) and v > 0),
+    ),
+    # the scales multiply the paper's counts (racer_lib.records.simulate takes any scale > 0)
+    **dict.fromkeys(
+        ("scale", "record_scale", "benchmark_scale", "shift_scale"),
+        Domain("a number > 0", lambda v: _number(v) and v > 0),
+    ),
+    "split_shares": Domain("a share in [0, 1]", lambda v: _number(v) and 0 <= v <= 1),
+    "deltas": Domain("a KL radius > 0", lambda v: _number(v) and v > 0),
+    # entropy weights; learning rates and dual steps as racer_lib.routing.train.TrainSettings
+    **dict.fromkeys(
+        ("beta", "betas", "paper_beta", "rate_betas", "lr", "dual_step"),
+        Domain("a number >= 0", lambda v: _number(v) and v >= 0),
+    ),
+    **dict.fromkeys(("judge", "judges"), _JUDGE),
+}
+
+
+def _out_of_domain(name: str, value: Any, records: bool) -> str | None:
+    """How the first value of parameter ``name`` (or of a key of its mapping, ``name.key``) out
+    of its domain is; None if all lie in it. ``records``: the notebook reads records, which
+    name their own judges."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _out_of_domain(f"{name}.{key}", item, records) if isinstance(key, str) else None
+            if found:
+                return found
+        return None
+    domain = DOMAINS.get(name.rpartition(".")[2])
+    if domain is None:
+        return None
+    if domain is _JUDGE and records:
+        domain = _RECORDS_JUDGE
+    says = domain.says
+    if domain is _JUDGE:
+        says += f" ({', '.join(known_judges())})"
+    shown = short_repr(name)
+    if not isinstance(value, (list, tuple)):
+        return None if domain.holds(value) else f"{shown} is {short_repr(value)}; it must be {says}"
+    if not value:
+        return f"{shown} is []; it must list one item at least, each {says}"
+    for item in value:
+        if not domain.holds(item):
+            return f"{shown} holds {short_repr(item)}; each item must be {says}"
+    return None
+
+
+def domain_problem(given: dict[str, Any]) -> tuple[str, str] | None:
+    """The first parameter of ``given`` (a notebook's parameters) with a value out of its
+    domain (:data:`DOMAINS`), and how: ``(name, "'name' is ...; it must be ...")``; or None."""
+    records = any(given.get(name) for name in RECORDS_PARAMETERS)
+    for name, value in given.items():
+        found = _out_of_domain(name, value, records)
+        if found is not None:
+            return name, found
+    return None
+
+
+# --------------------------------------------------------------------------- files
+
+
+def parameter_strings(value: Any) -> Iterator[str]:
+    """The strings of a parameter's value: itself, or those of a list (nested lists too)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from parameter_strings(item)
+
+
+def named_path(text: str, root: Path) -> Path | None:
+    """The existing file or folder a parameter's string names, relative to the repository
+    ``root`` (the notebooks' working folder) or absolute, symlinks resolved; None where it names
+    none, or names ``root`` or a folder above it (never an input). Nothing in it is read."""
+    if not text.strip():
+        return None
+    try:
+        path = (root / text).resolve()
+        top = root.resolve()
+        if not path.exists() or path == top or path in top.parents:
+            return None
+    except (OSError, ValueError):
+        return None
+    return path
+
+
+def outside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (resolved) lies outside the repository ``root``."""
+    return root.resolve() not in path.parents
+
+
+def outside_problem(given: dict[str, Any], root: Path) -> tuple[str, str] | None:
+    """The first parameter of ``given`` that names a file or folder outside the repository
+    ``root`` (:func:`named_path`), and how: ``(name, "'name' names ..., outside ...")``; or
+    None. Only the names are resolved: nothing is read."""
+    for name, value in given.items():
+        for text in parameter_strings(value):
+            path = named_path(text, root)
+            if path is not None and outside(path, root):
+                return name, (
+                    f"{short_repr(name)} names {short_repr(text)}, outside the repository "
+                    f"{root.resolve()}; a chapter reads files inside the repository only (copy "
+                    "or move them there)"
+                )
+    return None
