@@ -320,14 +320,14 @@ def test_the_controls_are_trained_through_the_store_of_the_runs_they_match(monke
     settings = train.TrainSettings(arch="linear", epochs=1)
     names, configs = shift.ablation_plan([0.5], [1.0], 2.0, [0])
     fitted = experiments.fit(records, emb, configs, settings)
-    assert fitted.store is False
+    assert fitted.store is None
     calls = []
     real = experiments.fit
     monkeypatch.setattr(experiments, "fit", lambda *a, **k: calls.append(k) or real(*a, **k))
     rows = shift.matched_controls(
         fitted, names, records, emb, settings, (records, emb), robust=shift.COST_ROBUST, at="x"
     )
-    assert [k["store"] for k in calls] == [False]
+    assert [k["store"] for k in calls] == [None]
     assert [(r["at"], r["method"]) for r in rows] == [("x", "RACER-C τ=1")]
 
 

@@ -213,7 +213,11 @@ def _stage_book(profile: Profile, layout: Layout) -> Path:
     )
     (staging / "notebooks").mkdir(exist_ok=True)
     # results and build folders elsewhere (--results-dir, --build-dir) read as the defaults
-    folders = {layout.results: f"results/{profile.name}", layout.build: f"build/{profile.name}"}
+    folders = {
+        layout.results: f"results/{profile.name}",
+        layout.build: f"build/{profile.name}",
+        layout.policy_store: "build/policies",
+    }
     for stem in profile.notebooks:  # the reader's copy: no parameter cells, relative paths
         staging_mod.write_reader_copy(
             layout.executed_notebook(stem),
