@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from racer_lib.errors import RacerError
@@ -192,7 +192,7 @@ def tables(draw, base: pd.DataFrame):
     dropped, renamed or repeated, a row dropped or repeated; sometimes with odd pandas metadata
     (for parquet)."""
     names = [str(c) for c in base.columns]
-    columns = [[None if pd.isna(v) else v for v in base[c].tolist()] for c in base.columns]
+    columns = [[_cell(v) for v in base[c].tolist()] for c in base.columns]
     kinds = ["base"] * len(names)
     for _ in range(draw(st.integers(0, 4))):
         if not names:
@@ -287,6 +287,37 @@ BASE_PAIRS = pd.DataFrame(
 ).astype(object)
 
 
+def table_of(frame: pd.DataFrame, metadata: bytes | None = None, **kinds: str):
+    """``frame`` as a table of :func:`tables` (``kinds``: a column's values are of that kind,
+    e.g. ``id="bytes"``; others are read as the base's)."""
+    names = [str(c) for c in frame.columns]
+    columns = [[_cell(v) for v in frame[c].tolist()] for c in frame.columns]
+    return names, columns, [kinds.get(n, "base") for n in names], metadata
+
+
+def _cell(value):
+    """A cell as a plain value: None for a missing one (NA, NaN)."""
+    missing = value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+    return None if missing else value
+
+
+def _not_utf8_inside(frame: pd.DataFrame, text: bytes) -> bytes:
+    """A parquet file of ``frame`` whose ``text`` (in a string column) has a byte that is not
+    UTF-8: written uncompressed and without dictionaries, so the text lies in the file as it
+    is (Arrow does not check texts on reading)."""
+    out = io.BytesIO()
+    pq.write_table(pa.table(frame), out, compression="NONE", use_dictionary=False)
+    data = out.getvalue()
+    assert text in data
+    return data.replace(text, b"\xff" + text[1:])
+
+
+def _frame(base: pd.DataFrame, **columns) -> pd.DataFrame:
+    return base.assign(
+        **{name: pd.Series(values, dtype=object) for name, values in columns.items()}
+    )
+
+
 def _check_records(records: pd.DataFrame) -> None:
     assert len(records) > 0 and records["id"].is_unique
     assert set(records["label"]) <= {0, 1}
@@ -303,6 +334,7 @@ def _check_pairs(table: pd.DataFrame) -> None:
 
 
 @given(file_bytes(tables(BASE_RECORDS).map(as_csv)))
+@example(as_csv(table_of(_frame(BASE_RECORDS, thinking_tokens_instruct=[1.5, 0, 0]))))
 def test_any_records_csv_is_records_or_one_line(folder, data):
     path = folder / "r.csv"
     path.write_bytes(data)
@@ -316,6 +348,14 @@ def test_any_records_csv_is_records_or_one_line(folder, data):
         tables(BASE_RECORDS).map(as_parquet), file_bytes(tables(BASE_RECORDS).map(as_parquet))
     )
 )
+@example(as_parquet(table_of(_frame(BASE_RECORDS, id=[b"\x80", b"a", b"b"]), id="bytes")))
+@example(
+    as_parquet(
+        table_of(_frame(BASE_RECORDS, verdict_instruct=[[1], [], [2]]), verdict_instruct="list")
+    )
+)
+@example(as_parquet(table_of(BASE_RECORDS, metadata=b"{")))
+@example(_not_utf8_inside(BASE_RECORDS.astype({"domain": str}), b"coding"))
 def test_any_records_parquet_is_records_or_one_line(folder, data):
     path = folder / "r.parquet"
     path.write_bytes(data)
@@ -338,6 +378,7 @@ def test_any_pairs_csv_is_pairs_or_one_line(folder, data):
 
 
 @given(file_bytes(tables(BASE_PAIRS).map(as_jsonl)), st.booleans())
+@example(as_jsonl(table_of(_frame(BASE_PAIRS, id=[None, [None, []], "p2"]))), False)
 def test_any_pairs_jsonl_is_pairs_or_one_line(folder, data, compressed):
     path = folder / ("p.jsonl.gz" if compressed else "p.jsonl")
     path.write_bytes(gzip.compress(data, mtime=0) if compressed else data)
@@ -465,6 +506,8 @@ def as_json(doc) -> bytes:
 
 
 @given(file_bytes(json_documents(BASE_JUDGEBENCH).map(as_json_lines)))
+@example(as_json_lines([{**BASE_JUDGEBENCH[0], "response_A": "\udc80"}]))
+@example(as_json_lines([{**BASE_JUDGEBENCH[0], "response_model": []}]))
 def test_any_judgebench_outputs_file_is_records_or_one_line(folder, data):
     path = folder / "outputs.jsonl"
     path.write_bytes(data)
@@ -550,15 +593,16 @@ def test_any_router_file_is_a_router_or_one_line(folder, data):
         assert router.p_reasoning(np.zeros((2, router.in_dim), np.float32)).shape == (2,)
 
 
-def _embeddings_bytes() -> bytes:
+def _embeddings_bytes(embedder: bytes = b"toy") -> bytes:
     out = io.BytesIO()
     values = pa.FixedSizeListArray.from_arrays(pa.array(np.arange(6, dtype=np.float32)), 2)
     table = pa.table({"id": ["a", "b", "c"], "embedding": values})
-    pq.write_table(table.replace_schema_metadata({b"embedder": b"toy"}), out)
+    pq.write_table(table.replace_schema_metadata({b"embedder": embedder}), out)
     return out.getvalue()
 
 
 @given(file_bytes(st.just(_embeddings_bytes())))
+@example(_embeddings_bytes(b"\xe9"))
 def test_any_embeddings_file_is_embeddings_or_one_line(folder, data):
     path = folder / "e.embeddings.parquet"
     path.write_bytes(data)

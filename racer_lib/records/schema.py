@@ -106,11 +106,16 @@ def raise_at(df: pd.DataFrame, file, field: str, mask, problem) -> None:
     value = value.tolist() if isinstance(value, np.ndarray) else value  # one line, as a list
     text = problem(value) if callable(problem) else problem
     rid = df["id"].iloc[row] if "id" in df.columns else None
-    rid = rid.tolist() if isinstance(rid, np.ndarray) else rid  # a list column's value
-    missing = rid is None or (np.ndim(rid) == 0 and pd.isna(rid))
-    raise RecordsError(
-        file, field, text, row=row, record_id=None if missing else str(rid), more=more
-    )
+    raise RecordsError(file, field, text, row=row, record_id=_record_id(rid), more=more)
+
+
+def _record_id(value) -> str | None:
+    """A row's id as its error names it: None where it is missing; a list or mapping (a bad
+    id, refused on its own) as its text."""
+    value = value.tolist() if isinstance(value, np.ndarray) else value  # a list column's value
+    if isinstance(value, (list, tuple, dict, set)):
+        return str(value)
+    return None if value is None or pd.isna(value) else str(value)
 
 
 #: What a cell of a records or pairs table may not hold: a parquet file's binary, list or
