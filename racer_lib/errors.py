@@ -8,8 +8,10 @@ traceback. Each module's own error (``RecordsError``, ``DataError``, ``JudgingEr
 
 The classes below are for the errors no module owns: a bad setting (:class:`ConfigError`), an
 input that cannot be used as given (:class:`InputError`), a missing file
-(:class:`MissingFileError`), a missing optional package (:class:`MissingPackageError`) and a
-write the system refused (:class:`WriteError`: a full disk, an I/O error).
+(:class:`MissingFileError`), a path that cannot be read as a file (:class:`UnreadableFileError`:
+a folder, a symlink loop, a FIFO, text that is not UTF-8), a missing optional package
+(:class:`MissingPackageError`) and a write the system refused (:class:`WriteError`: a full
+disk, an I/O error).
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ class InputError(RacerError, ValueError):
 
 class MissingFileError(RacerError, FileNotFoundError):
     """A file or folder the user named (or that should lie beside one) is not there."""
+
+
+class UnreadableFileError(InputError):
+    """A path that cannot be read as the file it should be: a folder, a symlink loop, a FIFO,
+    socket or device, a file this user may not read, or text that is not UTF-8. The message is
+    one line naming the path and what is wrong (:mod:`racer_lib.records.files` checks them)."""
 
 
 class MissingPackageError(RacerError, ImportError):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import HealthCheck, settings
 
 from racer_lib.book import runner
 from racer_lib.book.profiles import Folders
@@ -14,6 +15,21 @@ from racer_lib.routing import train as tr
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+#: Examples per property-based test of the file readers (tests/test_reader_properties.py): a
+#: few thousand in CI (`make test TEST_ALL=1`, which .ci/run runs: make exports TEST_ALL to
+#: pytest), a few hundred in `make test`. HYPOTHESIS_PROFILE names another profile.
+HYPOTHESIS_PROFILES = {"ci": 3000, "dev": 200}
+for _name, _examples in HYPOTHESIS_PROFILES.items():
+    settings.register_profile(
+        _name,
+        max_examples=_examples,
+        deadline=None,  # a shared machine's pauses are no failure
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("TEST_ALL") else "dev")
+)
 
 SMOKE_JOBS = 2  # notebooks of the session's smoke build run at a time
 #: A folder to keep the smoke build's HTML in (``.ci/run`` runs ``make book-check`` on it).

@@ -297,7 +297,7 @@ def test_route_refuses_missing_embeddings_and_bad_router(routed, tmp_path, capsy
     junk = tmp_path / "junk.pt"
     junk.write_text("not a router")
     assert cli.main(["records", "route", str(path), "--router", str(junk)]) == 2
-    assert "junk.pt: not a router file" in capsys.readouterr().err
+    assert "junk.pt: not a racer router file" in capsys.readouterr().err
 
 
 def test_route_refuses_an_out_that_is_an_input(routed, tmp_path, capsys):

@@ -145,7 +145,7 @@ def test_bad_input_is_one_line_naming_the_file(trained, tmp_path, capsys):
     ):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and f"{fake}: not a router file" in err
+        assert err.count("\n") == 1 and f"{fake}: not a racer router file" in err
     # a split the records do not have
     argv = ["router", "evaluate", str(records), "--router", str(out), "--split", "nope"]
     assert cli.main(argv) == 2

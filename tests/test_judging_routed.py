@@ -229,7 +229,7 @@ def test_cli_routed_run_reports_accuracy_and_cost(vllm_stub, tmp_path, capsys): 
     assert "embeddings come from 'toy-embedder'" in capsys.readouterr().err
     (tmp_path / "router.pt").write_text("junk")
     assert cli.main(_command(tmp_path, tmp_path / "other")) == 2
-    assert "router.pt: not a router file" in capsys.readouterr().err
+    assert "router.pt: not a racer router file" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="self-route"):
         spec = judging.RunSpec("p.jsonl", "m", "x", router="r.pt", self_route=True)
         routed.execute_routed(spec)

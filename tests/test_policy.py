@@ -221,7 +221,7 @@ def test_router_load_runs_no_pickled_code(tmp_path):
     path = tmp_path / "evil.pt"
     torch.save({"layers": [], "meta": {}, "payload": _Payload()}, path)
     with pytest.raises(
-        InputError, match=r"evil\.pt: not a router file.*refused to unpickle it"
+        InputError, match=r"evil\.pt: not a racer router file: refused to unpickle it$"
     ) as info:
         pol.Router.load(path)
     assert "\n" not in str(info.value)  # one line, without PyTorch's advice to unpickle it

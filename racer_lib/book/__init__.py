@@ -2,8 +2,9 @@
 
 - the runner, one module each: ``profiles`` (profiles and their checks), ``parameters``
   (what a profile may give a parameter: types, domains, files), ``requirements`` (the data
-  and models a chapter needs, and whether they are here), ``cache`` (the execution cache), ``scheduling`` (which chapter waits for which, parallel runs), ``lock`` (one build of
-  a profile at a time), ``build`` (staging the sources, the HTML build) and ``runner``
+  and models a chapter needs, and whether they are here), ``cache`` (the execution cache),
+  ``scheduling`` (which chapter waits for which, parallel runs), ``lock`` (one build of a
+  profile at a time), ``build`` (staging the sources, the HTML build) and ``runner``
   (``racer book build``);
 - ``staging``: the executed notebook as the reader sees it;
 - ``chapter``: what every chapter does around its results (set-up, tables, figures, glued

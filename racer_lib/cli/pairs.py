@@ -16,8 +16,10 @@ def cmd_pairs_embed(args: argparse.Namespace) -> int:
 
     from racer_lib.records.embed import embed_file
     from racer_lib.records.encoders import load_encoder
+    from racer_lib.records.files import check_file
     from racer_lib.records.pairs import EmptyTextWarning
 
+    check_file(args.pairs, "pairs file")  # before the encoder loads (seconds)
     encoder = load_encoder(
         args.encoder,
         name=args.encoder_name,

@@ -13,6 +13,7 @@ from racer_lib.errors import InputError, MissingFileError
 
 def cmd_records_validate(args: argparse.Namespace) -> int:
     """``racer records validate``: check record files (and embeddings beside them)."""
+    from racer_lib.records import files
     from racer_lib.records import io as rio
     from racer_lib.records import schema as rec
     from racer_lib.records.summary import mode_summary
@@ -27,7 +28,7 @@ def cmd_records_validate(args: argparse.Namespace) -> int:
             f"{s['acc_reasoning']:.2f} %, cost ratio {s['cost_ratio']:.2f}"
         )
         epath = rio.embeddings_path(path)
-        if epath.exists():
+        if files.present(epath):  # a folder or a loop there is named by the reader
             emb = rio.read_embeddings(epath)
             rio.align_embeddings(records, emb, epath, path)
             line += f"; embeddings {emb.dim}-d ({emb.embedder or 'unnamed embedder'})"
@@ -125,8 +126,10 @@ def routes_path(records_path: Path) -> Path:
 
 def _check_route_out(args: argparse.Namespace, out: Path, epath: Path) -> None:
     """Refuse an ``--out`` that is one of the inputs (it would be overwritten) or a folder."""
+    from racer_lib.records.files import real_path  # a symlink loop does not raise
+
     for name, path in [("records", args.records), ("embeddings", epath), ("router", args.router)]:
-        if out.resolve() == Path(path).resolve():
+        if real_path(out) == real_path(path):
             raise InputError(
                 f"{out}: --out is the {name} file {path}; it would be overwritten. Give "
                 f"another file (default: {routes_path(args.records)})"
@@ -141,6 +144,7 @@ def cmd_records_route(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from racer_lib.evaluation.metrics import policy_point
+    from racer_lib.records import files
     from racer_lib.records import io as rio
     from racer_lib.records import schema as rec
     from racer_lib.routing.policy import Router
@@ -150,7 +154,7 @@ def cmd_records_route(args: argparse.Namespace) -> int:
     _check_route_out(args, out, epath)
     records = rio.read_records(args.records)
     rec.provenance(records, args.records)  # an unknown source kind is refused
-    if not epath.exists():
+    if not files.present(epath):
         raise MissingFileError(
             f"{epath}: no embeddings beside {args.records}; the router needs each pair's embedding"
         )

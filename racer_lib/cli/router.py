@@ -25,6 +25,7 @@ TRAIN, VALID = "train", "valid"
 def _records_and_embeddings(path: Path, encoder: str | None = None, quiet: bool = False):
     """The records of ``path`` and their embeddings (aligned by id, with the file), embedding
     the pairs first with ``encoder`` (the embeddings cache) when it is named."""
+    from racer_lib.records import files
     from racer_lib.records import io as rio
 
     records = rio.read_records(path)
@@ -34,7 +35,7 @@ def _records_and_embeddings(path: Path, encoder: str | None = None, quiet: bool 
         from racer_lib.records.encoders import load_encoder
 
         print(embed_file(path, epath, encoder=load_encoder(encoder), progress=not quiet).summary())
-    if not epath.exists():
+    if not files.present(epath):  # a folder or a loop there is named by the reader
         raise MissingFileError(
             f"{epath}: no embeddings beside {path}; embed the pairs first (racer pairs embed "
             f"{path}) or name an encoder (--encoder all-MiniLM-L6-v2)"

@@ -60,6 +60,7 @@ import racer_lib.judging.prompts as prompts
 from racer_lib.errors import ConfigError, MissingFileError
 from racer_lib.judging.merging import combine_orders
 from racer_lib.judging.spec import ORDERS
+from racer_lib.records import files as rfiles
 from racer_lib.records import io as rio
 from racer_lib.records import judgebench, llmbar
 from racer_lib.records import schema as rec
@@ -115,6 +116,8 @@ def _judge_text(path: Path, where: str, field: str, judgment) -> dict:
         )
     if not isinstance(judgment.get("response"), str):
         raise data.DataFormatError(path, f"{field}.response", "missing judge's text", where)
+    if (inside := rfiles.lone_surrogate(judgment)) is not None:
+        raise data.DataFormatError(path, f"{field}.{inside}", rfiles.LONE_SURROGATE, where)
     return judgment
 
 
@@ -128,10 +131,8 @@ def read_judgebench_outputs(path: str | os.PathLike) -> pd.DataFrame:
     text) and ``judgebench_decision_<order>`` (as recorded, "" for null).
     """
     path = Path(path)
-    if not path.is_file():
-        raise MissingFileError(f"{path}: no such JudgeBench outputs file")
     rows: list[dict] = []
-    for n, item in judgebench.jsonl_objects(path):
+    for n, item in judgebench.jsonl_objects(path, "JudgeBench outputs file"):
         where = f"line {n}"
         games = item.get("judgments")
         if not isinstance(games, list) or len(games) != 2:
@@ -249,11 +250,13 @@ def judgebench_records(
     """
     paths = {"instruct": Path(instruct), "reasoning": Path(reasoning)}
     read: dict[Path, pd.DataFrame] = {}
-    for p in paths.values():
-        if p.resolve() not in read:
-            read[p.resolve()] = read_judgebench_outputs(p)
-    base = read[paths["instruct"].resolve()]
-    games = {m: _aligned(read[p.resolve()], base, p, paths["instruct"]) for m, p in paths.items()}
+    for p in paths.values():  # one file given for both modes is read once
+        if rfiles.real_path(p) not in read:
+            read[rfiles.real_path(p)] = read_judgebench_outputs(p)
+    base = read[rfiles.real_path(paths["instruct"])]
+    games = {
+        m: _aligned(read[rfiles.real_path(p)], base, p, paths["instruct"]) for m, p in paths.items()
+    }
     tokenizer = tokenizer if tokenizer is not None else llmbar.load_tokenizer()
     out = base[PAIR_ID_COLUMNS].copy()
     preferred = np.where(out["label"] == 1, "A", "B")
@@ -287,7 +290,9 @@ def judgebench_records(
     models = {m: str(games[m]["judge_model"].iloc[0]) if len(games[m]) else "" for m in rec.MODES}
     name = judge or _judge_name(models)
     source = f"JudgeBench outputs:{_judge_name(models)}"
-    return _finish(out, name, source, tokenizer_name, ["order", *extra], f"JudgeBench {name}")
+    given = dict.fromkeys(str(p) for p in paths.values())  # one file given twice: named once
+    file = f"JudgeBench {name} ({', '.join(given)})"
+    return _finish(out, name, source, tokenizer_name, ["order", *extra], file)
 
 
 def judgebench_verdicts(records: pd.DataFrame, mode: str, decisions: str = "recorded") -> list:
@@ -380,7 +385,7 @@ def llmbar_folder_records(
         frame = pairs[PAIR_ID_COLUMNS + list(rec.TEXT_FIELDS)].copy()
         for mode, (ev_judge, method) in specs.items():
             path = where / "evaluators" / ev_judge / method / "result.json"
-            if not path.is_file():
+            if not rfiles.present(path):  # a folder or a loop there: the reader names it
                 raise MissingFileError(
                     f"{path}: no such file (the {mode} mode's result.json of subset "
                     f"{subset!r}; the subsets found: {', '.join(found)})"

@@ -4,6 +4,8 @@
 - :mod:`~racer_lib.records.summary`: a judge's two modes summarised per group of pairs;
 - :mod:`~racer_lib.records.io`: reading and writing records and embeddings (a public atomic
   write);
+- :mod:`~racer_lib.records.files`: the one check of a path every reader makes before opening
+  it (a folder, a symlink loop, a FIFO, text that is not UTF-8: one line each);
 - :mod:`~racer_lib.records.pairs`: preference pairs, their reader and validator;
 - :mod:`~racer_lib.records.simulate`, :mod:`~racer_lib.records.sets`: simulated judges and the
   chapters' sets (simulated or read from a records folder);

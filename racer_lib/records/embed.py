@@ -74,6 +74,7 @@ import pandas as pd
 
 from racer_lib.errors import ConfigError, RacerError
 from racer_lib.records.encoders import DEFAULT_BATCH_SIZE, SILENT, Encoder, load_encoder
+from racer_lib.records.files import check_file, real_path
 from racer_lib.records.io import embeddings_path, write_embeddings
 from racer_lib.records.pairs import IN_MEMORY_PAIRS, TEXT_FIELDS, read_pairs, validate_pairs
 from racer_lib.records.schema import RecordsError
@@ -385,7 +386,7 @@ def embed_file(
     out = Path(out_path) if out_path is not None else embeddings_path(pairs_path)
     if out.suffix != ".parquet":
         raise ConfigError(f"{out}: embeddings files are parquet; name it *.parquet")
-    if out.resolve() == pairs_path.resolve():
+    if real_path(out) == real_path(check_file(pairs_path, "pairs file")):
         raise ConfigError(f"{out}: the output would overwrite the pairs file")
     pairs = read_pairs(pairs_path)  # validated (once) by _embed
     matrix, stats, enc, clean = _embed(

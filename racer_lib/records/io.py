@@ -9,6 +9,7 @@ write; embeddings live in a second parquet file beside them (``train.parquet`` -
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -22,6 +23,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from racer_lib.errors import InputError, MissingFileError, WriteError
+from racer_lib.records import files
 from racer_lib.records.schema import (
     IN_MEMORY,
     MODES,
@@ -33,6 +35,9 @@ from racer_lib.records.schema import (
     validate_records,
 )
 
+#: What Arrow raises on bytes that are not parquet, or a parquet file it cannot decode (its
+#: ``ArrowIOError`` is a plain :class:`OSError`).
+PARQUET_ERRORS = (pa.ArrowException, OSError)
 #: The formats of a records file, by suffix.
 RECORDS_FORMATS = {".parquet": "parquet", ".csv": "CSV"}
 FORMATS_TEXT = "records files are .parquet or .csv (UTF-8)"
@@ -70,6 +75,32 @@ def atomic_write(path: str | os.PathLike, write) -> None:
             os.remove(tmp)
 
 
+def read_parquet_frame(path: str | os.PathLike) -> pd.DataFrame:
+    """A parquet file as pandas reads it (:func:`pandas.read_parquet`), its texts checked to be
+    UTF-8 (Arrow does not check them on reading). Where the file's pandas metadata (how pandas
+    wrote the table: its index, its columns' dtypes) is damaged, as another tool may leave it,
+    the columns are read as stored, without it. Arrow's errors (:data:`PARQUET_ERRORS`: bytes
+    that are not parquet, texts that are not UTF-8) are the caller's to name."""
+    try:
+        frame = pd.read_parquet(path)
+    except PARQUET_ERRORS:
+        raise
+    except Exception:  # only a damaged pandas metadata is forgiven, below
+        table = pq.read_table(path)
+        meta = table.schema.metadata or {}
+        if b"pandas" not in meta:
+            raise
+        buffer = io.BytesIO()
+        kept = {k: v for k, v in meta.items() if k != b"pandas"}
+        pq.write_table(table.replace_schema_metadata(kept), buffer)
+        frame = pd.read_parquet(buffer)
+    for column in frame.columns:
+        dtype = frame[column].dtype
+        if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+            pa.array(frame[column].array).validate(full=True)  # ArrowInvalid: not UTF-8
+    return frame
+
+
 def _umask() -> int:
     """This process's umask (read by setting it and setting it back)."""
     mask = os.umask(0)
@@ -78,35 +109,51 @@ def _umask() -> int:
 
 
 def read_records(path: str | os.PathLike) -> pd.DataFrame:
-    """Read and validate judge records from parquet (``.parquet``) or CSV (``.csv``)."""
-    path = Path(path)
-    if not path.exists():
-        raise MissingFileError(f"{path}: no such records file")
+    """Read and validate judge records from parquet (``.parquet``) or CSV (``.csv``).
+
+    What is not a records file is refused in one line naming it: a folder, a symlink loop, a
+    FIFO (:func:`racer_lib.records.files.check_file`), another suffix, bytes that are not
+    parquet, CSV that does not parse or is not UTF-8 (the offset of the first bad byte)."""
+    path = files.check_file(path, "records file")
     _check_format(path)
-    try:
-        if path.suffix == ".csv":
-            df = pd.read_csv(
-                path,
-                dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
-                keep_default_na=False,
-                na_values={c: [""] for c in [*_df_numeric_columns(), SELF_ROUTE]},
-            )
-        else:
-            df = pd.read_parquet(path)
-    except (pa.ArrowException, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        problem = " ".join(str(exc).split())
-        raise InputError(
-            f"{path}: cannot be read as {RECORDS_FORMATS[path.suffix]} ({problem}); {FORMATS_TEXT}"
-        ) from None
-    except UnicodeDecodeError as exc:
-        bad = exc.object[exc.start : exc.start + 1]
-        raise InputError(
-            f"{path}: not UTF-8 text (byte {exc.start} is {bad!r}); {FORMATS_TEXT}"
-        ) from None
+    if path.suffix == ".csv":
+        df = _read_csv_records(path)
+    else:
+        try:
+            df = read_parquet_frame(path)
+        except (*PARQUET_ERRORS, UnicodeDecodeError) as exc:
+            raise cannot_read(path, exc, "parquet", FORMATS_TEXT) from None
     out = validate_records(df, file=path)
     if out.empty:
         raise RecordsError(path, "id", "no records: the file has a header but no rows")
     return out
+
+
+def _read_csv_records(path: Path) -> pd.DataFrame:
+    """A records CSV as its columns, ids and other texts as strings, empty numbers as NA."""
+    try:
+        return pd.read_csv(
+            path,
+            dtype={c: str for c in [*STRING_COLUMNS, SELF_ROUTE]},
+            keep_default_na=False,
+            na_values={c: [""] for c in [*_df_numeric_columns(), SELF_ROUTE]},
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise cannot_read(path, exc, "CSV", FORMATS_TEXT) from None
+    except UnicodeDecodeError as exc:  # its offset is in pandas' buffer: find it in the file
+        found = files.first_non_utf8(path)
+        offset, bad = found if found is not None else (exc.start, b"")
+        raise files.not_utf8(path, offset, bad, FORMATS_TEXT) from None
+
+
+def cannot_read(path: str | os.PathLike, exc: Exception, kind: str, formats: str) -> InputError:
+    """One line: ``path`` cannot be read as ``kind``, pandas' or Arrow's words in brackets (a
+    name in a parquet file's schema that is not UTF-8 said so), then the ``formats`` read."""
+    if isinstance(exc, UnicodeDecodeError):
+        problem = "a name in its schema is not UTF-8 text"
+    else:
+        problem = " ".join(str(exc).split()) or type(exc).__name__
+    return InputError(f"{path}: cannot be read as {kind} ({problem}); {formats}")
 
 
 def _check_format(path: Path) -> None:
@@ -247,18 +294,40 @@ def _check_lengths(col: pa.Array, ids: np.ndarray, path: Path) -> None:
 
 def read_embeddings(path: str | os.PathLike) -> Embeddings:
     """Read an embeddings file and check it: unique ids, finite values."""
-    path = Path(path)
-    if not path.exists():
-        raise MissingFileError(f"{path}: no such embeddings file")
-    table = pq.read_table(path)
-    if "id" not in table.column_names or "embedding" not in table.column_names:
-        missing = "id" if "id" not in table.column_names else "embedding"
-        hint = look_alikes(table.column_names, [missing])
+    path = files.check_file(path, "embeddings file")
+    try:
+        table = pq.read_table(path)
+        names = table.column_names
+    except (*PARQUET_ERRORS, UnicodeDecodeError) as exc:
+        raise cannot_read(path, exc, "parquet", "embeddings files are parquet") from None
+    if "id" not in names or "embedding" not in names:
+        missing = "id" if "id" not in names else "embedding"
+        hint = look_alikes(names, [missing])
         raise RecordsError(
             path, missing, f"missing column{hint}; embeddings need 'id' and 'embedding'"
         )
+    try:
+        table.column("id").validate(full=True)  # Arrow does not check on reading: UTF-8 text
+    except PARQUET_ERRORS as exc:
+        raise cannot_read(path, exc, "parquet", "embeddings files are parquet") from None
     meta = table.schema.metadata or {}
+    try:
+        embedder = meta.get(b"embedder", b"").decode("utf-8")
+    except UnicodeDecodeError:
+        raise RecordsError(
+            path, "embedder", "the embedder's name in the file's metadata is not UTF-8 text"
+        ) from None
     ids = np.asarray(table.column("id").to_pylist(), dtype=object)
+    not_text = np.array([not isinstance(i, str) for i in ids], dtype=bool)
+    if not_text.any():
+        row = int(np.flatnonzero(not_text)[0])
+        raise RecordsError(
+            path,
+            "id",
+            f"{ids[row]!r} is not a text id",
+            row=row,
+            more=int(not_text.sum()) - 1,
+        )
     col = table.column("embedding").combine_chunks()
     if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) and not (
         pa.types.is_fixed_size_list(col.type)
@@ -284,7 +353,7 @@ def read_embeddings(path: str | os.PathLike) -> Embeddings:
             record_id=str(ids[row]),
             more=int(dup.sum()) - 1,
         )
-    return Embeddings(ids=ids, matrix=matrix, embedder=meta.get(b"embedder", b"").decode())
+    return Embeddings(ids=ids, matrix=matrix, embedder=embedder)
 
 
 def align_embeddings(
@@ -328,6 +397,6 @@ def load(
     epath = embeddings_path(path)
     if not with_embeddings:
         return records, None
-    if not epath.exists():
+    if not files.present(epath):
         raise MissingFileError(f"{epath}: no embeddings beside {path}")
     return records, align_embeddings(records, read_embeddings(epath), epath, path)

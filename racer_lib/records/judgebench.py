@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from racer_lib.records import files
 from racer_lib.records.schema import PAIR_COLUMNS
 from racer_lib.records.sources import (
     DataError,
@@ -45,29 +46,47 @@ def _judgebench_domain(source: str) -> str | None:
     return JUDGEBENCH_DOMAINS.get(source)
 
 
-def jsonl_objects(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+def jsonl_objects(
+    path: str | os.PathLike, what: str = "JSONL file"
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of a JSONL file, read one line at a
     time (memory: the longest line, never the file); a line that is not a JSON object is an
-    error naming the file and the line."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
+    error naming the file and the line. The path is checked first as ``what``
+    (:func:`racer_lib.records.files.check_file`: a folder, a symlink loop, a FIFO are refused
+    in one line); lines end at a newline and are decoded one by one
+    (:func:`racer_lib.records.files.decode_utf8`: a byte that is not UTF-8 is named by its
+    offset in the file)."""
+    path = files.check_file(path, what)
+    offset = 0
+    with files.reading(path), files.open_binary(path) as fh:
+        for n, raw in enumerate(fh, start=1):
+            line = files.decode_utf8(path, raw, offset)
+            offset += len(raw)
+            raw = b""
             if not line.strip():
                 continue
+            escaped = files.ESCAPED_SURROGATE.search(line) is not None
             try:
                 item = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataFormatError(path, "(json)", f"not JSON: {exc}", f"line {n}") from None
+            except RecursionError:
+                raise DataFormatError(
+                    path, "(json)", "not JSON this reader takes: nested too deep", f"line {n}"
+                ) from None
             line = ""  # not held while the caller reads the object (a line may be huge)
             if not isinstance(item, dict):
                 raise DataFormatError(
                     path, "(json)", f"expected an object, got {type(item).__name__}", f"line {n}"
                 )
+            if escaped and (where := files.lone_surrogate(item)) is not None:
+                raise DataFormatError(path, where, files.LONE_SURROGATE, f"line {n}")
             yield n, item
 
 
 def read_judgebench(path: str | os.PathLike) -> pd.DataFrame:
     """One JudgeBench JSONL file as pairs (subset = the response model)."""
-    rows = [judgebench_pair(path, n, row) for n, row in jsonl_objects(path)]
+    rows = [judgebench_pair(path, n, row) for n, row in jsonl_objects(path, "JudgeBench file")]
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
@@ -85,7 +104,16 @@ def judgebench_pair(path: str | os.PathLike, n: int, row: dict[str, Any]) -> dic
     ):
         if row.get(key) is None:
             raise DataFormatError(path, key, "missing value", where)
-    if row["label"] not in JUDGEBENCH_LABELS:
+    if isinstance(row["pair_id"], bool) or not isinstance(row["pair_id"], (str, int)):
+        raise DataFormatError(
+            path, "pair_id", f"expected a text, got {type(row['pair_id']).__name__}", where
+        )
+    for key in ("source", "question", "response_model", "response_A", "response_B"):
+        if not isinstance(row[key], str):
+            raise DataFormatError(
+                path, key, f"expected a text, got {type(row[key]).__name__}", where
+            )
+    if not isinstance(row["label"], str) or row["label"] not in JUDGEBENCH_LABELS:
         raise DataFormatError(
             path,
             "label",

@@ -34,6 +34,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from racer_lib.errors import ConfigError, MissingFileError
+from racer_lib.records import files
 from racer_lib.records import schema as rec
 from racer_lib.records.schema import PAIR_COLUMNS
 from racer_lib.records.sources import (
@@ -81,13 +82,34 @@ def _check_judge(judge: str) -> None:
         raise ConfigError(f"unknown LLMBar judge {judge!r}; judges are {', '.join(LLMBAR_JUDGES)}")
 
 
-def _read_json_list(path: str | os.PathLike) -> list[dict[str, Any]]:
+def _read_json(path: str | os.PathLike, what: str) -> Any:
+    """The JSON document of ``path`` (checked as ``what``, UTF-8,
+    :func:`racer_lib.records.files.read_utf8`); what is not JSON names the file."""
+    text = files.read_utf8(path, what)
     try:
-        items = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataFormatError(path, "(json)", f"not JSON: {exc}") from exc
+        raise DataFormatError(path, "(json)", f"not JSON: {exc}") from None
+    except RecursionError:
+        raise DataFormatError(
+            path, "(json)", "not JSON this reader takes: nested too deep"
+        ) from None
+    if files.ESCAPED_SURROGATE.search(text) and (where := files.lone_surrogate(doc)) is not None:
+        raise DataFormatError(path, where or "(json)", files.LONE_SURROGATE)
+    return doc
+
+
+def _read_json_list(path: str | os.PathLike, what: str = "JSON file") -> list[dict[str, Any]]:
+    """A JSON list of objects (an LLMBar ``dataset.json`` or ``result.json``); an item that is
+    not an object is an error naming the file and the item (from 0)."""
+    items = _read_json(path, what)
     if not isinstance(items, list):
         raise DataFormatError(path, "(json)", "expected a list of instances")
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise DataFormatError(
+                path, "(json)", f"expected an object, got {type(item).__name__}", f"item {i}"
+            )
     return items
 
 
@@ -137,8 +159,8 @@ def llmbar_subsets(
         raise MissingFileError(f"{folder}: no such folder (a folder in LLMBar's layout)")
     found: dict[str, Path] = {}
     for path in sorted(folder.rglob("dataset.json")):
-        if "evaluators" in path.relative_to(folder).parts or not path.is_file():
-            continue
+        if "evaluators" in path.relative_to(folder).parts:
+            continue  # a folder or a loop named dataset.json is named by its reader
         name = _llmbar_subset_name(path.parent, folder)
         if name in found:
             raise DataError(
@@ -177,7 +199,12 @@ def read_llmbar_dataset(
         for key in ("input", "output_1", "output_2", "label"):
             if item.get(key) is None:
                 raise DataFormatError(path, key, "missing value", f"item {i}")
-        if item["label"] not in (1, 2):
+        for key in ("input", "output_1", "output_2"):
+            if not isinstance(item[key], str):
+                raise DataFormatError(
+                    path, key, f"expected a text, got {type(item[key]).__name__}", f"item {i}"
+                )
+        if isinstance(item["label"], bool) or item["label"] not in (1, 2):
             raise DataFormatError(
                 path,
                 "label",
@@ -247,6 +274,13 @@ def read_llmbar_results(
             raise DataFormatError(
                 path, f"results[0][{key!r}]", "missing judgment", f"item {i}"
             ) from None
+        if not isinstance(judgment, dict):
+            raise DataFormatError(
+                path,
+                f"results[0][{key!r}]",
+                f"expected a judgment (an object), got {type(judgment).__name__}",
+                f"item {i}",
+            )
         completion = judgment.get("completion")
         text = completion[0] if isinstance(completion, list) and completion else completion
         if not isinstance(text, str):
@@ -256,7 +290,12 @@ def read_llmbar_results(
                 f"expected the judge's text, got {type(text).__name__}",
                 f"item {i}",
             )
-        verdicts.append(LLMBAR_VERDICTS.get(judgment.get("winner"), rec.UNPARSEABLE))
+        winner = judgment.get("winner")
+        verdicts.append(
+            LLMBAR_VERDICTS.get(winner, rec.UNPARSEABLE)
+            if isinstance(winner, str)
+            else rec.UNPARSEABLE
+        )
         texts.append(text)
     return pd.DataFrame({"id": pairs["id"].to_numpy(), "verdict": verdicts, "text": texts})
 
@@ -436,12 +475,9 @@ def read_llmbar_statistics(path: str | os.PathLike) -> dict[str, Any]:
     order), ``correct_True`` (``swap = True``), ``correct_both`` and ``equal`` (both orders
     agree) as ``(count, total)``; ``correct_average`` (the mean of the two orders) in percent;
     the kappas as floats. Any other key is parsed the same way, or kept as it is."""
-    try:
-        items = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MissingFileError(f"{path}: no such file (an evaluator's statistics.json)") from None
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(path, "(json)", f"not JSON: {exc}") from exc
+    items = _read_json(
+        files.check_file(path, "file", hint=" (an evaluator's statistics.json)"), "JSON file"
+    )
     if not isinstance(items, dict):
         raise DataFormatError(path, "(json)", "expected an object of statistics")
     return {k: _parse_statistic(v) for k, v in items.items()}

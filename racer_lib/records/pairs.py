@@ -27,12 +27,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from racer_lib.errors import ConfigError, InputError, MissingFileError
-from racer_lib.records import judgebench, llmbar
+from racer_lib.errors import ConfigError, InputError
+from racer_lib.records import files, judgebench, llmbar
+from racer_lib.records.io import PARQUET_ERRORS, cannot_read, read_parquet_frame
+from racer_lib.records.judgebench import jsonl_objects
 from racer_lib.records.schema import (
     PAIR_COLUMNS,
     TEXT_FIELDS,
     RecordsError,
+    check_single_values,
     look_alikes,
     raise_at,
 )
@@ -43,6 +46,15 @@ DEFAULTS = {"dataset": "pairs", "subset": "all", "domain": "all"}
 #: :mod:`racer_lib.records.llmbar`); any other name is a pairs file.
 DATASETS = ("judgebench", "llmbar")
 IN_MEMORY_PAIRS = "<in-memory pairs>"
+#: The formats of a pairs file, by suffix (before a ``.gz``).
+PAIRS_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "CSV",
+    ".jsonl": "JSONL",
+    ".ndjson": "JSONL",
+}
+PAIRS_FORMATS_TEXT = "pairs files are .parquet, .csv or .jsonl (UTF-8; .gz too)"
 
 
 class EmptyTextWarning(UserWarning):
@@ -75,6 +87,7 @@ def validate_pairs(
             + (f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""),
         )
     out = out.loc[:, needed]
+    check_single_values(out, file, needed)
     raise_at(out, file, "id", out["id"].isna(), "missing id")
     out["id"] = out["id"].astype(str)
     raise_at(out, file, "id", out["id"].str.len() == 0, "empty id")
@@ -123,7 +136,8 @@ def validate_pairs(
         )
         out["label"] = label.astype("int8")
         for col in DEFAULTS:
-            out[col] = out[col].fillna("").astype(str)
+            given = out[col].astype(object)  # a column of NaN is float: fill it with text
+            out[col] = given.where(given.notna(), "").astype(str)
     return out
 
 
@@ -131,26 +145,47 @@ def read_pairs(path: str | os.PathLike) -> pd.DataFrame:
     """A pairs file as stored, not validated: ``.parquet``, ``.csv`` or ``.jsonl`` (``.gz`` too).
 
     The one reader of pairs files; its callers validate what they need (:func:`validate_pairs`).
-    CSV fields are read as strings, so an empty field is an empty text, not NaN.
+    CSV fields are read as strings, so an empty field is an empty text, not NaN. JSONL: one JSON
+    object per line (blank lines skipped). What cannot be read is refused in one line naming
+    the file (and the line of a JSONL file): a folder, a symlink loop, a FIFO
+    (:func:`racer_lib.records.files.check_file`), bytes that are not the format or not UTF-8.
     """
-    path = Path(path)
-    if not path.exists():
-        raise MissingFileError(f"{path}: no such pairs file")
+    path = files.check_file(path, "pairs file")
     suffixes = [s.lower() for s in path.suffixes]
     kind = (
         suffixes[-2]
         if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1
         else (suffixes[-1] if suffixes else "")
     )
-    if kind in (".parquet", ".pq"):
-        return pd.read_parquet(path)
-    if kind == ".csv":  # every field a string: an empty field is an empty text, not NaN
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    if kind not in PAIRS_FORMATS:
+        raise InputError(
+            f"{path}: unknown pairs format {kind or '(no suffix)'!r}; use .parquet, .csv or .jsonl"
+        )
     if kind in (".jsonl", ".ndjson"):
-        return pd.read_json(path, lines=True, dtype=False)
-    raise InputError(
-        f"{path}: unknown pairs format {kind or '(no suffix)'!r}; use .parquet, .csv or .jsonl"
-    )
+        return _read_jsonl(path)
+    if kind == ".csv":
+        return _read_csv(path)
+    try:
+        return read_parquet_frame(path)
+    except (*PARQUET_ERRORS, UnicodeDecodeError) as exc:
+        raise cannot_read(path, exc, "parquet", PAIRS_FORMATS_TEXT) from None
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """A pairs CSV, every field a string: an empty field is an empty text, not NaN."""
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, *files.GZIP_ERRORS) as exc:
+        raise cannot_read(path, exc, "CSV", PAIRS_FORMATS_TEXT) from None
+    except UnicodeDecodeError as exc:  # its offset is in pandas' buffer: find it in the file
+        found = files.first_non_utf8(path)
+        offset, bad = found if found is not None else (exc.start, b"")
+        raise files.not_utf8(path, offset, bad, PAIRS_FORMATS_TEXT) from None
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    """The objects of a JSONL pairs file as a table (one row per non-blank line)."""
+    return pd.DataFrame([item for _, item in jsonl_objects(path, "pairs file")])
 
 
 def dataset_tag(dataset: str | os.PathLike) -> str:
@@ -162,7 +197,7 @@ def dataset_tag(dataset: str | os.PathLike) -> str:
 def dataset_ref(dataset: str | os.PathLike) -> str:
     """What a judging run stores as its dataset: a known name as it is, a pairs file by its
     absolute path (so the run can reload its pairs from any working directory)."""
-    return str(dataset) if str(dataset) in DATASETS else str(Path(dataset).resolve())
+    return str(dataset) if str(dataset) in DATASETS else str(files.real_path(dataset))
 
 
 def load_pairs(dataset: str | os.PathLike, limit: int | None = None) -> pd.DataFrame:
@@ -174,9 +209,7 @@ def load_pairs(dataset: str | os.PathLike, limit: int | None = None) -> pd.DataF
     elif str(dataset) == "llmbar":
         pairs = llmbar.llmbar_pairs()
     else:
-        path = Path(dataset)
-        if not path.exists():
-            raise MissingFileError(f"{path}: no such pairs file (or use {' / '.join(DATASETS)})")
+        path = files.check_file(dataset, "pairs file", hint=f" (or use {' / '.join(DATASETS)})")
         raw = read_pairs(path)
         if "dataset" not in raw.columns:
             raw["dataset"] = dataset_tag(path)

@@ -103,11 +103,38 @@ def raise_at(df: pd.DataFrame, file, field: str, mask, problem) -> None:
         return
     value = df[field].iloc[row]
     value = value.item() if isinstance(value, np.generic) else value  # 2, not np.int64(2)
+    value = value.tolist() if isinstance(value, np.ndarray) else value  # one line, as a list
     text = problem(value) if callable(problem) else problem
     rid = df["id"].iloc[row] if "id" in df.columns else None
-    raise RecordsError(
-        file, field, text, row=row, record_id=None if pd.isna(rid) else str(rid), more=more
-    )
+    raise RecordsError(file, field, text, row=row, record_id=_record_id(rid), more=more)
+
+
+def _record_id(value) -> str | None:
+    """A row's id as its error names it: None where it is missing; a list or mapping (a bad
+    id, refused on its own) as its text."""
+    value = value.tolist() if isinstance(value, np.ndarray) else value  # a list column's value
+    if isinstance(value, (list, tuple, dict, set)):
+        return str(value)
+    return None if value is None or pd.isna(value) else str(value)
+
+
+#: What a cell of a records or pairs table may not hold: a parquet file's binary, list or
+#: struct values, a JSON array or object.
+NOT_A_VALUE = (bytes, bytearray, list, tuple, dict, np.ndarray)
+
+
+def check_single_values(df: pd.DataFrame, file, columns: Iterable[str]) -> None:
+    """Refuse a cell of ``columns`` (those ``df`` has) that is not a single text or number (a
+    list, a mapping, bytes), naming the file, row and field."""
+    for col in columns:
+        if col in df.columns and df[col].dtype == object:
+            raise_at(
+                df,
+                file,
+                col,
+                [isinstance(v, NOT_A_VALUE) for v in df[col]],
+                lambda v: f"{v!r} is {type(v).__name__}, not a text or a number",
+            )
 
 
 def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> pd.DataFrame:
@@ -124,6 +151,7 @@ def validate_records(df: pd.DataFrame, file: str | os.PathLike = IN_MEMORY) -> p
     for col in OPTIONAL_COLUMNS:
         if col not in out.columns:
             out[col] = pd.NA
+    check_single_values(out, file, COLUMNS)
     _check_ids(out, file)
     _check_labels(out, file)
     for mode in MODES:
@@ -299,6 +327,13 @@ def _check_thinking_tokens(out: pd.DataFrame, file, mode: str, tokens: pd.Series
         think_col,
         given & ((think < 0) | (think > tokens)).to_numpy(),
         lambda v: f"thinking tokens {v} outside [0, {tok_col}]",
+    )
+    raise_at(
+        out,
+        file,
+        think_col,
+        given & (think != np.floor(think)).to_numpy(),
+        lambda v: f"thinking tokens {v} is not a whole number",
     )
     out[think_col] = think.astype("Int64")
 

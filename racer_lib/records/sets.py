@@ -30,7 +30,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from racer_lib.errors import ConfigError, MissingFileError
-from racer_lib.records import io, simulate
+from racer_lib.records import files, io, simulate
 from racer_lib.records import schema as rec
 from racer_lib.records.schema import RecordsError
 
@@ -119,7 +119,7 @@ def load_set(
     if not embeddings:
         return records, None
     epath = io.embeddings_path(path)
-    if not epath.is_file():
+    if not files.present(epath):  # a folder or a loop there: the reader names it
         raise MissingFileError(
             f"{epath}: no embeddings beside {path} (make them with "
             f"`racer pairs embed PAIRS --out {epath}`); expected layout:\n{RECORDS_DIR_LAYOUT}"
@@ -141,7 +141,7 @@ def _set_path(root: Path, judge: str, name: str) -> Path:
         raise MissingFileError(
             f"{folder}: no records of judge {judge!r}; the folder {root} {_listing(root)}; {layout}"
         )
-    if not path.is_file():
+    if not files.present(path):
         raise MissingFileError(
             f"{path}: no such records file (set {name!r} of judge {judge!r}); the folder "
             f"{folder} {_listing(folder)}; {layout}"
@@ -263,7 +263,7 @@ def write_set(
     sources = [Path(embeddings)] if embeddings else [io.embeddings_path(p) for p in parts]
     embs = []
     for path in sources:
-        if not path.is_file():
+        if not files.present(path):
             raise MissingFileError(f"{path}: no such embeddings file")
         embs.append(io.read_embeddings(path))
     for path, emb in zip(sources[1:], embs[1:]):

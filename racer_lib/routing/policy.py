@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import pickle
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,7 +33,8 @@ import numpy as np
 import torch
 
 from racer_lib import __version__
-from racer_lib.errors import ConfigError, InputError, MissingFileError
+from racer_lib.errors import ConfigError, InputError
+from racer_lib.records.files import check_file
 from racer_lib.records.io import atomic_write
 
 ARCHS: dict[str, tuple[int, ...]] = {"mlp": (256, 128, 64), "linear": ()}
@@ -54,7 +56,10 @@ def _state_digest(state) -> str:
 
 def _feed(digest, item) -> None:
     if isinstance(item, torch.Tensor):
-        t = item.detach().cpu().contiguous()
+        t = item.detach().cpu()
+        if t.dim() and t.stride(-1) != 1:  # e.g. a stride of 0 (one value, or a damaged file)
+            t = torch.empty(t.shape, dtype=t.dtype).copy_(t)
+        t = t.contiguous()
         digest.update(f"T{t.dtype}{tuple(t.shape)}\0".encode())
         digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     elif isinstance(item, dict):
@@ -90,9 +95,43 @@ def seal_problem(blob) -> str | None:
         return "no digest"
     try:
         ok = blob[DIGEST] == _state_digest({k: v for k, v in blob.items() if k != DIGEST})
-    except (TypeError, ValueError):  # a value that is no tensor, number, text or container
+    except (TypeError, ValueError, RuntimeError):  # a value that is no tensor, number, text
+        # or container, or a tensor that cannot be read
         ok = False
     return None if ok else "digest mismatch"
+
+
+#: Why a file that ``torch.load(weights_only=True)`` will not unpickle is refused: a pickle that
+#: would build other objects than tensors and plain values (and could run code), or no pickle.
+REFUSED = "not a racer router file: refused to unpickle it"
+
+
+def load_problem(exc: Exception) -> str:
+    """Why ``torch.load(weights_only=True)`` failed on a router file or a stored policy, in one
+    line: the pickle was refused (:data:`REFUSED`; PyTorch's own message runs over several
+    lines, with advice to load the file unchecked, not to follow), or it is truncated or
+    unreadable (the exception's class)."""
+    if isinstance(exc, pickle.UnpicklingError):
+        return REFUSED
+    return f"truncated or unreadable ({type(exc).__name__})"
+
+
+def _torch_load(path: Path):
+    """``torch.load(path, weights_only=True)``: tensors and plain values, no pickled code runs;
+    PyTorch's warnings silenced (``Detected pickle protocol 4 ...`` runs over two lines). What
+    it refuses is an :class:`InputError` in one line naming the file."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.load(path, weights_only=True)
+    except Exception as exc:  # not a torch file, a truncated one, or one holding more
+        if load_problem(exc) == REFUSED:
+            raise InputError(f"{path}: {REFUSED}") from None
+        first = " ".join(next(iter(str(exc).strip().splitlines()), "").split())
+        raise InputError(
+            f"{path}: not a racer router file, or a damaged one ({type(exc).__name__}"
+            f"{': ' + first if first else ''})"
+        ) from None
 
 
 def _hidden(arch: str) -> tuple[int, ...]:
@@ -261,23 +300,17 @@ class Router:
 
     @classmethod
     def load(cls, path: str | Path) -> Router:
-        path = Path(path)
-        if not path.exists():
-            raise MissingFileError(f"{path}: no such router file")
-        # Tensors and plain metadata only: a router file cannot run code when it is loaded.
-        try:
-            blob = torch.load(path, weights_only=True)
-        except Exception as exc:  # not a torch file, a truncated one, or one holding more
-            # one line: PyTorch's own message runs over several, with advice not to follow
-            first = next(iter(str(exc).strip().splitlines()), "")
-            what = (
-                "refused to unpickle it"
-                if isinstance(exc, pickle.UnpicklingError)
-                else f"{type(exc).__name__}: {first}"
-            )
-            raise InputError(f"{path}: not a router file, or a damaged one ({what})") from exc
+        """The router saved in ``path`` (:meth:`save`), its digest and layers checked. What is
+        not one is refused in one line naming the file: a folder, a symlink loop, a FIFO
+        (:func:`racer_lib.records.files.check_file`), a file that is no router (a pickle that
+        would run code is refused unread, :data:`REFUSED`), a damaged or altered one
+        (:class:`DamagedError`)."""
+        path = check_file(path, "router file")
+        blob = _torch_load(path)
         if not isinstance(blob, dict) or not {"layers", "meta"} <= set(blob):
-            raise InputError(f"{path}: not a router file (no layers and meta; see Router.save)")
+            raise InputError(
+                f"{path}: not a racer router file (no layers and meta; see Router.save)"
+            )
         problem = seal_problem(blob)
         if problem == "no digest":
             raise DamagedError(
@@ -293,7 +326,8 @@ class Router:
         try:
             router = cls(layers=[(w, b) for w, b in blob["layers"]], **blob["meta"])
         except (TypeError, ValueError) as exc:  # meta of another version, layers not pairs
-            raise InputError(f"{path}: not a router file ({type(exc).__name__}: {exc})") from exc
+            problem = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise InputError(f"{path}: not a racer router file ({problem})") from exc
         router.check_layers(path)
         return router
 

@@ -48,6 +48,7 @@ from racer_lib.judging.spec import (
     shard_dir,
 )
 from racer_lib.judging.store import ROUTES_NAME, read_parts
+from racer_lib.records import files as rfiles
 from racer_lib.records import io as rio
 from racer_lib.records import schema as rec
 
@@ -124,7 +125,7 @@ def pair_embeddings(
     (:func:`racer_lib.records.embed.embed_pairs`). A file may hold more ids than the pairs."""
     if embeddings is None and dataset is not None and Path(dataset).is_file():
         beside = rio.embeddings_path(dataset)
-        embeddings = beside if beside.exists() else None
+        embeddings = beside if rfiles.present(beside) else None  # the reader names a folder
     if embeddings is None:
         from racer_lib.records.embed import embed_pairs
 

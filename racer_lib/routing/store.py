@@ -71,7 +71,14 @@ from racer_lib.records.io import atomic_write
 from racer_lib.records.schema import CostUnit
 from racer_lib.records.sources import file_stamp
 from racer_lib.routing import train as tr
-from racer_lib.routing.policy import _hidden, n_parameters, seal, seal_problem, write_torch
+from racer_lib.routing.policy import (
+    _hidden,
+    load_problem,
+    n_parameters,
+    seal,
+    seal_problem,
+    write_torch,
+)
 
 DAMAGE_LOG = "damaged.log"  # in the store's folder: one line per damaged entry found
 VERIFIED = "verified.json"  # in the store's folder: the stamps of entries found sound
@@ -244,7 +251,7 @@ class PolicyStore:
         try:
             stored = torch.load(path, weights_only=True)
         except Exception as exc:  # a truncated or foreign file is not a policy
-            problem = f"truncated or unreadable ({type(exc).__name__})"
+            problem = load_problem(exc)
         else:
             problem = seal_problem(stored)
             if problem is None:
@@ -278,7 +285,7 @@ class PolicyStore:
             try:
                 problem = seal_problem(torch.load(path, weights_only=True))
             except Exception as exc:
-                problem = f"truncated or unreadable ({type(exc).__name__})"
+                problem = load_problem(exc)
             if problem is None:
                 now[name] = stamp
             else:
