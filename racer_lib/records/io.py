@@ -271,25 +271,32 @@ def _check_lengths(col: pa.Array, ids: np.ndarray, path: Path) -> None:
     """Every row one vector of the first row's length (a list column may vary; a
     fixed-size one may hold nulls)."""
     missing = col.is_null().to_numpy(zero_copy_only=False)
-    if missing.any():
-        row = int(np.flatnonzero(missing)[0])
-        raise RecordsError(
-            path, "embedding", "missing embedding", row, str(ids[row]), int(missing.sum()) - 1
-        )
+    _refuse_first(path, "embedding", missing, lambda row: "missing embedding", ids)
     if pa.types.is_fixed_size_list(col.type) or not len(col):
         return
     lengths = np.asarray(pa.compute.list_value_length(col).to_numpy(zero_copy_only=False))
     bad = lengths != lengths[0]
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise RecordsError(
-            path,
-            "embedding",
-            f"{lengths[row]} values, but row 0 has {lengths[0]}; every embedding needs one length",
-            row,
-            str(ids[row]),
-            int(bad.sum()) - 1,
-        )
+    _refuse_first(
+        path,
+        "embedding",
+        bad,
+        lambda row: (
+            f"{lengths[row]} values, but row 0 has {lengths[0]}; every embedding needs one length"
+        ),
+        ids,
+    )
+
+
+def _refuse_first(path, field: str, bad: np.ndarray, message, ids=None) -> None:
+    """A :class:`RecordsError` at the first row where ``bad`` holds (``message(row)``, its id
+    from ``ids`` where given, how many more rows are bad); nothing where none is."""
+    if not bad.any():
+        return
+    row = int(np.flatnonzero(bad)[0])
+    record_id = None if ids is None else str(ids[row])
+    raise RecordsError(
+        path, field, message(row), row=row, record_id=record_id, more=int(bad.sum()) - 1
+    )
 
 
 def read_embeddings(path: str | os.PathLike) -> Embeddings:
@@ -319,15 +326,7 @@ def read_embeddings(path: str | os.PathLike) -> Embeddings:
         ) from None
     ids = np.asarray(table.column("id").to_pylist(), dtype=object)
     not_text = np.array([not isinstance(i, str) for i in ids], dtype=bool)
-    if not_text.any():
-        row = int(np.flatnonzero(not_text)[0])
-        raise RecordsError(
-            path,
-            "id",
-            f"{ids[row]!r} is not a text id",
-            row=row,
-            more=int(not_text.sum()) - 1,
-        )
+    _refuse_first(path, "id", not_text, lambda row: f"{ids[row]!r} is not a text id")
     col = table.column("embedding").combine_chunks()
     if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) and not (
         pa.types.is_fixed_size_list(col.type)
@@ -343,16 +342,7 @@ def read_embeddings(path: str | os.PathLike) -> Embeddings:
     matrix = matrix.reshape(len(ids), dim)
     _check_finite(matrix, ids, path)
     dup = pd.Series(ids).duplicated().to_numpy()
-    if dup.any():
-        row = int(np.flatnonzero(dup)[0])
-        raise RecordsError(
-            path,
-            "id",
-            "duplicate id in the embeddings",
-            row=row,
-            record_id=str(ids[row]),
-            more=int(dup.sum()) - 1,
-        )
+    _refuse_first(path, "id", dup, lambda row: "duplicate id in the embeddings", ids)
     return Embeddings(ids=ids, matrix=matrix, embedder=embedder)
 
 
@@ -365,26 +355,21 @@ def align_embeddings(
     """Return the embedding matrix in the records' row order; every id must match one-to-one."""
     index = pd.Index(emb.ids)
     pos = index.get_indexer(records["id"].to_numpy())
-    if (pos < 0).any():
-        row = int(np.flatnonzero(pos < 0)[0])
-        raise RecordsError(
-            records_file,
-            "id",
-            f"no embedding for this id in {file}",
-            row=row,
-            record_id=str(records["id"].iloc[row]),
-            more=int((pos < 0).sum()) - 1,
-        )
+    _refuse_first(
+        records_file,
+        "id",
+        pos < 0,
+        lambda row: f"no embedding for this id in {file}",
+        records["id"].to_numpy(),
+    )
     if len(emb.ids) != len(records):
         extra = ~index.isin(records["id"].to_numpy())
-        row = int(np.flatnonzero(extra)[0])
-        raise RecordsError(
+        _refuse_first(
             file,
             "id",
-            f"this embedding's id is not among the records of {records_file}",
-            row=row,
-            record_id=str(emb.ids[row]),
-            more=int(extra.sum()) - 1,
+            extra,
+            lambda row: f"this embedding's id is not among the records of {records_file}",
+            emb.ids,
         )
     return emb.matrix[pos]
 
