@@ -107,3 +107,37 @@ def test_the_store_loses_nothing_when_any_write_fails(routing_data, tmp_path):
             for a, b in zip(again.policies.policy_layers(p), clean.policies.policy_layers(p)):
                 assert all(torch.equal(x, y) for x, y in zip(a, b))
     assert raised >= len(points) - 6  # all but the tolerated ones stopped the run
+
+
+def test_a_chapter_output_is_written_whole_or_not_at_all(tmp_path):
+    """A chapter's tables, glued values and figures (``chapter.save_table``, ``Prose``,
+    ``plots.save``) go through the atomic write: a write that fails at any of its points leaves
+    the earlier file byte for byte, and no partial or temporary file beside it."""
+    import matplotlib.pyplot as plt
+
+    from racer_lib.book import chapter
+    from racer_lib.paper import plots
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    # the folder exists: a refused mkdir of it is no failure (Path.mkdir, exist_ok)
+    files = lambda what, path: what != "os.mkdir"  # noqa: E731
+    writers = {
+        "t.csv": lambda path, i: chapter.save_table([{"a": i}], path, "simulated"),
+        "f.png": lambda path, i: plots.save(fig, path) if i else path.write_bytes(b"old"),
+    }
+    for name, write in writers.items():
+        path = tmp_path / name
+        write(path, 0)
+        before = path.read_bytes()
+        with Faults(tmp_path, match=files) as counted:
+            write(tmp_path / f"count-{name}", 1)
+        assert len(counted.points) >= 2  # the temporary file and its rename, at least
+        for k in range(1, len(counted.points) + 1):
+            faults = Faults(tmp_path, fail_at=k, code=CODES[k % 2], match=files)
+            with faults, pytest.raises(WriteError):
+                write(path, 1)
+            assert path.read_bytes() == before, (name, k)
+            left = {p.name for p in tmp_path.iterdir()}
+            assert left == {"t.csv", "f.png", "count-t.csv", "count-f.png"} & (left | {name})
+    plt.close(fig)

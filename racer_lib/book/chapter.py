@@ -23,6 +23,7 @@ import pandas as pd
 from racer_lib.book import page
 from racer_lib.errors import RacerError
 from racer_lib.paper import plots
+from racer_lib.records.io import atomic_write
 from racer_lib.records.schema import combined_provenance  # noqa: F401  (chapters call chapter.combined_provenance)
 
 
@@ -79,7 +80,7 @@ def save_table(
     front = ({"provenance": provenance} if provenance is not None else {}) | columns
     for i, (name, value) in enumerate(front.items()):
         frame.insert(i, name, value)
-    frame.to_csv(path, index=False)
+    atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
     print(f"wrote {_shown_path(path)}")
     return frame
 
@@ -231,7 +232,8 @@ class Prose:
                 "agg": value.agg,
             }
         )
-        pd.DataFrame(self.rows).to_csv(self.path, index=False)
+        table = pd.DataFrame(self.rows)
+        atomic_write(self.path, lambda tmp: table.to_csv(tmp, index=False))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt  # headless runs fall back to Agg; kernels show 
 import numpy as np
 import seaborn as sns
 
+from racer_lib.records.io import atomic_write
+
 #: One colour per domain, the same in every chapter.
 DOMAIN_COLORS = dict(
     zip(
@@ -99,10 +101,11 @@ def stamp(fig: plt.Figure, provenance: str) -> None:
 
 
 def save(fig: plt.Figure, path: str | Path) -> Path:
-    """Save a figure as PNG (folders created) and return its path."""
+    """Save a figure (folders created; written whole or not at all,
+    :func:`racer_lib.records.io.atomic_write`) and return its path."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    kind = path.suffix.lstrip(".") or None
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=kind))
     return path
 
 

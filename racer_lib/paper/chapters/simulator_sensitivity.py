@@ -44,6 +44,7 @@ from racer_lib.paper import registry as stems
 from racer_lib.paper.claim_rules import Claim, NotAvailable
 from racer_lib.paper.claims_table import CLAIMS
 from racer_lib.records import choices, simulate
+from racer_lib.records.io import atomic_write
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
@@ -260,7 +261,7 @@ def write_point(folder: str | Path, sim: choices.Simulator, seeds: Sequence[int]
         frames |= ablation_findings(frames["ablation_runs.csv"], frames["control_runs.csv"])
     for name, frame in frames.items():
         frame.insert(0, "provenance", PROVENANCE)
-        frame.to_csv(folder / name, index=False)
+        atomic_write(folder / name, lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
     return folder
 
 
