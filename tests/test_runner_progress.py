@@ -10,6 +10,7 @@ down (jupyter_client's interrupt then reached it: ``KeyboardInterrupt caught in 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import subprocess
 import sys
@@ -83,8 +84,13 @@ def _build(repo: Path, profile: str, jobs: int) -> subprocess.CompletedProcess:
     """``racer book build`` of ``profile``, its stdout and stderr together."""
     racer = str(Path(sys.executable).parent / "racer")
     command = [racer, "book", "build", "--root", str(repo), "--no-book", "--profile", profile]
+    env = {**os.environ, "TQDM_MININTERVAL": "1"}  # a pipe: redrawn as on a terminal
     return subprocess.run(
-        [*command, "--jobs", str(jobs)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [*command, "--jobs", str(jobs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
     )
 
 
@@ -177,3 +183,21 @@ def test_the_progress_line_is_the_bar_being_drawn_cleaned_and_cut(tmp_path: Path
         last_line.write("\r" + "x" * 200)
         assert scheduling.last_progress(layout, "04_count", width=10) == "x" * 9 + "…"
     assert not path.exists()
+
+
+def test_a_log_is_redrawn_rarely_a_terminal_every_second(monkeypatch: pytest.MonkeyPatch):
+    """A bar redrawn every second fills a CI log with a line per second of the build."""
+    import io
+
+    from racer_lib.book import runner
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("TQDM_MININTERVAL", raising=False)
+    assert runner.refresh_seconds(Terminal()) == runner.REFRESH_SECONDS
+    assert runner.refresh_seconds(io.StringIO()) == runner.LOG_REFRESH_SECONDS
+    assert runner.LOG_REFRESH_SECONDS >= 30 * runner.REFRESH_SECONDS
+    monkeypatch.setenv("TQDM_MININTERVAL", "5")
+    assert runner.refresh_seconds(io.StringIO()) == runner.refresh_seconds(Terminal()) == 5.0

@@ -73,6 +73,20 @@ from racer_lib.book.scheduling import (
 )
 
 REFRESH_SECONDS = 1.0  # how often the bar's line on the running chapters is redrawn
+#: ... where stderr is not a terminal (a log file, CI): each redraw there adds to the log
+LOG_REFRESH_SECONDS = 30.0
+
+
+def refresh_seconds(stream) -> float:
+    """How often the bar is redrawn on ``stream``: :data:`REFRESH_SECONDS` on a terminal,
+    :data:`LOG_REFRESH_SECONDS` on anything else; tqdm's own ``TQDM_MININTERVAL``, when set,
+    overrides both."""
+    import os
+
+    if os.environ.get("TQDM_MININTERVAL"):
+        return float(os.environ["TQDM_MININTERVAL"])
+    tty = getattr(stream, "isatty", lambda: False)()
+    return REFRESH_SECONDS if tty else LOG_REFRESH_SECONDS
 
 
 @dataclass
@@ -312,9 +326,16 @@ def _execute_plan(
         for item in plan.items
     }
     start = time.perf_counter()
+    every = refresh_seconds(sys.stderr)
     with (
-        tqdm(total=len(plan.items), desc=profile.name, unit="notebook", file=sys.stderr) as bar,
-        _Running(bar, layout) as running,
+        tqdm(
+            total=len(plan.items),
+            desc=profile.name,
+            unit="notebook",
+            file=sys.stderr,
+            mininterval=every,
+        ) as bar,
+        _Running(bar, layout, every) as running,
     ):
 
         def on_start(item: Prepared) -> None:
@@ -352,11 +373,11 @@ def _duration(seconds: float) -> str:
 
 class _Running:
     """The chapters under way, on the bar: ``running <stem> <time> (<the tqdm bar it draws>)``
-    for each, redrawn every :data:`REFRESH_SECONDS` by a thread while the ``with`` block
-    lasts; the last one finished and its time when none runs."""
+    for each, redrawn every ``every`` seconds (:func:`refresh_seconds`) by a thread while the
+    ``with`` block lasts; the last one finished and its time when none runs."""
 
-    def __init__(self, bar, layout: Layout) -> None:
-        self.bar, self.layout = bar, layout
+    def __init__(self, bar, layout: Layout, every: float = REFRESH_SECONDS) -> None:
+        self.bar, self.layout, self.every = bar, layout, every
         self.started: dict[str, float] = {}
         self.finished = ""
         self.lock = threading.Lock()
@@ -392,7 +413,7 @@ class _Running:
             self.bar.set_postfix_str("running " + "; ".join(parts) if parts else self.finished)
 
     def _redraw(self) -> None:
-        while not self.stop.wait(REFRESH_SECONDS):
+        while not self.stop.wait(self.every):
             try:
                 if self.started:
                     self.show()
