@@ -659,3 +659,27 @@ def test_the_chapters_figures_draw(ablation, matched):
     )
     for fig in figures:
         plt.close(fig)
+
+
+def test_beta_replicates_split_each_seed_anew_by_the_shares(one_thread):
+    """Chapter 09's ``split_shares``: every replicate's records are cut by the shares (the
+    validation split the checkpoint rule reads is as large as asked), a seed gives the same
+    runs again, and another seed another split."""
+    source = {"dim": 8, "scale": 0.02}
+    common = {"variant": "RACER-R", "tau_r": 1.0}
+
+    def run(seeds, shares):
+        return beta_sensitivity.train_replicates(
+            JUDGE, seeds, [0.0, 0.01], [3.0], SETTINGS, source, shares, **common
+        )
+
+    runs, records, fit, test = run([7], [0.2, 0.4, 0.4])
+    n = len(records)
+    assert abs(fit.train.n - 0.2 * n) <= 5 and abs(fit.valid.n - 0.4 * n) <= 5
+    assert abs(len(test) - 0.4 * n) <= 5
+    again, *_ = run([7], [0.2, 0.4, 0.4])
+    pd.testing.assert_frame_equal(runs, again)
+    other = run([8], [0.2, 0.4, 0.4])[1]
+    assert not np.array_equal(records["split"].to_numpy(), other["split"].to_numpy())
+    _, own, fit_own, _ = run([7], ())  # no shares: the simulator's own 80/10/10 split
+    assert (own["split"] == "train").mean() > 0.7 and fit_own.valid.n < fit.valid.n / 2

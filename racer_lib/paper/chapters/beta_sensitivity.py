@@ -21,7 +21,7 @@ from racer_lib.paper import experiments, plots, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.paper.report import rule_findings
-from racer_lib.records.sets import judge_set
+from racer_lib.records.sets import judge_set, stratified_split
 from racer_lib.routing import train
 
 
@@ -52,17 +52,24 @@ def train_replicates(
     budgets: Sequence[float],
     settings: train.TrainSettings,
     source: Mapping[str, Any],
+    split_shares: Sequence[float] = (),
     **common: Any,
 ) -> tuple[pd.DataFrame, pd.DataFrame, experiments.Fit, pd.DataFrame]:
     """The β grid trained on each replicate seed of ``seeds``: the training mixture of ``judge``
     drawn anew with the seed (:func:`racer_lib.records.sets.judge_set` with ``source``:
-    ``records_dir``, ``dim``, ``scale``, ``simulator``), every β and budget trained in one pass
-    with policies of that seed (``common``: more :class:`~racer_lib.routing.train.PolicyConfig`
-    fields), each evaluated on the seed's test split. Returns the runs (:func:`config_rows` by
-    beta, budget and seed), and the last replicate's records, fit and test split."""
+    ``records_dir``, ``dim``, ``scale``, ``simulator``) and, with ``split_shares`` (train,
+    valid, test), split anew by dataset with the seed
+    (:func:`racer_lib.records.sets.stratified_split`; empty: the records' own split), every β
+    and budget trained in one pass with policies of that seed (``common``: more
+    :class:`~racer_lib.routing.train.PolicyConfig` fields), each evaluated on the seed's test
+    split. Returns the runs (:func:`config_rows` by beta, budget and seed), and the last
+    replicate's records, fit and test split."""
     rows = []
     for s in seeds:
         records, embeddings = judge_set(judge, "training_mix", seed=s, **source)
+        if len(split_shares):
+            split = stratified_split(records["dataset"], s, split_shares)
+            records = records.assign(split=split)
         configs = experiments.grid(budgets, [s], outer={"beta": list(betas)}, **common)
         fit = experiments.fit(records, embeddings, configs, settings)
         test, test_emb = experiments.evaluation_sets(judge, records, embeddings)["test"]
