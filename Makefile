@@ -91,7 +91,8 @@ bench-bf16-book: $(STAMP_BOOK)
 
 ## The report's rules measured (about an hour on two cores): their false-positive rate on 20
 ## null builds, their power on 20 builds with a planted signal, and the stability of every
-## status over three rebuilds of the sim book (results/bench/verdicts.json, book/_verdicts.md).
+## status over three rebuilds of the sim book (results/bench/verdicts.json, book/_verdicts.md);
+## `make bench-verdicts VERDICTS_ONLY=stability` measures the stability alone.
 bench-verdicts: $(STAMP_BOOK)
 	$(BIN)/python benchmarks/run.py verdicts
 

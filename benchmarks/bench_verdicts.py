@@ -23,11 +23,15 @@ Writes ``results/bench/verdicts.json`` (each measure with its target and ``meets
 date, the machine and the commit) and the re-running page's paragraph ``book/_verdicts.md``.
 About an hour on two cores: ``make bench-verdicts`` (``VERDICTS_REPLICATIONS=N`` and
 ``VERDICTS_STABILITY=0`` shorten it for a trial; the recorded run uses the defaults).
+``VERDICTS_ONLY=stability`` measures the stability alone (the three ``sim`` builds, about 40
+minutes with the data mirror) and keeps the recorded false-positive rate and power; the
+stability then carries its own date and commit.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import platform
@@ -54,6 +58,8 @@ NULL = "simulator={readable: 0.0, cell_signal: 0.0}"
 PLANTED = "simulator={readable: 0.9}"
 REPLICATIONS = int(os.environ.get("VERDICTS_REPLICATIONS", "20"))
 STABILITY_SEEDS = (0, 1, 2) if os.environ.get("VERDICTS_STABILITY", "1") != "0" else ()
+STABILITY_ONLY = os.environ.get("VERDICTS_ONLY", "") == "stability"
+RECORD = ROOT / "results" / "bench" / "verdicts.json"  # the recorded run (benchmarks/run.py)
 #: The master seeds of the null and planted builds (apart from the stability builds' 0, 1, 2).
 FIRST_SEED = 100
 FPR_TARGET = 0.05
@@ -148,8 +154,31 @@ def _commit() -> str:
         return "unknown"
 
 
+def _machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} cores"
+
+
+def _stability_only(commit: str) -> dict:
+    """The recorded run with its status stability measured again (``VERDICTS_ONLY``)."""
+    result = json.loads(RECORD.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory(prefix="racer-verdicts-") as tmp:
+        stable = stability(Path(tmp))
+    result["status_stability"] = {
+        **stable,
+        "target": STABILITY_TARGET,
+        "meets_target": stable["status_stability"] >= STABILITY_TARGET,
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": _machine(),
+        "commit": commit,
+    }
+    PAGE.write_text(page(result), encoding="utf-8")
+    return result
+
+
 def run() -> dict:
     commit = _commit()  # what the builds ran, before anything can change under them
+    if STABILITY_ONLY:
+        return _stability_only(commit)
     with tempfile.TemporaryDirectory(prefix="racer-verdicts-") as tmp:
         work = Path(tmp)
         null, null_s = replications(work, NULL, NULL_CLAIMS)
@@ -182,7 +211,7 @@ def run() -> dict:
             "null_build_s": null_s,
             "planted_build_s": planted_s,
             "date": time.strftime("%Y-%m-%d"),
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+            "machine": _machine(),
             "commit": commit,
         },
     }
@@ -211,7 +240,13 @@ def page(result: dict) -> str:
             f" **Status stability** {100 * st['status_stability']:.1f} % (goal at least "
             f"{100 * st['target']:.0f} %, {'met' if st['meets_target'] else 'not met'}): "
             f"{st['same_in_all']} of the report's {st['claims']} claims keep their status "
-            f"when the `sim` book is rebuilt with master seeds {', '.join(map(str, st['seeds']))}; "
+            f"when the `sim` book is rebuilt with master seeds {', '.join(map(str, st['seeds']))}"
+            + (
+                f" (measured on {st['date']}, commit {st['commit']})"
+                if st.get("commit", s["commit"]) != s["commit"]
+                else ""
+            )
+            + "; "
             f"of the {st['claims'] - st['same_in_all']} that change, "
             f"{len(st['contradictions'])} read *reproduced* in one build and *not reproduced* in "
             "another, the rest move between a decision and *inconclusive*. A claim with no "
