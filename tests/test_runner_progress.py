@@ -201,3 +201,28 @@ def test_a_log_is_redrawn_rarely_a_terminal_every_second(monkeypatch: pytest.Mon
     assert runner.LOG_REFRESH_SECONDS >= 30 * runner.REFRESH_SECONDS
     monkeypatch.setenv("TQDM_MININTERVAL", "5")
     assert runner.refresh_seconds(io.StringIO()) == runner.refresh_seconds(Terminal()) == 5.0
+
+
+def test_the_longest_ready_chapter_starts_first(tmp_path: Path):
+    """A long chapter started last ran alone at the end of a fresh build while the other core
+    idled (chapter 16 for 2.5 minutes of `make book`). The expected times are this build's last
+    ones where it has them, else the registry's typical ones; a damaged record counts as none."""
+    from racer_lib.book.profiles import Layout, Prepared
+    from racer_lib.book.scheduling import _longest_first, expected_seconds
+    from racer_lib.paper import registry
+
+    layout = Layout(tmp_path, tmp_path / "build", tmp_path / "results", tmp_path / "book")
+    layout.build.mkdir()
+    typical = registry.TYPICAL_SECONDS
+    assert expected_seconds(layout, typical) == typical
+    assert typical[registry.ROBUSTNESS] > typical[registry.DYNAMICS] > 0
+    (layout.build / "timings.json").write_text('{"06_training_dynamics": 900.5, "x": "slow"}')
+    expected = expected_seconds(layout, typical)
+    assert expected[registry.DYNAMICS] == 900.5 and "x" not in expected
+    assert expected[registry.ROBUSTNESS] == typical[registry.ROBUSTNESS]
+    (layout.build / "timings.json").write_bytes(b"\xff{")
+    assert expected_seconds(layout, typical) == typical
+    stems = ["01_a", "04_b", "16_c", "05_d", "07_e"]
+    plan = [Prepared(s, tmp_path / f"{s}.ipynb", {}, 0) for s in stems]
+    times = {"16_c": 160.0, "07_e": 260.0, "05_d": 35.0}
+    assert [p.stem for p in _longest_first(plan, times)] == ["07_e", "16_c", "05_d", "01_a", "04_b"]

@@ -68,9 +68,11 @@ from racer_lib.book.scheduling import (
     chapter_after,
     cpu_count,
     execute_plan,
+    expected_seconds,
     kernel_environment,
     last_progress,
 )
+from racer_lib.paper import registry
 
 REFRESH_SECONDS = 1.0  # how often the bar's line on the running chapters is redrawn
 #: ... where stderr is not a terminal (a log file, CI): each redraw there adds to the log
@@ -356,7 +358,8 @@ def _execute_plan(
             running.done(item.stem, seconds)
             bar.update()
 
-        execute_plan(plan.items, after, layout, jobs, env, on_done, verbose, on_start)
+        expected = expected_seconds(layout, registry.TYPICAL_SECONDS)
+        execute_plan(plan.items, after, layout, jobs, env, on_done, verbose, on_start, expected)
     result.wall_seconds = time.perf_counter() - start
     result.jobs = jobs
 

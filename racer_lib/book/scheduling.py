@@ -32,6 +32,7 @@ import os
 import re
 import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from racer_lib.book.profiles import Layout, PipelineError, Prepared, Profile
@@ -330,14 +331,17 @@ def execute_plan(
     on_done,
     verbose: bool = False,
     on_start=None,
+    expected: Mapping[str, float] | None = None,
 ) -> None:
     """Execute ``plan`` with at most ``jobs`` notebooks at a time, each once the chapters it
-    must follow (``after``, stems of ``plan``) have succeeded; among the ready ones the first in
-    ``plan`` starts first. ``on_start(prepared)`` is called, in this process, as each one is
-    about to start, ``on_done(prepared, path, seconds)`` as each one succeeds. After a failure
-    nothing new starts; the running ones finish, then the first error is raised. ``jobs == 1``
-    runs them in this process, one after the other. An exception here (Ctrl-C) kills the
-    workers and their kernels; a worker dies with this process (:func:`_worker_start`)."""
+    must follow (``after``, stems of ``plan``) have succeeded; among the ready ones the longest
+    by ``expected`` (seconds per stem, :func:`expected_seconds`) starts first, then the first in
+    ``plan``, so that a long chapter does not run alone at the end. ``on_start(prepared)`` is
+    called, in this process, as each one is about to start, ``on_done(prepared, path,
+    seconds)`` as each one succeeds. After a failure nothing new starts; the running ones
+    finish, then the first error is raised. ``jobs == 1`` runs them in this process, one after
+    the other. An exception here (Ctrl-C) kills the workers and their kernels; a worker dies
+    with this process (:func:`_worker_start`)."""
     on_start = on_start or (lambda item: None)
     if jobs <= 1 or len(plan) <= 1:
         for item in plan:
@@ -355,10 +359,32 @@ def execute_plan(
         initargs=(os.getpid(),),
     ) as pool:
         try:
-            _run_pool(pool, plan, after, layout, jobs, env, verbose, on_start, on_done)
+            first = _longest_first(plan, expected or {})
+            _run_pool(pool, first, after, layout, jobs, env, verbose, on_start, on_done)
         except BaseException:
             _stop_workers(pool)
             raise
+
+
+def _longest_first(plan: list[Prepared], expected: Mapping[str, float]) -> list[Prepared]:
+    """``plan`` longest expected first (a stable sort: equal ones keep their order)."""
+    return sorted(plan, key=lambda item: -expected.get(item.stem, 0.0))
+
+
+def expected_seconds(layout: Layout, typical: Mapping[str, float]) -> dict[str, float]:
+    """How long each chapter is expected to run: its time in this build's last run
+    (``timings.json``) where there is one, else ``typical``
+    (:data:`racer_lib.paper.registry.TYPICAL_SECONDS`). A damaged file counts as none."""
+    import json
+
+    path = layout.build / "timings.json"
+    try:
+        last = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        last = {}
+    last = last if isinstance(last, dict) else {}
+    seconds = {k: v for k, v in last.items() if isinstance(v, int | float)}
+    return {**typical, **seconds}
 
 
 def _run_pool(

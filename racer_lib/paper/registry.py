@@ -37,6 +37,9 @@ class Chapter:
     after: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     run_last: bool = False
+    #: Seconds it typically runs in the ``sim`` profile on two cores (the data mirror's for the
+    #: real-data chapters), a scheduling hint: the runner starts the longest ready chapter first.
+    typical_s: float = 0.0
 
     @property
     def number(self) -> str:
@@ -68,6 +71,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         JUDGING,
         "Judging every pair in both modes",
+        typical_s=130,
         requires=("data:judgebench", "model:smollm2"),
     ),
     Chapter(
@@ -84,31 +88,37 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         THEORY,
         "The theory, checked numerically (Theorems 3.1, 4.1 and 4.2)",
+        typical_s=35,
         artifacts=("Theorem 3.1", "Theorem 4.1", "Theorem 4.2"),
     ),
     Chapter(
         DYNAMICS,
         "Training dynamics: reward, cost and the multiplier (Fig. 5)",
+        typical_s=50,
         artifacts=("Fig. 5",),
     ),
     Chapter(
         FRONTIER,
         "Accuracy against cost across budgets (Fig. 4)",
+        typical_s=260,
         artifacts=("Fig. 4",),
     ),
     Chapter(
         ROBUSTNESS,
         "Reward robustness and cost robustness under shift (Table 1, Fig. 3)",
+        typical_s=310,
         artifacts=("Table 1", "Fig. 3"),
     ),
     Chapter(
         BETA,
         "Sensitivity to the entropy weight β (Table 3)",
+        typical_s=190,
         artifacts=("Table 3",),
     ),
     Chapter(
         BASELINES,
         "Against advanced routing baselines (Table 2)",
+        typical_s=90,
         artifacts=("Table 2",),
         after=(FRONTIER,),  # its RACER-R routers are 07's (the router store)
     ),
@@ -120,6 +130,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         LLAMA,
         "Another model family: Llama-3.1-8B and its R1 distill (Table 7)",
+        typical_s=40,
         artifacts=("Table 7",),
     ),
     Chapter(
@@ -130,14 +141,16 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         LLMBAR_ROUTING,
         "Routing real judges: RACER on LLMBar",
+        typical_s=180,
         requires=("data:llmbar",),
     ),
     Chapter(
         LLMBAR_SHIFT,
         "Robustness under a real shift, and the control that tells it from thrift",
+        typical_s=290,
         requires=("data:llmbar",),
     ),
-    Chapter(SENSITIVITY, "How the verdicts depend on the simulator's choices"),
+    Chapter(SENSITIVITY, "How the verdicts depend on the simulator's choices", typical_s=160),
     # LLMBar's files when they can be had, simulated records otherwise (the page says which)
     Chapter(PRACTICE, "Your own judge: from two-mode outputs to a router"),
 )
@@ -146,6 +159,8 @@ BY_STEM: dict[str, Chapter] = {chapter.stem: chapter for chapter in CHAPTERS}
 STEMS: tuple[str, ...] = tuple(BY_STEM)
 #: Chapters that read others' results: stem -> the stems read, or READS_ALL.
 READS: dict[str, tuple[str, ...] | str] = {c.stem: c.reads for c in CHAPTERS if c.reads}
+#: Each chapter's :attr:`Chapter.typical_s`, for the runner's order (longest first).
+TYPICAL_SECONDS: dict[str, float] = {c.stem: c.typical_s for c in CHAPTERS if c.typical_s}
 #: Chapters that load the routers others train: stem -> those chapters.
 AFTER: dict[str, tuple[str, ...]] = {c.stem: c.after for c in CHAPTERS if c.after}
 #: Chapters that run after every other chapter of a profile.
