@@ -144,8 +144,12 @@ def test_pair_counts_are_the_files(tiny_run):
     test = mix[mix["split"] == "test"]
     assert f"{len(mix):,} pairs of {JUDGE} (generated)" in printed(result, ROUTING[0])
     n_train = int((mix["split"] == "train").sum())
-    for stem in ("09_beta_sensitivity", "12_llama_family"):
-        assert f"trained on {n_train:,} pairs; {len(test):,} pairs to test" in printed(result, stem)
+    n_valid = int((mix["split"] == "valid").sum())
+    assert f"trained on {n_train:,} pairs; {len(test):,} pairs to test" in printed(
+        result, ROUTING[4]
+    )
+    chosen = f"trained on {n_train:,} pairs, checkpoints chosen on {n_valid:,}; {len(test):,} pairs"
+    assert chosen in printed(result, "09_beta_sensitivity")  # the files' split, not a new one
     assert f"seeds, {n_train:,} training pairs" in printed(result, "10_advanced_baselines")
 
     # Fig. 4's endpoints on every set are those of the files' records

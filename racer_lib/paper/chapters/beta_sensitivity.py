@@ -57,9 +57,10 @@ def train_replicates(
 ) -> tuple[pd.DataFrame, pd.DataFrame, experiments.Fit, pd.DataFrame]:
     """The β grid trained on each replicate seed of ``seeds``: the training mixture of ``judge``
     drawn anew with the seed (:func:`racer_lib.records.sets.judge_set` with ``source``:
-    ``records_dir``, ``dim``, ``scale``, ``simulator``) and, with ``split_shares`` (train,
-    valid, test), split anew by dataset with the seed
-    (:func:`racer_lib.records.sets.stratified_split`; empty: the records' own split), every β
+    ``records_dir``, ``dim``, ``scale``, ``simulator``) and, when simulated, split anew by
+    dataset with the seed by ``split_shares`` (train, valid, test;
+    :func:`racer_lib.records.sets.stratified_split`; empty: the simulator's own split; records
+    read from ``records_dir`` keep their files' split, as chapter 07's do), every β
     and budget trained in one pass with policies of that seed (``common``: more
     :class:`~racer_lib.routing.train.PolicyConfig` fields), each evaluated on the seed's test
     split. Returns the runs (:func:`config_rows` by beta, budget and seed), and the last
@@ -67,7 +68,7 @@ def train_replicates(
     rows = []
     for s in seeds:
         records, embeddings = judge_set(judge, "training_mix", seed=s, **source)
-        if len(split_shares):
+        if len(split_shares) and not source.get("records_dir"):
             split = stratified_split(records["dataset"], s, split_shares)
             records = records.assign(split=split)
         configs = experiments.grid(budgets, [s], outer={"beta": list(betas)}, **common)
