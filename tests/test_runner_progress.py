@@ -208,7 +208,7 @@ def test_the_longest_ready_chapter_starts_first(tmp_path: Path):
     idled (chapter 16 for 2.5 minutes of `make book`). The expected times are this build's last
     ones where it has them, else the registry's typical ones; a damaged record counts as none."""
     from racer_lib.book.profiles import Layout, Prepared
-    from racer_lib.book.scheduling import _longest_first, expected_seconds
+    from racer_lib.book.scheduling import expected_seconds, longest_first
     from racer_lib.paper import registry
 
     layout = Layout(tmp_path, tmp_path / "build", tmp_path / "results", tmp_path / "book")
@@ -225,4 +225,4 @@ def test_the_longest_ready_chapter_starts_first(tmp_path: Path):
     stems = ["01_a", "04_b", "16_c", "05_d", "07_e"]
     plan = [Prepared(s, tmp_path / f"{s}.ipynb", {}, 0) for s in stems]
     times = {"16_c": 160.0, "07_e": 260.0, "05_d": 35.0}
-    assert [p.stem for p in _longest_first(plan, times)] == ["07_e", "16_c", "05_d", "01_a", "04_b"]
+    assert [p.stem for p in longest_first(plan, times)] == ["07_e", "16_c", "05_d", "01_a", "04_b"]

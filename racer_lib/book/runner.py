@@ -71,6 +71,7 @@ from racer_lib.book.scheduling import (
     expected_seconds,
     kernel_environment,
     last_progress,
+    longest_first,
 )
 from racer_lib.paper import registry
 
@@ -358,8 +359,10 @@ def _execute_plan(
             running.done(item.stem, seconds)
             bar.update()
 
-        expected = expected_seconds(layout, registry.TYPICAL_SECONDS)
-        execute_plan(plan.items, after, layout, jobs, env, on_done, verbose, on_start, expected)
+        first = plan.items  # one at a time: in run order, each after what it reads
+        if jobs > 1:  # the pool waits for what a chapter follows: the longest ready starts first
+            first = longest_first(first, expected_seconds(layout, registry.TYPICAL_SECONDS))
+        execute_plan(first, after, layout, jobs, env, on_done, verbose, on_start)
     result.wall_seconds = time.perf_counter() - start
     result.jobs = jobs
 

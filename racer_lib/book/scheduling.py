@@ -331,12 +331,11 @@ def execute_plan(
     on_done,
     verbose: bool = False,
     on_start=None,
-    expected: Mapping[str, float] | None = None,
 ) -> None:
     """Execute ``plan`` with at most ``jobs`` notebooks at a time, each once the chapters it
-    must follow (``after``, stems of ``plan``) have succeeded; among the ready ones the longest
-    by ``expected`` (seconds per stem, :func:`expected_seconds`) starts first, then the first in
-    ``plan``, so that a long chapter does not run alone at the end. ``on_start(prepared)`` is
+    must follow (``after``, stems of ``plan``) have succeeded; among the ready ones the first in
+    ``plan`` starts first (:func:`longest_first` orders a plan so that a long chapter does not
+    run alone at the end). ``on_start(prepared)`` is
     called, in this process, as each one is about to start, ``on_done(prepared, path,
     seconds)`` as each one succeeds. After a failure nothing new starts; the running ones
     finish, then the first error is raised. ``jobs == 1`` runs them in this process, one after
@@ -359,15 +358,15 @@ def execute_plan(
         initargs=(os.getpid(),),
     ) as pool:
         try:
-            first = _longest_first(plan, expected or {})
-            _run_pool(pool, first, after, layout, jobs, env, verbose, on_start, on_done)
+            _run_pool(pool, plan, after, layout, jobs, env, verbose, on_start, on_done)
         except BaseException:
             _stop_workers(pool)
             raise
 
 
-def _longest_first(plan: list[Prepared], expected: Mapping[str, float]) -> list[Prepared]:
-    """``plan`` longest expected first (a stable sort: equal ones keep their order)."""
+def longest_first(plan: list[Prepared], expected: Mapping[str, float]) -> list[Prepared]:
+    """``plan`` longest expected first (``expected``: seconds per stem,
+    :func:`expected_seconds`; a stable sort: equal ones keep their order)."""
     return sorted(plan, key=lambda item: -expected.get(item.stem, 0.0))
 
 
