@@ -72,8 +72,10 @@ from racer_lib.book.scheduling import (
     kernel_environment,
     last_progress,
     longest_first,
+    read_timings,
 )
 from racer_lib.paper import registry
+from racer_lib.records.io import atomic_write
 
 REFRESH_SECONDS = 1.0  # how often the bar's line on the running chapters is redrawn
 #: ... where stderr is not a terminal (a log file, CI): each redraw there adds to the log
@@ -134,15 +136,10 @@ def _record_timings(layout: Layout, seconds: dict[str, float]) -> None:
     if not seconds:
         return
     path = layout.build / "timings.json"
+    timings = read_timings(layout) | {stem: round(s, 3) for stem, s in seconds.items()}
+    text = json.dumps(timings, indent=2) + "\n"
     try:
-        timings = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, ValueError):
-        timings = {}
-    if not isinstance(timings, dict):
-        timings = {}
-    timings.update({stem: round(s, 3) for stem, s in seconds.items()})
-    try:
-        path.write_text(json.dumps(timings, indent=2) + "\n", encoding="utf-8")
+        atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
     except OSError as exc:
         _say(f"warning: execution times not recorded in {path}: {exc.strerror or exc}")
 

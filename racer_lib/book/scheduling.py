@@ -370,10 +370,9 @@ def longest_first(plan: list[Prepared], expected: Mapping[str, float]) -> list[P
     return sorted(plan, key=lambda item: -expected.get(item.stem, 0.0))
 
 
-def expected_seconds(layout: Layout, typical: Mapping[str, float]) -> dict[str, float]:
-    """How long each chapter is expected to run: its time in this build's last run
-    (``timings.json``) where there is one, else ``typical``
-    (:data:`racer_lib.paper.registry.TYPICAL_SECONDS`). A damaged file counts as none."""
+def read_timings(layout: Layout) -> dict[str, float]:
+    """This build's last execution time of each chapter (``<build>/<profile>/timings.json``);
+    a missing or damaged file, or an entry that is not a number, counts as none."""
     import json
 
     path = layout.build / "timings.json"
@@ -382,8 +381,14 @@ def expected_seconds(layout: Layout, typical: Mapping[str, float]) -> dict[str, 
     except (OSError, ValueError):
         last = {}
     last = last if isinstance(last, dict) else {}
-    seconds = {k: v for k, v in last.items() if isinstance(v, int | float)}
-    return {**typical, **seconds}
+    return {k: v for k, v in last.items() if isinstance(v, int | float)}
+
+
+def expected_seconds(layout: Layout, typical: Mapping[str, float]) -> dict[str, float]:
+    """How long each chapter is expected to run: its time in this build's last run
+    (:func:`read_timings`) where there is one, else ``typical``
+    (:data:`racer_lib.paper.registry.TYPICAL_SECONDS`)."""
+    return {**typical, **read_timings(layout)}
 
 
 def _run_pool(
