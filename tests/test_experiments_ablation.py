@@ -683,16 +683,3 @@ def test_beta_replicates_split_each_seed_anew_by_the_shares(one_thread):
     assert not np.array_equal(records["split"].to_numpy(), other["split"].to_numpy())
     _, own, fit_own, _ = run([7], ())  # no shares: the simulator's own 80/10/10 split
     assert (own["split"] == "train").mean() > 0.7 and fit_own.valid.n < fit.valid.n / 2
-
-
-def test_beta_replicates_keep_the_split_of_records_read_from_files(monkeypatch, judged):
-    """Records from ``records_dir`` keep their files' split (as chapter 07's): the shares
-    apply to simulated records only."""
-    records, embeddings = judged
-    monkeypatch.setattr(beta_sensitivity, "judge_set", lambda *a, **k: (records, embeddings))
-    source = {"records_dir": "somewhere"}
-    _, kept, fit, _ = beta_sensitivity.train_replicates(
-        JUDGE, [7], [0.0], [3.0], SETTINGS, source, [0.2, 0.4, 0.4], variant="RACER-R"
-    )
-    assert (kept["split"] == records["split"]).all()
-    assert fit.valid.n == int((records["split"] == "valid").sum())

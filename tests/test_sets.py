@@ -39,6 +39,27 @@ def test_judge_set_reads_the_folder_or_simulates(folder):
     assert emb is None and len(records) == len(drawn)
 
 
+def test_judge_set_splits_simulated_records_anew_and_keeps_the_files_split(folder):
+    """``split_shares`` cut simulated records by dataset with the seed (the same seed gives the
+    same split, another seed another); records read from a folder keep their files' split."""
+    own, _ = sets.judge_set(JUDGE, "training_mix", **SIM)
+    cut, emb = sets.judge_set(JUDGE, "training_mix", split_shares=[0.2, 0.4, 0.4], **SIM)
+    pd.testing.assert_frame_equal(cut.drop(columns="split"), own.drop(columns="split"))
+    for name, share in zip(("train", "valid", "test"), (0.2, 0.4, 0.4)):
+        for _, group in cut.groupby("dataset"):  # every dataset in the same proportions
+            assert abs((group["split"] == name).sum() - share * len(group)) <= 1
+    again, _ = sets.judge_set(JUDGE, "training_mix", split_shares=[0.2, 0.4, 0.4], **SIM)
+    assert (again["split"] == cut["split"]).all()
+    other, _ = sets.judge_set(
+        JUDGE, "training_mix", split_shares=[0.2, 0.4, 0.4], **{**SIM, "seed": 4}
+    )
+    assert not np.array_equal(other["split"].to_numpy(), cut["split"].to_numpy())
+    read, _ = sets.judge_set(
+        JUDGE, "training_mix", records_dir=folder, split_shares=[0.2, 0.4, 0.4]
+    )
+    assert (read["split"] == own["split"]).all()
+
+
 def test_missing_file_names_it_the_layout_and_the_folder(folder, monkeypatch):
     monkeypatch.chdir(folder)  # a folder outside the working folder's repository is not listed
     with pytest.raises(FileNotFoundError) as err:

@@ -208,18 +208,24 @@ def judge_set(
     dim: int = 64,
     scale: float = 1.0,
     simulator: simulate.Simulator | Mapping[str, Any] | None = None,
+    split_shares: Sequence[float] = (),
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """``(records, embeddings)`` of ``judge`` on set ``name``: read from ``records_dir`` when
-    it is given (``records_dir/<judge>/<name>.parquet`` and the embeddings beside it), else
-    simulated with ``seed``, ``dim``, ``scale`` and ``simulator`` (a
+    it is given (``records_dir/<judge>/<name>.parquet`` and the embeddings beside it, with the
+    files' own split), else simulated with ``seed``, ``dim``, ``scale`` and ``simulator`` (a
     :class:`racer_lib.records.choices.Simulator`, or its knobs as a mapping, e.g. a notebook's
-    ``simulator = {"readable": 0.0}``; default the book's). ``dim = 0``: no embeddings
+    ``simulator = {"readable": 0.0}``; default the book's) and, when ``split_shares`` (train,
+    valid[, test]) are given, split anew by dataset with ``seed``
+    (:func:`stratified_split`; empty: the simulator's own split). ``dim = 0``: no embeddings
     (``None``)."""
     if records_dir:
         return load_set(records_dir, judge, name, embeddings=dim != 0)
-    return simulate.simulate(
+    records, embeddings = simulate.simulate(
         judge, name, seed=seed, dim=dim, scale=scale, simulator=as_simulator(simulator)
     )
+    if len(split_shares):
+        records = records.assign(split=stratified_split(records["dataset"], seed, split_shares))
+    return records, embeddings
 
 
 def as_simulator(

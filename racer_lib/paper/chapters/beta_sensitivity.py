@@ -21,7 +21,7 @@ from racer_lib.paper import experiments, plots, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.paper.report import rule_findings
-from racer_lib.records.sets import judge_set, stratified_split
+from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
 
@@ -58,19 +58,17 @@ def train_replicates(
     """The β grid trained on each replicate seed of ``seeds``: the training mixture of ``judge``
     drawn anew with the seed (:func:`racer_lib.records.sets.judge_set` with ``source``:
     ``records_dir``, ``dim``, ``scale``, ``simulator``) and, when simulated, split anew by
-    dataset with the seed by ``split_shares`` (train, valid, test;
-    :func:`racer_lib.records.sets.stratified_split`; empty: the simulator's own split; records
-    read from ``records_dir`` keep their files' split, as chapter 07's do), every β
+    dataset with the seed by ``split_shares`` (train, valid, test; empty: the simulator's own
+    split; records read from ``records_dir`` keep their files' split), every β
     and budget trained in one pass with policies of that seed (``common``: more
     :class:`~racer_lib.routing.train.PolicyConfig` fields), each evaluated on the seed's test
     split. Returns the runs (:func:`config_rows` by beta, budget and seed), and the last
     replicate's records, fit and test split."""
     rows = []
     for s in seeds:
-        records, embeddings = judge_set(judge, "training_mix", seed=s, **source)
-        if len(split_shares) and not source.get("records_dir"):
-            split = stratified_split(records["dataset"], s, split_shares)
-            records = records.assign(split=split)
+        records, embeddings = judge_set(
+            judge, "training_mix", seed=s, split_shares=split_shares, **source
+        )
         configs = experiments.grid(budgets, [s], outer={"beta": list(betas)}, **common)
         fit = experiments.fit(records, embeddings, configs, settings)
         test, test_emb = experiments.evaluation_sets(judge, records, embeddings)["test"]
