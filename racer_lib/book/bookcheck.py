@@ -42,13 +42,13 @@ from racer_lib.errors import InputError, MissingPackageError
 
 #: The window a reader is assumed to have (issue 15: "fit a 1280 px window").
 WIDTH = 1280
-HEIGHT = 900
+_HEIGHT = 900
 #: Folders of a built book that hold assets, not pages.
-ASSET_DIRS = ("_static", "_sources", "_images", "_sphinx_design_static")
+_ASSET_DIRS = ("_static", "_sources", "_images", "_sphinx_design_static")
 #: Pixels an element may stick out of the column (sub-pixel rounding of borders).
-SLACK_PX = 2
+_SLACK_PX = 2
 #: How long a page may take to load and typeset its maths.
-PAGE_TIMEOUT_S = 30
+_PAGE_TIMEOUT_S = 30
 
 KINDS = ("console", "link", "image", "font", "wide", "tex", "path", "external")
 
@@ -58,7 +58,7 @@ TEX_PATTERN = re.compile(
     r"\\(?:frac|mathrm|mathbb|mathcal|tau|beta|lambda|sum|leq?|geq?|pi|cdot|times|text|in)(?![A-Za-z])"
 )
 #: An absolute POSIX path of at least two components, not part of a URL.
-PATH_PATTERN = re.compile(r"(?<![\w:/.~-])(/[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)+)")
+_PATH_PATTERN = re.compile(r"(?<![\w:/.~-])(/[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)+)")
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def pages(html: str | os.PathLike) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.html")):
         rel = path.relative_to(root)
-        if rel.parts[0] not in ASSET_DIRS:
+        if rel.parts[0] not in _ASSET_DIRS:
             found.append(rel.as_posix())
     return found
 
@@ -134,7 +134,7 @@ def _find_browser() -> tuple[str, str]:
 
 
 @contextmanager
-def browser(width: int = WIDTH, height: int = HEIGHT):
+def browser(width: int = WIDTH, height: int = _HEIGHT):
     """Headless Chromium driven by selenium, offline: names other than the loopback's fail."""
     try:
         from selenium import webdriver
@@ -163,8 +163,8 @@ def browser(width: int = WIDTH, height: int = HEIGHT):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
-    driver.set_page_load_timeout(PAGE_TIMEOUT_S)
-    driver.set_script_timeout(PAGE_TIMEOUT_S)
+    driver.set_page_load_timeout(_PAGE_TIMEOUT_S)
+    driver.set_script_timeout(_PAGE_TIMEOUT_S)
     try:
         yield driver
     finally:
@@ -287,7 +287,7 @@ def machine_paths(text: str, roots: Sequence[str] = ()) -> list[str]:
     """Absolute paths of this machine in ``text``: any of ``roots`` (the repository, the home
     and temporary folders), and any absolute path whose first folder exists here."""
     found = [r for r in roots if r and len(r) > 1 and r in text]
-    for m in PATH_PATTERN.finditer(text):
+    for m in _PATH_PATTERN.finditer(text):
         first = m.group(1).split("/")[1]
         if os.path.isdir("/" + first) and m.group(1) not in found:
             found.append(m.group(1))
@@ -343,7 +343,7 @@ def _check_page(
     landed = urlsplit(driver.current_url).path.lstrip("/")
     if landed and landed != page and (html / unquote(landed)).is_file():
         page = unquote(landed)  # a redirect (index.html): links are the landing page's
-    seen = driver.execute_script(_INSPECT, SLACK_PX)
+    seen = driver.execute_script(_INSPECT, _SLACK_PX)
     problems = [Problem(page, "wide", w) for w in seen["wide"]]
     for entry in driver.get_log("browser"):
         if entry.get("level") == "SEVERE":

@@ -27,10 +27,10 @@ from racer_lib.book.profiles import Layout, PipelineError, Prepared, Profile
 from racer_lib.book.requirements import missing_sentence
 from racer_lib.paper import registry
 
-INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it
-CITATION_INCLUDE = "_citation.md"  # BibTeX from CITATION.cff; book/cite.md includes it
-TOC_NOTEBOOK_PREFIX = "notebooks/"
-IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
+_INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it
+_CITATION_INCLUDE = "_citation.md"  # BibTeX from CITATION.cff; book/cite.md includes it
+_TOC_NOTEBOOK_PREFIX = "notebooks/"
+_IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|Error:")  # lines of a build log to show
 # Sphinx copies every rendered image (notebook outputs and Markdown figures) to _images/.
@@ -55,9 +55,9 @@ def toc_files(entries: Any) -> Iterator[str]:
 
 def toc_stem(file: str) -> str | None:
     """The notebook stem of a toc ``file:`` entry, or None for other pages."""
-    if not file.startswith(TOC_NOTEBOOK_PREFIX):
+    if not file.startswith(_TOC_NOTEBOOK_PREFIX):
         return None
-    name = file[len(TOC_NOTEBOOK_PREFIX) :]
+    name = file[len(_TOC_NOTEBOOK_PREFIX) :]
     return name.removesuffix(".ipynb").removesuffix(".md")
 
 
@@ -78,7 +78,7 @@ def check_book_inputs(profile: Profile, to_run: list[str], layout: Layout) -> No
     absent = [stem for stem in profile.notebooks if stem not in listed]
     if absent:
         raise PipelineError(
-            f"book/_toc.yml has no entry 'file: {TOC_NOTEBOOK_PREFIX}<stem>' for notebook(s) "
+            f"book/_toc.yml has no entry 'file: {_TOC_NOTEBOOK_PREFIX}<stem>' for notebook(s) "
             f"{', '.join(absent)} of profile {profile.name!r}"
         )
     chapters = [stem for stem in listed if stem in registry.BY_STEM]
@@ -228,14 +228,14 @@ def _stage_book(profile: Profile, layout: Layout) -> Path:
     toc = _filter_toc(_read_toc(layout), set(profile.notebooks))
     (staging / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
     statement = intro_statement(profile.name, chapter_kinds(profile, layout))
-    (staging / INTRO_INCLUDE).write_text(statement, encoding="utf-8")
+    (staging / _INTRO_INCLUDE).write_text(statement, encoding="utf-8")
     cff = layout.root / "CITATION.cff"
     citation = (
         cite.citation_page(cff, cite.build_commit(layout.root))
         if cff.is_file()
         else "This checkout has no `CITATION.cff`, so there is nothing to cite from yet.\n"
     )
-    (staging / CITATION_INCLUDE).write_text(citation, encoding="utf-8")
+    (staging / _CITATION_INCLUDE).write_text(citation, encoding="utf-8")
     rerun = staging / "rerun.md"
     if rerun.is_file():
         rerun.write_text(
@@ -251,7 +251,7 @@ def _count_image_outputs(ipynb: Path) -> int:
 
     nb = nbformat.read(ipynb, as_version=4)
     return sum(
-        any(mime in output.get("data", {}) for mime in IMAGE_MIMES)
+        any(mime in output.get("data", {}) for mime in _IMAGE_MIMES)
         or _FIGURE_TAG.search(str(output.get("data", {}).get("text/html", ""))) is not None
         for cell in nb.cells
         if cell.cell_type == "code"

@@ -44,7 +44,7 @@ def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
 #: The chapter being run and how many figures and tables it has shown (captions' numbers).
 _NUMBERS: dict[str, Any] = {"chapter": "", "figure": 0, "table": 0}
 #: Rows of a table shown in full; a longer one is collapsed under a "show all" toggle.
-MAX_ROWS = 15
+_MAX_ROWS = 15
 
 
 def _chapter_number(results_dir: str | os.PathLike) -> str:
@@ -125,7 +125,7 @@ def show(
     *,
     digits: int | dict[str, int] = 2,
     index: bool | None = None,
-    max_rows: int = MAX_ROWS,
+    max_rows: int = _MAX_ROWS,
     csv: str | os.PathLike | None = None,
     verbatim: bool = False,
 ) -> Any:
@@ -300,7 +300,7 @@ def _relative(path: Path, out: Path) -> str:
 
 
 #: A glued value in a Markdown cell: ``{glue:text}`name:.2f``` (the format spec is optional).
-GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`:]+)(?::([^`]*))?`")
+_GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`:]+)(?::([^`]*))?`")
 
 
 def check_prose(prose_csv: str | os.PathLike, notebook: str | os.PathLike | None = None) -> list:
@@ -341,7 +341,7 @@ def _check_glued(notebook: Path, recorded: dict[str, dict]) -> list[str]:
     problems = []
     cells = nbformat.read(notebook, as_version=4).cells
     for i, cell in enumerate(c for c in cells if c.cell_type == "markdown"):
-        for name, spec in GLUE_ROLE.findall(cell.source):
+        for name, spec in _GLUE_ROLE.findall(cell.source):
             if name not in recorded:
                 problems.append(f"{notebook.name}: Markdown cell {i}: {name!r} is not glued")
                 continue

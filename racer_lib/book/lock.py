@@ -22,7 +22,7 @@ from racer_lib.book.profiles import PipelineError
 from racer_lib.errors import ConfigError
 
 ENV_TIMEOUT = "RACER_LOCK_TIMEOUT"
-LOCK_NAME = "build.lock"
+_LOCK_NAME = "build.lock"
 
 
 def _stderr(line: str) -> None:
@@ -47,7 +47,7 @@ def _lock_timeout() -> float | None:
 def holder(folder: Path) -> str:
     """The PID written by the build holding the lock of ``folder`` ("unknown" if none)."""
     try:
-        text = (folder / f"{LOCK_NAME}.pid").read_text(encoding="utf-8").strip()
+        text = (folder / f"{_LOCK_NAME}.pid").read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return "unknown"
     return text if text.isdigit() else "unknown"
@@ -57,7 +57,7 @@ def _acquire(folder: Path, profile: str, say: Callable[[str], None], timeout: fl
     """The acquired lock of ``folder``, or None if the folder cannot be written."""
     from filelock import FileLock, Timeout
 
-    path = folder / LOCK_NAME
+    path = folder / _LOCK_NAME
     try:
         folder.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path))
@@ -78,7 +78,7 @@ def _acquire(folder: Path, profile: str, say: Callable[[str], None], timeout: fl
             return None
         raise PipelineError(f"cannot lock {path}: {exc.strerror or exc}") from None
     try:
-        (folder / f"{LOCK_NAME}.pid").write_text(f"{os.getpid()}\n", encoding="utf-8")
+        (folder / f"{_LOCK_NAME}.pid").write_text(f"{os.getpid()}\n", encoding="utf-8")
     except OSError:  # held all the same; a waiting build names no PID
         pass
     return lock
@@ -106,7 +106,7 @@ def build_lock(
     finally:
         if lock is not None:
             try:
-                (Path(folder) / f"{LOCK_NAME}.pid").unlink(missing_ok=True)
+                (Path(folder) / f"{_LOCK_NAME}.pid").unlink(missing_ok=True)
             except OSError:
                 pass
             lock.release()

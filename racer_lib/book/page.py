@@ -29,11 +29,11 @@ from matplotlib.text import Text
 from racer_lib.paper.plots import CAPTION_LINES
 
 #: CSS pixels per inch: a figure is shown at its true size on the page.
-CSS_DPI = 96
+_CSS_DPI = 96
 #: The smallest text a reader should have to read, in points at the displayed size.
 MIN_FONT_PT = 9.0
 #: CSVs up to this size are embedded in the page for download (larger ones are named).
-MAX_EMBEDDED_CSV = 2_000_000
+_MAX_EMBEDDED_CSV = 2_000_000
 
 
 def provenance_line(provenance: str | None) -> str:
@@ -84,7 +84,7 @@ def figure_html(
     dpi = plt.rcParams["savefig.dpi"]
     dpi = fig.dpi if dpi == "figure" else float(dpi)
     width_px, _ = png_size(png)
-    width_css = round(width_px * CSS_DPI / dpi)
+    width_css = round(width_px * _CSS_DPI / dpi)
     font = smallest_font(fig)
     data = base64.b64encode(png.read_bytes()).decode("ascii")
     regenerates = f"Regenerates the paper's {html.escape(paper)}. " if paper else ""
@@ -127,7 +127,7 @@ def _download(csv: str | os.PathLike | None, rows: int) -> str:
     if not csv:
         return ""
     path = Path(csv)
-    if path.is_file() and path.stat().st_size <= MAX_EMBEDDED_CSV:
+    if path.is_file() and path.stat().st_size <= _MAX_EMBEDDED_CSV:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         return (
             f' <a class="racer-download" download="{html.escape(path.name)}" '

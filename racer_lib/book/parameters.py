@@ -2,7 +2,7 @@
 
 * YAML read by a profile's rules (:func:`read_yaml`): no anchors or aliases (a few lines of nested
   aliases stand for billions of values, which any check, message or hash would go through), no
-  key given twice, no integer too long for Python, nothing nested deeper than :data:`MAX_DEPTH`;
+  key given twice, no integer too long for Python, nothing nested deeper than :data:`_MAX_DEPTH`;
 * a value of the type of the notebook's default (:func:`type_problem`);
 * a value in its parameter's domain (:data:`DOMAINS`, :func:`domain_problem`): counts, budgets,
   temperatures, shares, judges;
@@ -12,7 +12,7 @@
   (:data:`STORE_PARAMETER`) and, under a ``trainer``'s own keys, :data:`RUNNER_TRAINER`.
 
 A check returns what is wrong (a phrase) or None; :mod:`racer_lib.book.profiles` raises, naming
-the profile file and the notebook. A value in a message is cut to :data:`SHOWN_CHARS` characters
+the profile file and the notebook. A value in a message is cut to :data:`_SHOWN_CHARS` characters
 (:func:`short_repr`): it may be huge.
 """
 
@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 
 import yaml
 
-SHOWN_CHARS = 80  # a value in a message is cut to this many characters
-MAX_DEPTH = 32  # levels of nested lists and mappings a profile (or --set) may give
-RECORDS_PARAMETERS = ("records_dir", "records_paths")  # a chapter given these reads records
+_SHOWN_CHARS = 80  # a value in a message is cut to this many characters
+_MAX_DEPTH = 32  # levels of nested lists and mappings a profile (or --set) may give
+_RECORDS_PARAMETERS = ("records_dir", "records_paths")  # a chapter given these reads records
 
 # What the runner asks of every notebook's trainer (a ``trainer`` parameter, TrainSettings
 # fields) under the profile's own keys: glibc's malloc keeps freed memory while a batch trains
@@ -40,26 +40,26 @@ RUNNER_TRAINER = {"keep_freed_memory": True}
 # notebook passes it to racer_lib.paper.experiments.fit): only to those that declare it.
 STORE_PARAMETER = "policy_store"
 
-_REPR = reprlib.Repr()  # containers cut to a few items, strings and numbers to SHOWN_CHARS
-_REPR.maxstring = _REPR.maxother = _REPR.maxlong = SHOWN_CHARS
+_REPR = reprlib.Repr()  # containers cut to a few items, strings and numbers to _SHOWN_CHARS
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = _SHOWN_CHARS
 
 
-def cut_text(text: str) -> str:
-    """``text`` cut to :data:`SHOWN_CHARS` characters."""
-    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
+def _cut_text(text: str) -> str:
+    """``text`` cut to :data:`_SHOWN_CHARS` characters."""
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
 def short_repr(value: Any) -> str:
-    """``repr(value)`` cut to :data:`SHOWN_CHARS` characters; a huge value is never written out
+    """``repr(value)`` cut to :data:`_SHOWN_CHARS` characters; a huge value is never written out
     whole (:mod:`reprlib` cuts its containers and strings first)."""
-    return cut_text(_REPR.repr(value))
+    return _cut_text(_REPR.repr(value))
 
 
 def short_list(names: Iterable[Any], most: int = 8) -> str:
     """Up to ``most`` of ``names`` (strings as they are, other values as :func:`short_repr`),
-    each cut to :data:`SHOWN_CHARS` characters, then how many more."""
+    each cut to :data:`_SHOWN_CHARS` characters, then how many more."""
     names = list(names)
-    shown = [cut_text(n) if isinstance(n, str) else short_repr(n) for n in names[:most]]
+    shown = [_cut_text(n) if isinstance(n, str) else short_repr(n) for n in names[:most]]
     more = f" and {len(names) - most} more" if len(names) > most else ""
     return ", ".join(shown) + more
 
@@ -84,11 +84,11 @@ class _ProfileLoader(yaml.SafeLoader):
         event = self.peek_event()
         line = event.start_mark.line + 1
         if isinstance(event, yaml.AliasEvent):
-            raise RefusedYAML(f"line {line}: YAML alias *{cut_text(event.anchor)}{_NO_ALIAS}")
+            raise RefusedYAML(f"line {line}: YAML alias *{_cut_text(event.anchor)}{_NO_ALIAS}")
         if getattr(event, "anchor", None) is not None:
-            raise RefusedYAML(f"line {line}: YAML anchor &{cut_text(event.anchor)}{_NO_ALIAS}")
-        if self.depth >= MAX_DEPTH:
-            raise RefusedYAML(f"line {line}: values nested deeper than {MAX_DEPTH} levels")
+            raise RefusedYAML(f"line {line}: YAML anchor &{_cut_text(event.anchor)}{_NO_ALIAS}")
+        if self.depth >= _MAX_DEPTH:
+            raise RefusedYAML(f"line {line}: values nested deeper than {_MAX_DEPTH} levels")
         self.depth += 1
         try:
             return super().compose_node(parent, index)
@@ -130,7 +130,7 @@ _ProfileLoader.add_constructor("tag:yaml.org,2002:int", _ProfileLoader.construct
 def read_yaml(text: str) -> Any:
     """``text`` read as YAML by a profile's rules: no anchor or alias, no mapping that gives a
     key twice (YAML's own rule, which PyYAML does not enforce: it keeps the last value), no
-    integer too long for Python to read, nothing nested deeper than :data:`MAX_DEPTH` levels.
+    integer too long for Python to read, nothing nested deeper than :data:`_MAX_DEPTH` levels.
     A :class:`RefusedYAML` (its message: the line, what) for these, before any value is built;
     another ``yaml.YAMLError`` for text that is not YAML."""
     return yaml.load(text, Loader=_ProfileLoader)
@@ -186,7 +186,7 @@ def type_problem(value: Any, default: str | None) -> str | None:
         return None
     return (
         f"{short_repr(value)} is {_kind(value)}, but the notebook's default is "
-        f"{cut_text(default or '')} ({_kind(default_value)}"
+        f"{_cut_text(default or '')} ({_kind(default_value)}"
         + (", each item like its items" if isinstance(default_value, list) else "")
         + ")"
     )
@@ -195,7 +195,7 @@ def type_problem(value: Any, default: str | None) -> str | None:
 # --------------------------------------------------------------------------- domains
 
 
-class Domain(NamedTuple):
+class _Domain(NamedTuple):
     """What a parameter's value (each item of a list) must be: ``holds`` tells, ``says`` in
     words, for the message."""
 
@@ -213,7 +213,7 @@ def _number(value: Any) -> bool:
     return _whole(value) or (isinstance(value, float) and math.isfinite(value))
 
 
-def known_judges() -> tuple[str, ...]:
+def _known_judges() -> tuple[str, ...]:
     """The judges the simulator knows, then LLMBar's released judges."""
     from racer_lib.records.llmbar import LLMBAR_JUDGES
     from racer_lib.records.simulate import JUDGES
@@ -221,19 +221,19 @@ def known_judges() -> tuple[str, ...]:
     return (*JUDGES, *LLMBAR_JUDGES)
 
 
-_COUNT = Domain("a whole number >= 1", lambda v: _whole(v) and v >= 1)
-_BUDGET = Domain(
+_COUNT = _Domain("a whole number >= 1", lambda v: _whole(v) and v >= 1)
+_BUDGET = _Domain(
     "a number > 1 (a budget in the cost unit, where All-Instruct costs 1)",
     lambda v: _number(v) and v > 1,
 )
-_JUDGE = Domain("a judge the simulator or LLMBar's records know", lambda v: v in known_judges())
-_RECORDS_JUDGE = Domain("a judge's name", lambda v: isinstance(v, str) and bool(v.strip()))
+_JUDGE = _Domain("a judge the simulator or LLMBar's records know", lambda v: v in _known_judges())
+_RECORDS_JUDGE = _Domain("a judge's name", lambda v: isinstance(v, str) and bool(v.strip()))
 
 #: The domain of every parameter of this name, in any notebook: its value (each item of a list,
 #: which must hold one at least; each key of a mapping, such as ``training`` or ``sizes``, by its
 #: own name) must lie in it. A name not listed is not checked. A notebook given ``records_dir``
 #: or ``records_paths`` reads records whose folders or files name the judges: any name is taken.
-DOMAINS: dict[str, Domain] = {
+DOMAINS: dict[str, _Domain] = {
     # counts: seeds, pairs, epochs, batches, steps, tokens, dimensions, neighbours
     **dict.fromkeys(
         (
@@ -260,24 +260,24 @@ DOMAINS: dict[str, Domain] = {
     ),
     **dict.fromkeys(
         ("seed", "torch_threads", "lhs_points"),
-        Domain("a whole number >= 0", lambda v: _whole(v) and v >= 0),
+        _Domain("a whole number >= 0", lambda v: _whole(v) and v >= 0),
     ),
     **dict.fromkeys(("budget", "budgets", "table_budget", "route_budget"), _BUDGET),
     **dict.fromkeys(
         ("tau_r", "tau_c", "taus", "taus_r", "taus_c"),
-        Domain("a temperature > 0", lambda v: _number(v) and v > 0),
+        _Domain("a temperature > 0", lambda v: _number(v) and v > 0),
     ),
     # the scales multiply the paper's counts (racer_lib.records.simulate takes any scale > 0)
     **dict.fromkeys(
         ("scale", "record_scale", "benchmark_scale", "shift_scale"),
-        Domain("a number > 0", lambda v: _number(v) and v > 0),
+        _Domain("a number > 0", lambda v: _number(v) and v > 0),
     ),
-    "split_shares": Domain("a share in [0, 1]", lambda v: _number(v) and 0 <= v <= 1),
-    "deltas": Domain("a KL radius > 0", lambda v: _number(v) and v > 0),
+    "split_shares": _Domain("a share in [0, 1]", lambda v: _number(v) and 0 <= v <= 1),
+    "deltas": _Domain("a KL radius > 0", lambda v: _number(v) and v > 0),
     # entropy weights; learning rates and dual steps as racer_lib.routing.train.TrainSettings
     **dict.fromkeys(
         ("beta", "betas", "paper_beta", "rate_betas", "lr", "dual_step"),
-        Domain("a number >= 0", lambda v: _number(v) and v >= 0),
+        _Domain("a number >= 0", lambda v: _number(v) and v >= 0),
     ),
     **dict.fromkeys(("judge", "judges"), _JUDGE),
 }
@@ -300,7 +300,7 @@ def _out_of_domain(name: str, value: Any, records: bool) -> str | None:
         domain = _RECORDS_JUDGE
     says = domain.says
     if domain is _JUDGE:
-        says += f" ({', '.join(known_judges())})"
+        says += f" ({', '.join(_known_judges())})"
     shown = short_repr(name)
     if not isinstance(value, (list, tuple)):
         return None if domain.holds(value) else f"{shown} is {short_repr(value)}; it must be {says}"
@@ -315,7 +315,7 @@ def _out_of_domain(name: str, value: Any, records: bool) -> str | None:
 def domain_problem(given: dict[str, Any]) -> tuple[str, str] | None:
     """The first parameter of ``given`` (a notebook's parameters) with a value out of its
     domain (:data:`DOMAINS`), and how: ``(name, "'name' is ...; it must be ...")``; or None."""
-    records = any(given.get(name) for name in RECORDS_PARAMETERS)
+    records = any(given.get(name) for name in _RECORDS_PARAMETERS)
     for name, value in given.items():
         found = _out_of_domain(name, value, records)
         if found is not None:

@@ -56,11 +56,11 @@ from racer_lib.paper import registry
 PARAMETERS_TAG = "parameters"
 INJECTED_PARAMETERS = ("profile", "results_dir")
 RUN_LAST = registry.RUN_LAST  # run after every other notebook of a profile
-PROFILE_KEYS = {"description", "extends", "notebooks", "requires", "on_missing", "set"}
-ON_MISSING = ("page", "error")
+_PROFILE_KEYS = {"description", "extends", "notebooks", "requires", "on_missing", "set"}
+_ON_MISSING = ("page", "error")
 REQUIREMENT_KINDS = ("data", "model")
-MODELS = ("smollm2",)  # model:<name> requirements the runner knows how to look for
-SET_OPTION = "--set"  # where a value of `racer book build --set` comes from, in messages
+_MODELS = ("smollm2",)  # model:<name> requirements the runner knows how to look for
+_SET_OPTION = "--set"  # where a value of `racer book build --set` comes from, in messages
 
 
 class PipelineError(RacerError):
@@ -80,16 +80,16 @@ class Profile:
     #: parameters given to every notebook of the run that declares them (the profile's ``set``,
     #: then ``racer book build --set``), over the notebooks' own entries
     set_all: dict[str, Any] = field(default_factory=dict)
-    #: where each name of ``set_all`` was given: a profile file, or :data:`SET_OPTION`
+    #: where each name of ``set_all`` was given: a profile file, or :data:`_SET_OPTION`
     set_from: dict[str, Path | str] = field(default_factory=dict)
 
     def with_set(self, values: dict[str, Any]) -> Profile:
         """This profile with ``values`` set in every notebook that declares them."""
-        _check_set(f"profile {self.name!r} ({SET_OPTION})", values)
+        _check_set(f"profile {self.name!r} ({_SET_OPTION})", values)
         return replace(
             self,
             set_all={**self.set_all, **values},
-            set_from={**self.set_from, **dict.fromkeys(values, SET_OPTION)},
+            set_from={**self.set_from, **dict.fromkeys(values, _SET_OPTION)},
         )
 
 
@@ -203,11 +203,11 @@ def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
         raise PipelineError(f"profile {name!r}: {path} is not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise PipelineError(f"profile {name!r}: {path} must hold a mapping")
-    unknown = sorted(set(data) - PROFILE_KEYS, key=str)
+    unknown = sorted(set(data) - _PROFILE_KEYS, key=str)
     if unknown:
         raise PipelineError(
             f"profile {name!r}: unknown key(s) {short_list(unknown)}; "
-            f"allowed: {', '.join(sorted(PROFILE_KEYS))}"
+            f"allowed: {', '.join(sorted(_PROFILE_KEYS))}"
         )
     notebooks = data.get("notebooks") or {}
     if not isinstance(notebooks, dict):
@@ -247,10 +247,10 @@ def load_profile(name: str, root: Path, _chain: tuple[str, ...] = ()) -> Profile
     requires = dict(base.requires) if parent is not None else {}
     requires.update(_read_requires(name, data.get("requires")))
     on_missing = str(data.get("on_missing") or (base.on_missing if parent is not None else "page"))
-    if on_missing not in ON_MISSING:
+    if on_missing not in _ON_MISSING:
         raise PipelineError(
             f"profile {name!r}: on_missing is {short_repr(on_missing)}; "
-            f"choose {' or '.join(ON_MISSING)}"
+            f"choose {' or '.join(_ON_MISSING)}"
         )
     stray = [stem for stem in requires if stem not in notebooks]
     if stray:
@@ -332,10 +332,10 @@ def _read_requires(name: str, value: Any) -> dict[str, list[str]]:
                     f"{short_repr(stem)} is not 'data:<source of data_manifest.yaml>' or "
                     "'model:<name>'"
                 )
-            if kind == "model" and what not in MODELS:
+            if kind == "model" and what not in _MODELS:
                 raise PipelineError(
                     f"profile {name!r}: unknown model {short_repr(what)} required by "
-                    f"{short_repr(stem)}; known: {', '.join(MODELS)}"
+                    f"{short_repr(stem)}; known: {', '.join(_MODELS)}"
                 )
         result[str(stem)] = [str(need) for need in needs]
     return result
@@ -483,9 +483,9 @@ def check_set_declared(
         return
     run = [item.stem for item in prepared]
     for name in unknown:
-        if profile.set_from.get(name) == SET_OPTION:
+        if profile.set_from.get(name) == _SET_OPTION:
             raise PipelineError(
-                f"{SET_OPTION} {short_repr(name)}: no notebook of this run declares it (the run: "
+                f"{_SET_OPTION} {short_repr(name)}: no notebook of this run declares it (the run: "
                 f"{', '.join(run)}); check the name"
             )
     for stem in profile.notebooks:

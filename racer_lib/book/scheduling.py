@@ -81,7 +81,7 @@ def _empty(folder: Path) -> None:
             entry.unlink()
 
 
-PROGRESS_WIDTH = 70  # characters of a running notebook's own progress line shown by the runner
+_PROGRESS_WIDTH = 70  # characters of a running notebook's own progress line shown by the runner
 SHUTDOWN_GRACE = 3.0  # seconds a kernel has to stop on a shutdown request before it is interrupted
 # ANSI escape sequences and the control characters but tab, line feed and carriage return
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -92,7 +92,7 @@ def progress_file(layout: Layout, stem: str) -> Path:
     return layout.executed / f"{stem}.progress"
 
 
-def last_progress(layout: Layout, stem: str, width: int = PROGRESS_WIDTH) -> str:
+def last_progress(layout: Layout, stem: str, width: int = _PROGRESS_WIDTH) -> str:
     """The progress bar a running notebook is drawing on stderr (:class:`_LastLine`), cut to
     ``width`` characters; "" when there is none (or its file cannot be read)."""
     try:

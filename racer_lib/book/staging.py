@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 PARAMETERS_TAG = "parameters"
-INJECTED_TAG = "injected-parameters"
-REMOVE_TAG = "remove-cell"
+_INJECTED_TAG = "injected-parameters"
+_REMOVE_TAG = "remove-cell"
 #: A tqdm progress line: "42%|████      | 21/50 [00:01<00:02, 12.3it/s]".
 _PROGRESS = re.compile(r"\d+%\|.*\||\d+(?:\.\d+)?(?:it|s)/(?:s|it)\]|\| *\d+/\d+ \[")
 _TEXT_MIMES = ("text/plain", "text/html", "text/markdown")
@@ -196,12 +196,12 @@ def reader_copy(nb: Any, root: Path | None = None, folders: dict[str, str] | Non
             if PARAMETERS_TAG in tags:
                 profile = str(used.get("profile", ""))
                 table = _parameters_table(cell.source, used, root, profile, folders)
-                cell.metadata["tags"] = [*tags, REMOVE_TAG]
+                cell.metadata["tags"] = [*tags, _REMOVE_TAG]
                 cells.append(cell)
                 cells.append(nbformat.v4.new_markdown_cell(table))
                 continue
-            if INJECTED_TAG in tags:
-                cell.metadata["tags"] = [*tags, REMOVE_TAG]
+            if _INJECTED_TAG in tags:
+                cell.metadata["tags"] = [*tags, _REMOVE_TAG]
                 cell.outputs = []
             cell.outputs = [
                 o for o in (_clean_output(o, root, folders) for o in cell.get("outputs", [])) if o

@@ -7,7 +7,7 @@ judge's answer into ``"A"``, ``"B"`` or ``"unparseable"`` (the records' verdict 
 the verdict format the prompt asked for (:data:`VERDICT_FORMATS`: the paper's ``[[A]]`` /
 ``[[B]]``, or JudgeBench's Arena-Hard labels ``[[A>>B]]`` ... ``[[B>>A]]``, whose decision
 :func:`parse_verdict_details` keeps). The prompted chain-of-thought mode adds
-:data:`COT_INSTRUCTION` to the reasoning mode's user turn. :data:`RETRY_MESSAGE` and
+:data:`COT_INSTRUCTION` to the reasoning mode's user turn. :data:`_RETRY_MESSAGE` and
 :func:`retry_messages` build JudgeBench's one follow-up turn for an answer without a verdict
 (:func:`needs_retry`).
 
@@ -104,8 +104,8 @@ def parse_self_route(text: str | None) -> str:
     end (``..., so no.``); *no* inside a sentence (``there is no error``) is not an answer. A
     pair of both words (``yes or no``, ``yes/no``: the question echoed) is a *mention*.
     **Which answer counts** is the rule :func:`parse_verdict` uses: the answer **anchored**
-    by a phrase before it (:data:`SELF_ROUTE_ANCHORS`: "my answer", "the answer",
-    "answer:", "final answer", ...; within :data:`ANCHOR_SPAN` characters, in the same
+    by a phrase before it (:data:`_SELF_ROUTE_ANCHORS`: "my answer", "the answer",
+    "answer:", "final answer", ...; within :data:`_ANCHOR_SPAN` characters, in the same
     sentence) if the anchored ones say one thing; else the **single distinct** answer (a
     mention counts only where nothing else is there, and is unparseable); else **ambiguous**
     and unparseable: ``"I'd say no. Well... yes, actually."`` is unparseable. No answer word
@@ -238,32 +238,32 @@ def split_thinking(text: str | None, thinking_open: bool = False) -> tuple[str, 
 #: regular expressions): "final verdict", "final decision", "final answer", "final judgment",
 #: "final choice", "final label", "my verdict", "the verdict", "overall verdict", "verdict:",
 #: "verdict is". An anchored token is the first group after the phrase, in its sentence.
-VERDICT_ANCHORS: tuple[str, ...] = (
+_VERDICT_ANCHORS: tuple[str, ...] = (
     r"final\s+(?:verdict|decision|answer|judge?ment|choice|label)",
     r"(?:my|the|overall)\s+verdict",
     r"verdict\s*(?::|is\b)",
 )
 #: Phrases that anchor a self-routing *yes*/*no*: "final answer", "my answer", "the answer",
 #: "answer:", "my decision", "decision:".
-SELF_ROUTE_ANCHORS: tuple[str, ...] = (
+_SELF_ROUTE_ANCHORS: tuple[str, ...] = (
     r"(?:final|my|the)\s+answer",
     r"answer\s*:",
     r"(?:final|my)\s+decision",
     r"decision\s*:",
 )
-_VERDICT_ANCHOR = re.compile(r"\b(?:" + "|".join(VERDICT_ANCHORS) + ")", re.IGNORECASE)
-_ROUTE_ANCHOR = re.compile(r"\b(?:" + "|".join(SELF_ROUTE_ANCHORS) + ")", re.IGNORECASE)
+_VERDICT_ANCHOR = re.compile(r"\b(?:" + "|".join(_VERDICT_ANCHORS) + ")", re.IGNORECASE)
+_ROUTE_ANCHOR = re.compile(r"\b(?:" + "|".join(_SELF_ROUTE_ANCHORS) + ")", re.IGNORECASE)
 #: How far (characters) an anchor phrase may stand before its answer.
-ANCHOR_SPAN = 120
+_ANCHOR_SPAN = 120
 _SENTENCE_END = re.compile(r"[.!?](?=\s)")
 _SENTENCE_TAIL = re.compile(r"[.!?][\s*_`\"'(]*$")
 
 
 def _anchored(text: str, prev_end: int, start: int, anchor: re.Pattern) -> bool:
     """Whether an anchor phrase stands before ``text[start:]``: after the previous answer
-    (``prev_end``), at most :data:`ANCHOR_SPAN` characters before it, in the same sentence or
+    (``prev_end``), at most :data:`_ANCHOR_SPAN` characters before it, in the same sentence or
     right after the end of the sentence it opened ("Final verdict: A is better. [[A>B]]")."""
-    window = text[max(prev_end, start - ANCHOR_SPAN) : start]
+    window = text[max(prev_end, start - _ANCHOR_SPAN) : start]
     found = list(anchor.finditer(window))
     if not found:
         return False
@@ -521,8 +521,8 @@ def parse_verdict(
       (``"[[A]]" if assistant A is better, "[[B]]"``), form **one group**; a group of distinct
       verdicts names both letters, as ``[[A/B]]`` does.
     - **Which group counts** (the rule :func:`parse_self_route` shares): the group
-      **anchored** by a final-verdict phrase before it (:data:`VERDICT_ANCHORS`: "final
-      verdict", "my verdict is", "verdict:", ...; within :data:`ANCHOR_SPAN` characters, in
+      **anchored** by a final-verdict phrase before it (:data:`_VERDICT_ANCHORS`: "final
+      verdict", "my verdict is", "verdict:", ...; within :data:`_ANCHOR_SPAN` characters, in
       the same sentence, no group between) if the anchored groups say exactly one distinct
       thing; else the **single distinct** answer of all groups (repeats agree: ``[[B]] ...
       [[B]]``), where a group naming both letters is a mention of the format, not an answer,
@@ -546,7 +546,7 @@ def parse_verdict(
 
 #: JudgeBench's follow-up turn when a judgment holds no verdict (its Arena-Hard judge,
 #: ``utils/judges.py``): the judge's output goes back as the assistant turn, then this.
-RETRY_MESSAGE = "continue your judgment and finish by outputting a final verdict label"
+_RETRY_MESSAGE = "continue your judgment and finish by outputting a final verdict label"
 
 
 def needs_retry(
@@ -563,9 +563,9 @@ def needs_retry(
 
 def retry_messages(messages: list[dict[str, str]], output: str) -> list[dict[str, str]]:
     """The conversation for the single retry: ``messages``, the judge's ``output`` as the
-    assistant turn, then :data:`RETRY_MESSAGE` as a user turn (a new list)."""
+    assistant turn, then :data:`_RETRY_MESSAGE` as a user turn (a new list)."""
     return [
         *messages,
         {"role": "assistant", "content": output},
-        {"role": "user", "content": RETRY_MESSAGE},
+        {"role": "user", "content": _RETRY_MESSAGE},
     ]

@@ -142,7 +142,7 @@ def run_judging(
         modes = None if routing is None else _routed_modes(folder, routing, mine, done)
         items = [
             (task, order, row)
-            for task in TASK_ORDER
+            for task in _TASK_ORDER
             if task in spec.tasks
             for order in (spec.orders if task != "self_route" else ORDERS[:1])
             for row in mine.itertuples(index=False)
@@ -164,7 +164,7 @@ def run_judging(
 
 
 #: The order tasks are judged in: a pair judge's instruct model is done before the reasoning one.
-TASK_ORDER = ("instruct", "self_route", "reasoning")
+_TASK_ORDER = ("instruct", "self_route", "reasoning")
 
 
 def _resume(folder: Path, config: dict, mine: pd.DataFrame) -> tuple[set, int]:
@@ -226,7 +226,7 @@ def _judge_items(
     )
     n_parts = 0
     try:
-        task_order = [t for t in TASK_ORDER if any(it[0] == t for it in todo)]
+        task_order = [t for t in _TASK_ORDER if any(it[0] == t for it in todo)]
         for pos, task in enumerate(task_order):
             group = [it for it in todo if it[0] == task]
             for k in range(0, len(group), run.batch_size):

@@ -60,15 +60,15 @@ PART_COLUMNS = [
 
 
 #: What a pair's judgments depend on (its texts) and are scored against (its label).
-PAIR_FIELDS = ("prompt", "response_a", "response_b", "label")
+_PAIR_FIELDS = ("prompt", "response_a", "response_b", "label")
 
 
 def _pair_digests(pairs: pd.DataFrame) -> dict[str, str]:
-    """Per pair id, a short sha256 of each of :data:`PAIR_FIELDS`, space-separated (one line
+    """Per pair id, a short sha256 of each of :data:`_PAIR_FIELDS`, space-separated (one line
     per pair in ``config.json``), in the pairs' order."""
     return {
         str(row[0]): " ".join(hashlib.sha256(str(v).encode()).hexdigest()[:12] for v in row[1:])
-        for row in pairs[["id", *PAIR_FIELDS]].itertuples(index=False)
+        for row in pairs[["id", *_PAIR_FIELDS]].itertuples(index=False)
     }
 
 
@@ -111,7 +111,7 @@ def _changed_pairs_error(
                 f"with{tail}"
             )
         if digest != old_d[pid]:
-            field = PAIR_FIELDS[
+            field = _PAIR_FIELDS[
                 next(
                     k for k, (a, b) in enumerate(zip(digest.split(), old_d[pid].split())) if a != b
                 )

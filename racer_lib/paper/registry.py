@@ -106,7 +106,7 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         ROBUSTNESS,
         "Reward robustness and cost robustness under shift (Table 1, Fig. 3)",
-        typical_s=310,
+        typical_s=460,
         artifacts=("Table 1", "Fig. 3"),
     ),
     Chapter(

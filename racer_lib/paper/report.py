@@ -100,7 +100,7 @@ REPORT_COLUMNS = (
 
 
 #: The fields of a claim's verdict the report keeps as columns.
-VERDICT_FIELDS = ("effect", "lo", "hi", "p", "n", "test")
+_VERDICT_FIELDS = ("effect", "lo", "hi", "p", "n", "test")
 
 
 def emergent(claim: Claim, outcome: Outcome) -> bool:
@@ -175,7 +175,7 @@ def evaluate_claim(claim: Claim, folder: Path | None, ran: bool, profile: str) -
     status, reason = decide(claim, outcome)
     verdict = outcome.verdict
     if verdict is not None:
-        row |= {k: getattr(verdict, k) for k in VERDICT_FIELDS}
+        row |= {k: getattr(verdict, k) for k in _VERDICT_FIELDS}
     return row | {
         "emergent": emergent(claim, outcome),
         "build_value": outcome.value,
@@ -283,7 +283,7 @@ def status_counts(table: pd.DataFrame) -> pd.DataFrame:
 #: The columns of a claims table on the page, under the reader's names: the status and the
 #: records' provenance are the table's caption, and ``rule``, ``link`` and ``csv`` stay in
 #: ``claims.csv``.
-PAGE_COLUMNS = {
+_PAGE_COLUMNS = {
     "artifact": "artifact",
     "claim": "claim",
     "build_value": "this build",
@@ -297,7 +297,7 @@ def claims_views(table: pd.DataFrame) -> list[tuple[str, str | None, pd.DataFram
     """The claims of a :func:`report` table as the page shows them: one table per status (in
     the order of :data:`racer_lib.paper.claims.STATUSES`) and provenance of the records (``None``
     where a claim read none), each ``(status, provenance, claims)`` with the page's columns
-    (:data:`PAGE_COLUMNS`, full texts) and no column that is empty on all its claims."""
+    (:data:`_PAGE_COLUMNS`, full texts) and no column that is empty on all its claims."""
     views = []
     for status in STATUSES:
         rows = table[table["status"] == status]
@@ -307,7 +307,7 @@ def claims_views(table: pd.DataFrame) -> list[tuple[str, str | None, pd.DataFram
                 if pd.isna(provenance)
                 else (rows["provenance"] == provenance)
             )
-            view = rows.loc[mine, list(PAGE_COLUMNS)].rename(columns=PAGE_COLUMNS)
+            view = rows.loc[mine, list(_PAGE_COLUMNS)].rename(columns=_PAGE_COLUMNS)
             view = view.replace("", np.nan).dropna(axis=1, how="all").reset_index(drop=True)
             views.append((status, None if pd.isna(provenance) else provenance, view))
     return views
@@ -316,19 +316,19 @@ def claims_views(table: pd.DataFrame) -> list[tuple[str, str | None, pd.DataFram
 #: The least width of a text column of a claims table on the page (in em): without it the
 #: browser gives nearly all the width to the longest cells (a build value listing every judge)
 #: and wraps an artifact's name a few letters a line.
-PAGE_MIN_WIDTH = {"artifact": 5, "claim": 16, "over simulators": 10, "why": 12}
+_PAGE_MIN_WIDTH = {"artifact": 5, "claim": 16, "over simulators": 10, "why": 12}
 
 
 def linked(shown: str, table: pd.DataFrame, chapters: Iterable[str]) -> str:
     """``shown``, the HTML of a claims table as :func:`racer_lib.book.chapter.show` displays it
     (:func:`claims_views`), with each chapter that ran linked to its page (``link`` of
     ``table``, relative to this chapter's page; a chapter that did not run stays plain text)
-    and the text columns at least :data:`PAGE_MIN_WIDTH` wide."""
+    and the text columns at least :data:`_PAGE_MIN_WIDTH` wide."""
     ran = set(chapters)
     for stem, link in set(zip(table["chapter"], table["link"], strict=True)):
         if stem in ran and isinstance(link, str):
             shown = shown.replace(f"<td>{stem}</td>", f'<td><a href="{link}">{stem}</a></td>')
-    for column, em in PAGE_MIN_WIDTH.items():
+    for column, em in _PAGE_MIN_WIDTH.items():
         shown = shown.replace(f"<th>{column}</th>", f'<th style="min-width: {em}em">{column}</th>')
     return shown
 

@@ -44,7 +44,7 @@ token spreads and the weight of the centroid are not fixed by the paper. They ar
 plausible range); every generating function takes ``simulator=`` (default: the defaults above).
 
 Determinism: every draw comes from a generator seeded by ``(seed, cell, chunk, stream)``, with a
-fixed chunk of :data:`CHUNK` pairs, so the same seed gives the same records whatever subset or
+fixed chunk of :data:`_CHUNK` pairs, so the same seed gives the same records whatever subset or
 chunking the caller uses, and 40k pairs x 7680 dims stream through memory chunk by chunk.
 """
 
@@ -74,7 +74,7 @@ from racer_lib.records.choices import (  # noqa: F401 (re-exported: the simulato
 from racer_lib.records.io import embeddings_path, write_embeddings, write_records
 from racer_lib.records.schema import MODES, SELF_ROUTE, mode_columns, validate_records
 
-CHUNK = 4096
+_CHUNK = 4096
 SPLIT_SHARES = {"train": 0.8, "valid": 0.1, "test": 0.1}  # in-distribution sources
 
 
@@ -414,7 +414,7 @@ def iter_simulate(
     scale: float = 1.0,
     simulator: Simulator = DEFAULT,
 ) -> Iterator[tuple[pd.DataFrame, np.ndarray | None]]:
-    """Yield ``(records, embeddings)`` chunk by chunk (at most :data:`CHUNK` pairs each).
+    """Yield ``(records, embeddings)`` chunk by chunk (at most :data:`_CHUNK` pairs each).
 
     ``recipe`` names a set of pairs (:data:`RECIPES`: ``training_mix``, a benchmark, or a
     Skywork subset) or a list of them; ``scale`` multiplies every cell's count (at least one
@@ -435,10 +435,10 @@ def iter_simulate(
         for key, count in RECIPES[name].items():
             cell = _CELLS[key]
             n_total = max(1, int(round(count * scale)))
-            for chunk in range(-(-n_total // CHUNK)):
-                n = min(CHUNK, n_total - chunk * CHUNK)
+            for chunk in range(-(-n_total // _CHUNK)):
+                n = min(_CHUNK, n_total - chunk * _CHUNK)
                 pairs = _pair_chunk(seed, cell, chunk, n, dim, simulator)
-                idx = np.arange(chunk * CHUNK, chunk * CHUNK + n)
+                idx = np.arange(chunk * _CHUNK, chunk * _CHUNK + n)
                 head = pd.DataFrame(
                     {
                         "id": [f"{cell.dataset}/{cell.subset}/{cell.domain}/{i:06d}" for i in idx],

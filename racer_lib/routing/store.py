@@ -13,7 +13,7 @@ and the
   batch's :class:`~racer_lib.routing.train.TrainSettings`;
 * the inputs: the train and validation splits' embeddings, correctness and costs (their bytes)
   and the cost unit;
-* the code that trains it: the source of the training modules (:data:`CODE_MODULES`) and the
+* the code that trains it: the source of the training modules (:data:`_CODE_MODULES`) and the
   PyTorch version.
 
 A changed record, embedding, setting or line of the trainer gives new keys, so nothing stale is
@@ -82,22 +82,22 @@ from racer_lib.routing.policy import (
 
 DAMAGE_LOG = "damaged.log"  # in the store's folder: one line per damaged entry found
 VERIFIED = "verified.json"  # in the store's folder: the stamps of entries found sound
-STORE_FORMAT = 2  # 2: entries carry a digest (policy.seal)
+_STORE_FORMAT = 2  # 2: entries carry a digest (policy.seal)
 #: Memory one batch of policies may take while it trains (parameters, gradients, AdamW's two
 #: moments, the best checkpoint, a step's activations, the validation pass). A larger grid is
 #: trained in equal chunks that fit (:func:`chunks`): at the paper's 7680-d embeddings about 90
 #: policies, so two chapters training at once stay well within 24 GB. A constant, not a share of
 #: this machine's memory, so that the chunks, and the numbers, are the same on every machine.
 BATCH_MEMORY_BYTES = 6 * 2**30
-EVAL_ROWS = 8192  # rows per chunk of PolicyBatch.p_reasoning (the validation pass)
+_EVAL_ROWS = 8192  # rows per chunk of PolicyBatch.p_reasoning (the validation pass)
 #: The modules whose source is part of every key: the trainer and what it computes with.
-CODE_MODULES = ("routing.train", "routing.policy", "routing.dro", "records.schema")
+_CODE_MODULES = ("routing.train", "routing.policy", "routing.dro", "records.schema")
 
 
 def _code_hash() -> str:
-    """Hash of the training code: :data:`CODE_MODULES`' source and the PyTorch version."""
+    """Hash of the training code: :data:`_CODE_MODULES`' source and the PyTorch version."""
     digest = hashlib.sha256(f"torch {torch.__version__}\0".encode())
-    for name in CODE_MODULES:
+    for name in _CODE_MODULES:
         module = importlib.import_module(f"racer_lib.{name}")
         digest.update(Path(module.__file__).read_bytes() + b"\0")
     return digest.hexdigest()
@@ -119,7 +119,7 @@ def policy_bytes(
     in_dim: int,
     arch: str = "mlp",
     batch_size: int = 64,
-    eval_rows: int = EVAL_ROWS,
+    eval_rows: int = _EVAL_ROWS,
     grouped: bool = False,
 ) -> int:
     """Memory one policy takes while a batch trains, in bytes (float32).
@@ -128,14 +128,14 @@ def policy_bytes(
     for a bf16 step's cast weight and gradient, AdamW's two moments, the best checkpoint; seven
     when it trains in seed groups, ``grouped``, which keep the first layer's weight once more),
     a step's input rows and first-layer activations, and the hidden activations of the
-    validation pass over ``eval_rows`` rows (at most :data:`EVAL_ROWS` at a time). Measured at
+    validation pass over ``eval_rows`` rows (at most :data:`_EVAL_ROWS` at a time). Measured at
     7680-d with 1,024 validation rows: 54 MB per policy beyond the data; this formula gives
     56 MB there, 82 MB with 8,192 rows.
     """
     sizes = [int(in_dim), *_hidden(arch), 1]
     params = n_parameters(int(in_dim), arch)
     step = batch_size * (2 * in_dim + 4 * sum(sizes[1:]))
-    validation = min(int(eval_rows), EVAL_ROWS) * 2 * sum(sizes[1:-1])
+    validation = min(int(eval_rows), _EVAL_ROWS) * 2 * sum(sizes[1:-1])
     return 4 * ((7 if grouped else 6) * params + step + validation)
 
 
@@ -143,7 +143,7 @@ def chunks(
     configs: list[tr.PolicyConfig],
     settings: tr.TrainSettings,
     in_dim: int,
-    eval_rows: int = EVAL_ROWS,
+    eval_rows: int = _EVAL_ROWS,
     memory_bytes: int = BATCH_MEMORY_BYTES,
 ) -> list[list[tr.PolicyConfig]]:
     """``configs`` split, in order, into the fewest batches of equal size (within one) that each
@@ -228,7 +228,7 @@ class PolicyStore:
         """The key of ``config`` trained with ``settings`` on the inputs hashed as ``inputs``."""
         text = json.dumps(
             {
-                "format": STORE_FORMAT,
+                "format": _STORE_FORMAT,
                 "config": asdict(config),
                 "settings": _identity(settings),
                 "inputs": inputs,
@@ -375,7 +375,7 @@ def _stored(result: tr.TrainResult, p: int) -> dict:
     columns = ["epoch", "lambda", "train_reward", "train_cost", "valid_accuracy", "valid_cost"]
     rows = result.history[result.history["policy"] == p][columns]
     return {
-        "format": STORE_FORMAT,
+        "format": _STORE_FORMAT,
         "layers": [[w, b] for w, b in result.policies.policy_layers(p)],
         "history": {name: rows[name].tolist() for name in columns},
         "best_epoch": int(result.best_epoch[p]),

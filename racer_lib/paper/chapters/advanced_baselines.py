@@ -260,10 +260,10 @@ def run_replicates(
 ) -> BaselineTables:
     """Every judge's replicates: for each seed, the records (:func:`judge_set` with ``source``:
     ``records_dir``, ``dim``, ``scale``, ``simulator``, ``split_shares``), the test split and
-    ``benchmarks`` (at ``source["benchmark_scale"]``, never re-split) drawn with that seed, RACER-R's routers at ``budgets``
-    (``options["RACER"]``: its ``tau_r``, and the router ``store`` whose routers chapter 07
-    trained, :func:`_fit_racer`) and the baselines (:meth:`BaselineTables.add`, each with its
-    ``options``)."""
+    ``benchmarks`` (at ``source["benchmark_scale"]``, never re-split) drawn with that seed,
+    RACER-R's routers at ``budgets`` (``options["RACER"]``: its ``tau_r``, and the router
+    ``store`` whose routers chapter 07 trained, :func:`_fit_racer`) and the baselines
+    (:meth:`BaselineTables.add`, each with its ``options``)."""
     tables = BaselineTables()
     racer = {"tau_r": 1.0, "store": None, **options.get("RACER", {})}
     sizes = {k: v for k, v in source.items() if k != "benchmark_scale"}

@@ -37,11 +37,11 @@ from racer_lib.records import schema as rec
 from racer_lib.records.summary import mode_summary
 
 MODES: tuple[str, str] = rec.MODES
-MODE_COLORS = {"instruct": "#ee854a", "reasoning": "#4878d0"}
+_MODE_COLORS = {"instruct": "#ee854a", "reasoning": "#4878d0"}
 RED = '<span style="color:#b22222;font-weight:bold">{}</span>'
-TOP = "text-align:left;vertical-align:top"
-CELL = f'style="{TOP};font-family:monospace;font-size:85%"'
-PRE = f'style="{TOP};font-family:monospace;font-size:85%;white-space:pre-wrap"'
+_TOP = "text-align:left;vertical-align:top"
+_CELL = f'style="{_TOP};font-family:monospace;font-size:85%"'
+_PRE = f'style="{_TOP};font-family:monospace;font-size:85%;white-space:pre-wrap"'
 #: One judge answer per case of the verdict format: (case, answer).
 VERDICT_EXAMPLES: list[tuple[str, str]] = [
     ("a verdict at the end", "Assistant A is right about the sum. [[A]]"),
@@ -97,12 +97,12 @@ def prompt_table() -> tuple[str, list[tuple[str, str]]]:
     table = f"""
 <table>
 <tr><th>Field</th><th>Instruct mode</th><th>Reasoning mode</th></tr>
-<tr><td><b>System</b></td><td {CELL}>{instruct}</td><td {CELL}>{reasoning}</td></tr>
+<tr><td><b>System</b></td><td {_CELL}>{instruct}</td><td {_CELL}>{reasoning}</td></tr>
 <tr><td><b>User template</b></td>
-    <td colspan="2" {PRE}>{html.escape(prompts.USER_TEMPLATE)}</td></tr>
+    <td colspan="2" {_PRE}>{html.escape(prompts.USER_TEMPLATE)}</td></tr>
 <tr><td><b>Appended to the user turn</b> (prompted chain of thought, <code>setup="cot"</code>)</td>
-    <td {CELL}>nothing</td>
-    <td {CELL}>a blank line, then:<br>{html.escape(prompts.COT_INSTRUCTION)}</td></tr>
+    <td {_CELL}>nothing</td>
+    <td {_CELL}>a blank line, then:<br>{html.escape(prompts.COT_INSTRUCTION)}</td></tr>
 </table>
 """
     return table, runs
@@ -277,8 +277,8 @@ def cases_html(cases: pd.DataFrame, reasoning: str = "Reasoning judge (prompted)
     """A :func:`case_table` as an HTML table: per mode, correct or not, the verdict and the
     excerpt; ``reasoning`` heads the reasoning column."""
     rows = "".join(
-        f"<tr><td {CELL}>{html.escape(row['dataset_id'])}</td>"
-        + "".join(f'<td style="{TOP}">{_verdict_cell(row, m)}</td>' for m in MODES)
+        f"<tr><td {_CELL}>{html.escape(row['dataset_id'])}</td>"
+        + "".join(f'<td style="{_TOP}">{_verdict_cell(row, m)}</td>' for m in MODES)
         + "</tr>"
         for _, row in cases.iterrows()
     )
@@ -307,7 +307,7 @@ def tokens_parse_accuracy_figure(
             x + (k - 0.5) * width,
             records[rec.mode_columns(mode)["tokens"]],
             width,
-            color=MODE_COLORS[mode],
+            color=_MODE_COLORS[mode],
             label=mode,
         )
     ax_tok.axhline(max_tokens, color="black", lw=0.8, ls="--")
@@ -333,7 +333,7 @@ def tokens_parse_accuracy_figure(
             np.arange(len(metrics)) + (k - 0.5) * width,
             values,
             width,
-            color=MODE_COLORS[mode],
+            color=_MODE_COLORS[mode],
             label=mode,
         )
         ax_rate.bar_label(bars, labels=[f"{v:.0f}%" for v in values], fontsize=9, padding=2)

@@ -414,7 +414,7 @@ LLMBAR_JUDGE_MARKERS = dict(zip(llmbar.LLMBAR_JUDGES, ("o", "s", "D", "^", "v", 
 
 
 #: Where a point's name may go, in order of preference: offset (points), alignment.
-LABEL_SIDES = (
+_LABEL_SIDES = (
     (9, 2, "left", "bottom"),
     (-9, 2, "right", "bottom"),
     (7, -7, "left", "top"),
@@ -436,7 +436,7 @@ def marker_box(ax: plt.Axes, points):
 
 
 def place_labels(
-    ax: plt.Axes, xys, texts, keep_clear, avoid=(), sides=LABEL_SIDES, **style
+    ax: plt.Axes, xys, texts, keep_clear, avoid=(), sides=_LABEL_SIDES, **style
 ) -> list:
     """Name each point ``xys[i]`` with ``texts[i]`` on the first of ``sides`` where the name
     overlaps no box of ``keep_clear`` nor of ``avoid`` nor an earlier name; else on the first
@@ -500,9 +500,9 @@ POSITION_LABELS = {
 
 #: The style of a (judge, subset) point of :func:`judge_delta_accuracy` (coloured by its
 #: subset) and of a judge's overall point.
-CELL_POINT = {"s": 42, "alpha": 0.85, "edgecolor": "white", "linewidth": 0.4, "zorder": 3}
-OVERALL_POINT = {"s": 150, "edgecolor": "black", "linewidth": 1.4, "zorder": 4}
-OVERALL_COLOR = (0.87, 0.87, 0.87, 0.8)
+_CELL_POINT = {"s": 42, "alpha": 0.85, "edgecolor": "white", "linewidth": 0.4, "zorder": 3}
+_OVERALL_POINT = {"s": 150, "edgecolor": "black", "linewidth": 1.4, "zorder": 4}
+_OVERALL_COLOR = (0.87, 0.87, 0.87, 0.8)
 
 
 def _points(ax: plt.Axes, table: pd.DataFrame, colors, **style) -> list:
@@ -522,8 +522,8 @@ def judge_delta_accuracy(by_subset, by_judge, judges, subsets, title: str = "") 
     hides no other point (:func:`place_labels`)."""
     fig, ax = plt.subplots(figsize=(7.6, 4.6))
     colors = [LLMBAR_SUBSET_COLORS[s] for s in by_subset["subset"]]
-    cell_points = _points(ax, by_subset, colors, **CELL_POINT)
-    overall_points = _points(ax, by_judge, [OVERALL_COLOR] * len(by_judge), **OVERALL_POINT)
+    cell_points = _points(ax, by_subset, colors, **_CELL_POINT)
+    overall_points = _points(ax, by_judge, [_OVERALL_COLOR] * len(by_judge), **_OVERALL_POINT)
     ax.axhline(0, color="black", lw=0.8, zorder=2)
     ax.set(
         xlabel="cost ratio (CoT / Vanilla completion tokens, MiniLM WordPiece)",
