@@ -31,6 +31,8 @@ settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("TEST_ALL") else "dev")
 )
 
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups in its own hook
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test``), every test that reads the session's smoke build runs
     in one process (``--dist loadgroup``), so that the build (minutes) runs once."""
