@@ -111,7 +111,8 @@ bench-bf16-book: $(STAMP_BOOK)
 ## The report's rules measured (about an hour on two cores): their false-positive rate on 20
 ## null builds, their power on 20 builds with a planted signal, and the stability of every
 ## status over three rebuilds of the sim book (results/bench/verdicts.json, book/_verdicts.md);
-## `make bench-verdicts VERDICTS_ONLY=stability` measures the stability alone.
+## `make bench-verdicts VERDICTS_ONLY=stability` measures the stability alone, `VERDICTS_ONLY=rates`
+## the false-positive rate and power alone.
 bench-verdicts: $(STAMP_BOOK)
 	$(BIN)/python benchmarks/run.py verdicts
 

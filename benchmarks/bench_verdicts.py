@@ -25,7 +25,9 @@ About an hour on two cores: ``make bench-verdicts`` (``VERDICTS_REPLICATIONS=N``
 ``VERDICTS_STABILITY=0`` shorten it for a trial; the recorded run uses the defaults).
 ``VERDICTS_ONLY=stability`` measures the stability alone (the three ``sim`` builds, about 40
 minutes with the data mirror) and keeps the recorded false-positive rate and power; the
-stability then carries its own date and commit.
+stability then carries its own date and commit. ``VERDICTS_ONLY=rates`` is the converse: the
+null and planted builds alone (about 20 minutes), keeping the recorded stability with its date
+and commit.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ NULL = "simulator={readable: 0.0, cell_signal: 0.0}"
 PLANTED = "simulator={readable: 0.9}"
 REPLICATIONS = int(os.environ.get("VERDICTS_REPLICATIONS", "20"))
 STABILITY_SEEDS = (0, 1, 2) if os.environ.get("VERDICTS_STABILITY", "1") != "0" else ()
-STABILITY_ONLY = os.environ.get("VERDICTS_ONLY", "") == "stability"
+#: ``stability`` or ``rates``: measure that part alone and keep the recorded other (or "").
+ONLY = os.environ.get("VERDICTS_ONLY", "")
 RECORD = ROOT / "results" / "bench" / "verdicts.json"  # the recorded run (benchmarks/run.py)
 #: The master seeds of the null and planted builds (apart from the stability builds' 0, 1, 2).
 FIRST_SEED = 100
@@ -175,15 +178,28 @@ def _stability_only(commit: str) -> dict:
     return result
 
 
+def _recorded_stability() -> dict | None:
+    """The recorded run's status stability, with the date and commit it was measured at."""
+    if not RECORD.is_file():
+        return None
+    recorded = json.loads(RECORD.read_text(encoding="utf-8"))
+    stable = recorded.get("status_stability")
+    if stable is not None and "commit" not in stable:  # measured with the rates it was stored with
+        stable = {**stable, **{k: recorded["settings"][k] for k in ("date", "machine", "commit")}}
+    return stable
+
+
 def run() -> dict:
     commit = _commit()  # what the builds ran, before anything can change under them
-    if STABILITY_ONLY:
+    if ONLY not in ("", "stability", "rates"):
+        raise SystemExit(f"VERDICTS_ONLY={ONLY!r}: give stability, rates or nothing")
+    if ONLY == "stability":
         return _stability_only(commit)
     with tempfile.TemporaryDirectory(prefix="racer-verdicts-") as tmp:
         work = Path(tmp)
         null, null_s = replications(work, NULL, NULL_CLAIMS)
         planted, planted_s = replications(work, PLANTED, PLANTED_CLAIMS)
-        stable = stability(work) if STABILITY_SEEDS else None
+        stable = stability(work) if STABILITY_SEEDS and ONLY != "rates" else None
     fp = _rate(sum(v["reproduced"] for v in null.values()), REPLICATIONS * len(null))
     power = _rate(sum(v["reproduced"] for v in planted.values()), REPLICATIONS * len(planted))
     result = {
@@ -197,7 +213,9 @@ def run() -> dict:
             "claims": null,
         },
         "power": {**power, "simulator": PLANTED, "claims": planted, "meets_target": None},
-        "status_stability": None
+        "status_stability": _recorded_stability()
+        if ONLY == "rates"
+        else None
         if stable is None
         else {
             **stable,
