@@ -21,6 +21,7 @@ import pytest
 
 from racer_lib.book import scheduling
 from racer_lib.book.profiles import Folders
+from racer_lib.cli import main
 from tests.test_pipeline import MYST_HEADER, make_repo, write_profile
 
 PARAMETERS = """
@@ -226,3 +227,53 @@ def test_the_longest_ready_chapter_starts_first(tmp_path: Path):
     plan = [Prepared(s, tmp_path / f"{s}.ipynb", {}, 0) for s in stems]
     times = {"16_c": 160.0, "07_e": 260.0, "05_d": 35.0}
     assert [p.stem for p in longest_first(plan, times)] == ["07_e", "16_c", "05_d", "01_a", "04_b"]
+
+
+@pytest.mark.slow
+def test_a_kernel_that_dies_before_it_starts_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The port race of jupyter_client (a kernel's port taken by another process's kernel
+    before it binds it): the kernel dies before its first reply, nothing has run, and the runner
+    starts another; the build ends as a clean one. A failure after the start is not retried."""
+    import papermill
+
+    repo = make_repo(tmp_path / "repo")
+    write_profile(repo, "one", {"01_alpha": {}})
+    real, calls = papermill.execute_notebook, []
+
+    def port_taken_once(*args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == 1:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(papermill, "execute_notebook", port_taken_once)
+    assert main(["book", "build", "--root", str(repo), "--profile", "one", "--no-book",
+                 "--jobs", "1"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert len(calls) == 2
+    assert "notebook '01_alpha': its kernel stopped before it started" in err
+    assert "starting another (2 of 3)" in err
+    assert (repo / "build" / "one" / "executed" / "01_alpha.ipynb").is_file()
+
+    def never_starts(*args, **kwargs):
+        calls.append(args[0])
+        raise RuntimeError("Kernel died before replying to kernel_info")
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", never_starts)
+    assert main(["book", "build", "--root", str(repo), "--profile", "one", "--no-book",
+                 "--jobs", "1", "--force"]) == 2  # fmt: skip
+    assert len(calls) == scheduling.KERNEL_STARTS
+    assert "could not be executed: RuntimeError: Kernel died" in capsys.readouterr().err
+
+    def dies_later(*args, **kwargs):
+        calls.append(args[0])
+        raise RuntimeError("Kernel died")  # mid-run: cells may have written results
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", dies_later)
+    assert main(["book", "build", "--root", str(repo), "--profile", "one", "--no-book",
+                 "--jobs", "1", "--force"]) == 2  # fmt: skip
+    assert len(calls) == 1

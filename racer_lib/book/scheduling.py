@@ -31,6 +31,7 @@ import functools
 import os
 import re
 import signal
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -83,6 +84,9 @@ def _empty(folder: Path) -> None:
 
 _PROGRESS_WIDTH = 70  # characters of a running notebook's own progress line shown by the runner
 SHUTDOWN_GRACE = 3.0  # seconds a kernel has to stop on a shutdown request before it is interrupted
+KERNEL_STARTS = 3  # tries to start a notebook's kernel (:func:`_with_kernel_starts`)
+#: What nbclient raises when a kernel is gone before its first reply: no cell has run yet.
+_NOT_STARTED = "Kernel died before replying to kernel_info"
 # ANSI escape sequences and the control characters but tab, line feed and carriage return
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -170,6 +174,29 @@ def _kernel_manager() -> type:
     return KernelManager
 
 
+def _with_kernel_starts(run, stem: str, starts: int = KERNEL_STARTS) -> None:
+    """``run()``, started again (up to ``starts`` times in all) when its kernel died before
+    its first reply, saying so on stderr.
+
+    jupyter_client picks a kernel's TCP ports free and then lets the kernel bind them, so a
+    process starting another kernel at that moment (a second notebook of the build, or another
+    build) can take one first: the kernel stops with ``ZMQError: Address already in use`` before
+    any cell has run (seen once in a test run with two builds side by side). Nothing ran, so
+    starting it again is safe; any other failure is raised as it is."""
+    for start in range(1, starts + 1):
+        try:
+            return run()
+        except RuntimeError as exc:
+            if _NOT_STARTED not in str(exc) or start == starts:
+                raise
+            print(
+                f"notebook {stem!r}: its kernel stopped before it started ({exc}); "
+                f"starting another ({start + 1} of {starts})",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
 def _execute(prepared: Prepared, layout: Layout, verbose: bool) -> Path:
     """Run one notebook with papermill; return the executed notebook's path."""
     import papermill
@@ -189,18 +216,22 @@ def _execute(prepared: Prepared, layout: Layout, verbose: bool) -> Path:
     done, failed = layout.executed_notebook(stem), layout.executed_notebook(stem, "failed")
     try:
         with _LastLine(progress_file(layout, stem)) as last_line:
-            papermill.execute_notebook(
-                prepared.ipynb,
-                partial,
-                parameters=prepared.parameters,
-                kernel_name=KERNEL_NAME,
-                language="python",
-                cwd=layout.root,
-                progress_bar=verbose,
-                # Quiet kernels unless verbose (ipykernel warns about plain TCP on every start).
-                extra_arguments=[] if verbose else ["--IPKernelApp.log_level=ERROR"],
-                stderr_file=last_line,
-                kernel_manager_class=_kernel_manager(),
+            _with_kernel_starts(
+                functools.partial(
+                    papermill.execute_notebook,
+                    prepared.ipynb,
+                    partial,
+                    parameters=prepared.parameters,
+                    kernel_name=KERNEL_NAME,
+                    language="python",
+                    cwd=layout.root,
+                    progress_bar=verbose,
+                    # Quiet kernels unless verbose (ipykernel warns about plain TCP at each start).
+                    extra_arguments=[] if verbose else ["--IPKernelApp.log_level=ERROR"],
+                    stderr_file=last_line,
+                    kernel_manager_class=_kernel_manager(),
+                ),
+                stem,
             )
     except PapermillExecutionError as exc:
         partial.replace(failed)
