@@ -38,7 +38,9 @@ ifeq ($(INSTALLER),pip)
 INSTALL := $(BIN)/python -m pip install --quiet --no-compile
 INSTALL_TOOL :=
 else
-INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --link-mode copy
+# the system's certificates too, as pip does (a proxy's own CA, where there is one)
+INSTALL := UV_SYSTEM_CERTS=1 UV_NATIVE_TLS=1 $(BIN)/uv pip install --quiet --python $(BIN)/python \
+           --link-mode copy
 INSTALL_TOOL := $(BIN)/uv
 endif
 # Packages are installed without their bytecode, and Python writes it on first import (only
