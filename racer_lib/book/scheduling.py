@@ -185,7 +185,8 @@ def _with_kernel_starts(run, stem: str, starts: int = KERNEL_STARTS) -> None:
     starting it again is safe; any other failure is raised as it is."""
     for start in range(1, starts + 1):
         try:
-            return run()
+            run()
+            return
         except RuntimeError as exc:
             if _NOT_STARTED not in str(exc) or start == starts:
                 raise
