@@ -9,6 +9,7 @@ from racer_lib.evaluation import metrics as evaluate
 from racer_lib.paper import claims, experiments
 from racer_lib.paper.chapters import advanced_baselines, budget_frontier
 from racer_lib.paper.chapters import training_dynamics as ch06
+from racer_lib.records.sets import stratified_split
 from racer_lib.records.simulate import simulate
 from racer_lib.routing import baselines, train
 
@@ -65,6 +66,39 @@ def test_fit_takes_another_split_per_row(judged):
     fit = experiments.fit(records, emb, experiments.grid([3.0], [0]), SETTINGS, split=labels)
     assert (fit.train.n, fit.valid.n) == ((labels == "train").sum(), (labels == "valid").sum())
     assert records["split"].nunique() == 3  # the caller's records are left as they were
+
+
+def test_fit_together_runs_jobs_in_lockstep_and_fits_each_on_its_own_records():
+    """Two replicates' jobs: one asks for two fits (the second depends on the first), one for
+    one; each round is trained in one pass, every fit is :func:`fit`'s on the job's records
+    (to float32 rounding), and a set of another train size is trained apart."""
+    settings = train.TrainSettings(arch="linear", epochs=2, lr=1e-2)
+    draws = {s: simulate("qwen3-4b", "wildguardmix", seed=s, dim=8, scale=0.05) for s in (1, 2)}
+    for s, (records, emb) in draws.items():
+        draws[s] = (
+            records.assign(split=stratified_split(records["dataset"], s, (0.8, 0.1, 0.1))),
+            emb,
+        )
+    odd = (draws[2][0].iloc[:-10], draws[2][1][:-10])  # fewer train pairs: its own pass
+    seen = []
+
+    def job(records, emb, rounds):
+        fits = []
+        for k in range(rounds):
+            fitted = yield records, emb, [train.PolicyConfig(3.0 - k, seed=len(records) + k)]
+            seen.append(fitted.result.configs[0].budget)
+            fits.append(fitted)
+        return fits
+
+    done = experiments.fit_together([job(*draws[1], 2), job(*draws[2], 1), job(*odd, 1)], settings)
+    assert [len(d) for d in done] == [2, 1, 1] and seen == [3.0, 3.0, 3.0, 2.0]
+    for (records, emb), fits in zip([draws[1], draws[2], odd], done):
+        for fitted in fits:
+            alone = experiments.fit(records, emb, fitted.result.configs, settings)
+            np.testing.assert_allclose(
+                fitted.result.p_reasoning(emb), alone.result.p_reasoning(emb), rtol=1e-5, atol=1e-6
+            )
+            assert fitted.train.n == alone.train.n
 
 
 def test_evaluation_sets_are_the_splits_then_the_benchmarks(judged, sets):

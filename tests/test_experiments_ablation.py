@@ -360,8 +360,27 @@ def test_records_read_from_files_are_resplit_per_replicate(monkeypatch):
     two, _ = robustness_ablation.replicate_set(JUDGE, "x", 2, {"records_dir": "somewhere"})
     assert (one["split"] == "train").sum() == 80 and (one["split"] == "valid").sum() == 10
     assert not (one["split"] == two["split"]).all()
-    kept, _ = robustness_ablation.replicate_set(JUDGE, "x", 1, {})  # simulated: its own split
-    assert (kept["split"] == "train").all()
+    asked = {}
+    monkeypatch.setattr(robustness_ablation, "judge_set", lambda *a, **k: asked.update(k))
+    robustness_ablation.replicate_set(JUDGE, "x", 1, {})  # simulated: split anew by the shares
+    assert asked["split_shares"] == robustness_ablation.SPLIT_SHARES and asked["seed"] == 1
+
+
+def test_replicates_trained_together_are_the_replicates_trained_alone(one_thread):
+    """Three replicates, two per pass: the same runs and controls, in seed order, as each
+    replicate alone (to float32 rounding: the passes share the fused optimizer's loop)."""
+    settings = train.TrainSettings(arch="linear", epochs=2, lr=1e-2, dual_step=1e-2)
+    design = robustness_ablation.Design(JUDGE, {CHEAPER: "magpie_ultra", COSTLIER: "wildguardmix"},
+                                        "offsetbias", [1.0], [0.1, 1.0], 2.0, settings,
+                                        source={"dim": 8, "scale": 0.01})  # fmt: skip
+    together = robustness_ablation.run_replicates(design, [7, 8, 9], per_pass=2)
+    alone = [robustness_ablation.run_replicate(design, s) for s in (7, 8, 9)]
+    for part in ("runs", "controls"):
+        got = pd.DataFrame(together[part])
+        want = pd.DataFrame([row for one in alone for row in one[part]])
+        assert list(got["seed"]) == list(want["seed"]) and sorted(set(got["seed"])) == [7, 8, 9]
+        pd.testing.assert_frame_equal(got, want, rtol=1e-5, atol=1e-6)
+    assert together["provenance"] == {"simulated"}
 
 
 def test_subset_statistics_count_the_full_subsets_beside_the_paper():

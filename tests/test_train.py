@@ -69,6 +69,67 @@ def test_batched_equals_separate(data, fused):
     assert (lam[0] > 0).all() and (lam[1] > 0).all() and (lam[2] == 0).all()
 
 
+def _set(seed, configs, valid_rows=None):
+    """A simulated record set of a fixed train size (split anew with exact shares), as a
+    :class:`~racer_lib.routing.train.SetTraining` of ``configs``."""
+    from racer_lib.records.sets import judge_set
+
+    records, emb = judge_set("qwen3-4b", "wildguardmix", seed=seed, dim=8, scale=0.1,
+                             split_shares=(0.7, 0.15, 0.15))  # fmt: skip
+    unit, sp = tr.splits(records, emb)
+    valid = sp["valid"]
+    if valid_rows is not None:
+        valid = tr.Split("valid", valid.x[:valid_rows], valid.r[:valid_rows],
+                         valid.c[:valid_rows], unit)  # fmt: skip
+    return tr.SetTraining(sp["train"], valid, configs, unit)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_record_sets_trained_together_are_each_trained_alone(fused):
+    """Three record sets, each with its own seeds and budgets, in one pass: every policy is
+    the one its set alone trains (bit for bit with the unfused optimizer; to float32 rounding
+    with PyTorch's fused AdamW, whose vector loop covers the elements of a longer batch
+    differently); each is selected on its own valid split, of different sizes here."""
+    settings = tr.TrainSettings(arch="linear", epochs=3, lr=5e-3, batch_size=32,
+                                dual_step=1e-2, fused=fused)  # fmt: skip
+    sets = [
+        _set(1000, [tr.PolicyConfig(1.6, seed=1000, variant="ACER"),
+                    tr.PolicyConfig(1.6, seed=1000, variant="RACER-C", tau_c=0.3)]),
+        _set(1001, [tr.PolicyConfig(2.0, seed=1001, variant="RACER-R", tau_r=0.3),
+                    tr.PolicyConfig(5.0, seed=7)], valid_rows=40),
+        _set(1002, [tr.PolicyConfig(1.6, seed=1002, variant="ACER")]),
+    ]  # fmt: skip
+    together = tr.train_sets(sets, settings)
+    assert [len(r.configs) for r in together] == [2, 2, 1]
+    tol = {"rtol": 0, "atol": 0} if not fused else {"rtol": 1e-5, "atol": 1e-6}
+    for s, both in zip(sets, together, strict=True):
+        alone = tr.train_policies(s.train, s.valid, s.configs, settings, s.unit)
+        assert both.best_epoch == alone.best_epoch and both.unit == alone.unit
+        for p in range(len(s.configs)):
+            for (wa, ba), (wb, bb) in zip(alone.policies.policy_layers(p),
+                                          both.policies.policy_layers(p), strict=True):  # fmt: skip
+                torch.testing.assert_close(wb, wa, **tol)
+                torch.testing.assert_close(bb, ba, **tol)
+        assert list(both.history.columns) == list(alone.history.columns)
+        numbers = ["lambda", "train_reward", "train_cost", "valid_accuracy", "valid_cost"]
+        np.testing.assert_allclose(both.history[numbers], alone.history[numbers], **tol)
+        assert both.history["policy"].max() == len(s.configs) - 1
+    # the sets' data differ, so their routers do: nothing leaked from one set into another
+    a, b = together[0].policies.policy_layers(0)[0][0], together[2].policies.policy_layers(0)[0][0]
+    assert not torch.equal(a, b)
+
+
+def test_record_sets_of_different_train_sizes_are_refused():
+    one = _set(1000, [tr.PolicyConfig(2.0)])
+    other = _set(1001, [tr.PolicyConfig(2.0)])
+    short = tr.SetTraining(tr.Split("train", other.train.x[:-3], other.train.r[:-3],
+                                    other.train.c[:-3], other.unit), other.valid,
+                           other.configs, other.unit)  # fmt: skip
+    with pytest.raises(ConfigError, match="record set 1: a train split of"):
+        tr.train_sets([one, short], tr.TrainSettings(arch="linear", epochs=1))
+    assert tr.train_sets([], tr.TrainSettings()) == []
+
+
 def test_keeping_freed_memory_changes_speed_not_results(monkeypatch):
     """TrainSettings(keep_freed_memory=True) has glibc's malloc keep freed memory (a speed-up at
     the paper's sizes): the trained policies and their history are bit-for-bit those of

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +119,57 @@ def fit(
             parts["train"], parts["valid"], configs, settings, unit, progress=progress
         )
     return Fit(unit, parts["train"], parts["valid"], result, store)
+
+
+def fit_sets(
+    sets: Sequence[tuple[pd.DataFrame, np.ndarray, list[train.PolicyConfig]]],
+    settings: train.TrainSettings,
+    progress: bool = False,
+) -> list[Fit]:
+    """:func:`fit` for several record sets, ``(records, embeddings, configs)`` each, with no
+    store: the sets whose train splits have one size are trained in one pass
+    (:func:`racer_lib.routing.train.train_sets`: each policy on its own set, the steps'
+    matrix products shared), which costs far less than one pass per set where a step's
+    fixed cost dominates (small linear routers). One :class:`Fit` per set, in order."""
+    parts = [train.splits(records, emb, ("train", "valid")) for records, emb, _ in sets]
+    by_size: dict[int, list[int]] = {}
+    for k, (_, split) in enumerate(parts):
+        by_size.setdefault(split["train"].n, []).append(k)
+    fits: list[Fit | None] = [None] * len(sets)
+    for members in by_size.values():
+        jobs = [
+            train.SetTraining(parts[k][1]["train"], parts[k][1]["valid"], list(sets[k][2]),
+                              parts[k][0])
+            for k in members
+        ]  # fmt: skip
+        for k, job, result in zip(members, jobs, train.train_sets(jobs, settings, progress)):
+            fits[k] = Fit(job.unit, job.train, job.valid, result)
+    return fits
+
+
+def fit_together(jobs: Sequence[Generator], settings: train.TrainSettings) -> list[Any]:
+    """Run ``jobs`` (generators, one per replicate, say) in lockstep, their fits shared: each job
+    yields what it would pass :func:`fit`, ``(records, embeddings, configs)``, receives the
+    :class:`Fit` back and at last returns its value. Every round's requests are trained
+    together by :func:`fit_sets`, so that a loop over replicates costs about one pass per
+    round instead of one per replicate and round. Returns the jobs' values, in order."""
+    values: list[Any] = [None] * len(jobs)
+    asked: dict[int, tuple] = {}
+
+    def advance(k: int, sent: Fit | None) -> None:
+        try:
+            asked[k] = jobs[k].send(sent)
+        except StopIteration as done:
+            values[k] = done.value
+
+    for k in range(len(jobs)):
+        advance(k, None)
+    while asked:
+        keys, requests = list(asked), list(asked.values())
+        asked.clear()
+        for k, fitted in zip(keys, fit_sets(requests, settings)):
+            advance(k, fitted)
+    return values
 
 
 def evaluation_sets(

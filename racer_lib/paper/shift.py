@@ -80,7 +80,10 @@ __all__ = [
     "ablation_plan",
     "control_budget",
     "control_comparison",
+    "control_configs",
     "control_findings",
+    "control_plan",
+    "control_rows",
     "control_verdicts",
     "control_view",
     "highest_reward",
@@ -160,7 +163,23 @@ def matched_controls(
     run's method, seed and budget (the budget its violations are judged against),
     ``robust_valid_cost``, ``control_budget``, then the control's validation cost, its accuracy,
     cost, ``train_cost`` and reasoning rate on ``test``. Identical control configurations are
-    trained once, through the store ``fit``'s routers were (``fit.store``)."""
+    trained once, through the store ``fit``'s routers were (``fit.store``).
+    :func:`control_plan` and :func:`control_rows` are its two halves, for a caller that trains
+    the controls of several record sets together."""
+    wanted = control_plan(fit, names, robust)
+    if not wanted:
+        return []
+    configs = control_configs(wanted)
+    control = experiments.fit(records, embeddings, configs, settings, split=split, store=fit.store)
+    return control_rows(wanted, control, test, **fixed)
+
+
+def control_plan(
+    fit: experiments.Fit, names: Sequence[str], robust: Sequence[str] = ROBUST
+) -> list[tuple[str, train.PolicyConfig, float, train.PolicyConfig]]:
+    """The controls :func:`matched_controls` trains: per policy of ``fit`` whose variant is in
+    ``robust``, its name, configuration, validation spend and its control's configuration
+    (ACER, same seed, at :func:`control_budget`)."""
     cheapest = float(fit.train.c.min(dim=1).values.mean())
     wanted = []
     for name, cfg, pv in zip(names, fit.result.configs, valid_points(fit), strict=True):
@@ -169,10 +188,19 @@ def matched_controls(
             wanted.append(
                 (name, cfg, pv["cost"], train.PolicyConfig(c, seed=cfg.seed, variant="ACER"))
             )
-    if not wanted:
-        return []
-    configs = list(dict.fromkeys(w[-1] for w in wanted))
-    control = experiments.fit(records, embeddings, configs, settings, split=split, store=fit.store)
+    return wanted
+
+
+def control_configs(wanted) -> list[train.PolicyConfig]:
+    """The distinct control configurations of a :func:`control_plan`, in its order."""
+    return list(dict.fromkeys(w[-1] for w in wanted))
+
+
+def control_rows(
+    wanted, control: experiments.Fit, test: tuple[pd.DataFrame, np.ndarray], **fixed: Any
+) -> list[dict[str, Any]]:
+    """:func:`matched_controls`'s rows from its :func:`control_plan` ``wanted`` and the fit of
+    its :func:`control_configs` (``control``), evaluated on ``test``."""
     at = {cfg: i for i, cfg in enumerate(control.result.configs)}
     p_test = control.result.p_reasoning(test[1])
     valid = valid_points(control)

@@ -220,14 +220,26 @@ class PolicyBatch(torch.nn.Module):
         return forward(self.layers(), x)
 
     @torch.no_grad()
-    def p_reasoning(self, x: np.ndarray | torch.Tensor, chunk: int = 8192) -> np.ndarray:
-        """``pi(1 | z)`` of every policy on every row of ``x``: shape ``(P, n)``."""
+    def p_reasoning(
+        self, x: np.ndarray | torch.Tensor, chunk: int = 8192, which: slice | None = None
+    ) -> np.ndarray:
+        """``pi(1 | z)`` of every policy (or of the policies ``which``) on every row of ``x``:
+        shape ``(P, n)``."""
         x = torch.as_tensor(np.asarray(x, dtype=np.float32))
         device = self.weights[0].device  # chunks go to the policies' device, come back here
+        layers = (
+            self.layers() if which is None else [(w[which], b[which]) for w, b in self.layers()]
+        )
+        if x.shape[-1] != self.in_dim:
+            raise ValueError(
+                f"embeddings have dimension {x.shape[-1]}, the policies expect {self.in_dim}"
+            )
         out = [
-            torch.sigmoid(self(x[i : i + chunk].to(device))).cpu() for i in range(0, len(x), chunk)
+            torch.sigmoid(forward(layers, x[i : i + chunk].to(device))).cpu()
+            for i in range(0, len(x), chunk)
         ]
-        return torch.cat(out, dim=1).numpy() if out else np.zeros((self.size, 0), np.float32)
+        size = len(layers[0][0])
+        return torch.cat(out, dim=1).numpy() if out else np.zeros((size, 0), np.float32)
 
     def policy_layers(self, p: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Detached copies of policy ``p``'s ``(W, b)`` per layer."""

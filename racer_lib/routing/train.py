@@ -277,9 +277,12 @@ def select_checkpoint(valid_acc, valid_cost, budget) -> int:
 
 
 @torch.no_grad()
-def _evaluate(policies: PolicyBatch, split: Split) -> tuple[np.ndarray, np.ndarray]:
-    """Expected accuracy (%) and cost (training unit) of every policy on a split."""
-    p1 = torch.as_tensor(policies.p_reasoning(split.x))
+def _evaluate(
+    policies: PolicyBatch, split: Split, which: slice | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Expected accuracy (%) and cost (training unit) of the policies ``which`` (default: all)
+    on a split."""
+    p1 = torch.as_tensor(policies.p_reasoning(split.x, which=which))
     return (expected(p1, split.r) * 100).numpy(), expected(p1, split.c).numpy()
 
 
@@ -316,10 +319,48 @@ def train_policies(
     the paper's sizes, bit-for-bit the same result). ``progress``: a tqdm bar over epochs
     (off by default; the CLI and the notebooks turn it on).
     """
-    unit = unit or train.unit or CostUnit(1.0)
-    _check_inputs(train, valid, configs, unit)
+    return train_sets([SetTraining(train, valid, list(configs), unit)], settings, progress)[0]
+
+
+@dataclass
+class SetTraining:
+    """The policies to train on one record set: its ``train`` and ``valid`` splits, the
+    ``configs`` and the cost unit their budgets are in (default: the train split's)."""
+
+    train: Split
+    valid: Split
+    configs: list[PolicyConfig]
+    unit: CostUnit | None = None
+
+
+def train_sets(
+    sets: list[SetTraining], settings: TrainSettings = TrainSettings(), progress: bool = False
+) -> list[TrainResult]:
+    """:func:`train_policies` for several record sets in one pass: one result per set, each
+    policy stepping on minibatches of its own set's train split and selected on its own valid
+    split. The train splits must have one size (every policy takes the same number of steps
+    an epoch); the valid splits may differ. A policy's result is the one :func:`train_policies`
+    gives on its set alone beside the same configurations (tests/test_train.py): the sets only
+    share the steps' matrix products, which is what makes many small sets (a chapter's
+    replicate seeds) cheaper together than one by one."""
+    if not sets:
+        return []
+    sets = [
+        SetTraining(s.train, s.valid, list(s.configs), s.unit or s.train.unit or CostUnit(1.0))
+        for s in sets
+    ]
+    for s in sets:
+        _check_inputs(s.train, s.valid, s.configs, s.unit)
+    first = sets[0].train
+    for k, s in enumerate(sets[1:], start=1):
+        if s.train.n != first.n or s.train.x.shape[1] != first.x.shape[1]:
+            raise ConfigError(
+                f"record set {k}: a train split of {s.train.n} pairs of dimension "
+                f"{s.train.x.shape[1]}; set 0 has {first.n} of dimension {first.x.shape[1]} "
+                "(sets trained together need one size)"
+            )
     with _keeping_freed_memory(settings.keep_freed_memory):
-        return _train_batch(train, valid, configs, settings, unit, progress)
+        return _train_batch(sets, settings, progress)
 
 
 def _device(settings: TrainSettings) -> torch.device:
@@ -344,41 +385,53 @@ def _load(policies: PolicyBatch, best: list) -> None:
     policies.to("cpu")
 
 
-def _policies(seeds, in_dim, settings, device) -> tuple[PolicyBatch, SeedGroups | None]:
-    """The batch of policies on ``device``, and its seed groups when they apply."""
+def _policies(seeds, keys, in_dim, settings, device) -> tuple[PolicyBatch, SeedGroups | None]:
+    """The batch of policies on ``device``, and its seed groups (policies of one ``keys``
+    value: one seed on one record set) when they apply."""
     policies = PolicyBatch(seeds, in_dim, settings.arch)
-    grouped = SeedGroups(policies, seeds) if SeedGroups.applies(seeds, settings) else None
+    grouped = SeedGroups(policies, keys) if SeedGroups.applies(keys, settings) else None
     policies.to(device)
     if grouped is not None:
         grouped.to(device)
     return policies, grouped
 
 
-def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult:
-    """:func:`train_policies` on checked inputs (on ``settings.device``; the result on the CPU)."""
-    P, device, seeds = len(configs), _device(settings), [config.seed for config in configs]
-    policies, grouped = _policies(seeds, train.x.shape[1], settings, device)
+def _train_batch(sets: list[SetTraining], settings, progress) -> list[TrainResult]:
+    """:func:`train_sets` on checked inputs (on ``settings.device``; the results on the CPU)."""
+    device = _device(settings)
+    configs = [config for s in sets for config in s.configs]
+    owner = [k for k, s in enumerate(sets) for _ in s.configs]  # each policy's record set
+    bounds = np.cumsum([0, *(len(s.configs) for s in sets)])
+    P, seeds, n = len(configs), [config.seed for config in configs], sets[0].train.n
+    keys = seeds if len(sets) == 1 else list(zip(owner, seeds))
+    policies, grouped = _policies(seeds, keys, sets[0].train.x.shape[1], settings, device)
     budget, beta, tau_r, tau_c = (
         torch.tensor(values, device=device)
         for values in zip(*[(config.budget, config.beta, *config.taus) for config in configs])
     )
     lam = torch.full((P,), float(settings.lam0), device=device)
-    pairs = torch.tensor(float(train.n))  # each policy's pairs per epoch (float32, as the sums)
+    pairs = torch.tensor(float(n))  # each policy's pairs per epoch (float32, as the sums)
     bf16 = settings.precision == "bf16"
-    x = train.x.to(device, torch.bfloat16 if bf16 else torch.float32)  # cast once
-    rc_all = torch.cat([train.r, train.c], dim=1).to(device)  # (n, 4): one gather for both
-    per_step = min(settings.batch_size, train.n)  # rows per policy and step
+    # the sets' train splits end to end; a policy's rows are offset to its own set's
+    x = torch.cat([s.train.x for s in sets]) if len(sets) > 1 else sets[0].train.x
+    x = x.to(device, torch.bfloat16 if bf16 else torch.float32)  # cast once
+    rc_all = torch.cat([torch.cat([s.train.r, s.train.c], dim=1) for s in sets]).to(device)
+    offset = (torch.tensor(owner) * n)[:, None].to(device) if len(sets) > 1 else None
+    per_step = min(settings.batch_size, n)  # rows per policy and step
     step = Step(policies, grouped, x, per_step, bf16)
     opt = _optimizer(step.params, settings)
     rc_buf = torch.empty(P * per_step, 4, device=device)
     best = [None] * P
     rows, valid_hist = [], []
     epochs = range(settings.epochs)
-    bar = tqdm(epochs, desc=f"training {P} policies", disable=not progress, leave=False)
-    for epoch, order in zip(bar, _orders(seeds, train.n, settings.epochs)):
+    desc = f"training {P} policies" + (f" on {len(sets)} record sets" if len(sets) > 1 else "")
+    bar = tqdm(epochs, desc=desc, disable=not progress, leave=False)
+    for epoch, order in zip(bar, _orders(seeds, n, settings.epochs)):
         order = order.to(device)
+        if offset is not None:
+            order += offset
         sums = torch.zeros(2, P, device=device)  # reward, cost
-        for start in range(0, train.n, settings.batch_size):
+        for start in range(0, n, settings.batch_size):
             idx = order[:, start : start + settings.batch_size]  # (P, B)
             logits = step.forward(idx)
             rc = gather(rc_all, idx.reshape(-1), idx.shape, rc_buf)  # r and c, side by side
@@ -395,12 +448,23 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
         if grouped is not None:
             grouped.write_back()
         sums, lam_now = sums.cpu(), lam.cpu()
-        acc, vcost = _evaluate(policies, valid)
+        if len(sets) == 1:
+            acc, vcost = _evaluate(policies, sets[0].valid)
+        else:
+            acc, vcost = (
+                np.concatenate(part)
+                for part in zip(
+                    *(
+                        _evaluate(policies, s.valid, slice(bounds[k], bounds[k + 1]))
+                        for k, s in enumerate(sets)
+                    )
+                )
+            )
         valid_hist.append((acc, vcost))
         for p in range(P):
             rows.append(
                 {
-                    "policy": p,
+                    "policy": int(p - bounds[owner[p]]),
                     "epoch": epoch + 1,
                     "lambda": float(lam_now[p]),
                     "train_reward": float(sums[0, p] / pairs),
@@ -421,12 +485,23 @@ def _train_batch(train, valid, configs, settings, unit, progress) -> TrainResult
         + 1
         for p in range(P)
     ]
-    _load(policies, best)
-    history = pd.DataFrame(rows)
-    cfg = pd.DataFrame([asdict(config) for config in configs]).rename_axis("policy").reset_index()
-    return TrainResult(
-        list(configs), settings, unit, policies, history.merge(cfg, on="policy"), best_epoch
-    )
+    history = pd.DataFrame(rows).assign(set=[owner[p] for p in range(P)] * settings.epochs)
+    results = []
+    for k, s in enumerate(sets):
+        a, b = bounds[k], bounds[k + 1]
+        own = (
+            policies if len(sets) == 1 else PolicyBatch(seeds[a:b], policies.in_dim, policies.arch)
+        )
+        _load(own, best[a:b])
+        cfg = pd.DataFrame([asdict(config) for config in s.configs])
+        cfg = cfg.rename_axis("policy").reset_index()
+        part = history[history["set"] == k].drop(columns="set").reset_index(drop=True)
+        results.append(
+            TrainResult(
+                s.configs, settings, s.unit, own, part.merge(cfg, on="policy"), best_epoch[a:b]
+            )
+        )
+    return results
 
 
 def train_reference(

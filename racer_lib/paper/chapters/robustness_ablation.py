@@ -3,8 +3,8 @@
 ACER, RACER-R and RACER-C (no reweighting, rewards reweighted at τ_R, costs reweighted at τ_C)
 trained on one subset and deployed on another, **replicated over seeds**: each replicate seed
 (:func:`racer_lib.evaluation.verdicts.replicate_seeds`) re-draws the three subsets' records
-(with their split; real records are re-split, :func:`replicate_set`), the routers'
-initialisation and their batch order (:func:`run_replicate`). The trainer's cost weights
+and their split (:func:`replicate_set`), the routers' initialisation and their batch order
+(:func:`run_replicates`, which trains several replicates together). The trainer's cost weights
 (:func:`trainer_cost_weights`), the description over seeds (:func:`ablation_summary`,
 :func:`violation_rates`), the verdicts of the report's rules on this chapter's CSVs
 (:func:`report_verdicts`), the subsets' statistics (:func:`subset_statistics`), the figure
@@ -34,8 +34,7 @@ import torch
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation.intervals import wilson_interval
-from racer_lib.paper import registry, shift
-from racer_lib.paper.experiments import fit
+from racer_lib.paper import experiments, registry, shift
 from racer_lib.paper.shift import CHEAPER, COSTLIER, ablation_plan, shift_rows
 from racer_lib.records import schema as rec
 from racer_lib.records.sets import judge_set, stratified_split
@@ -123,51 +122,71 @@ class Design:
 
 def replicate_set(judge: str, subset: str, seed: int, source: Mapping[str, Any]):
     """``(records, embeddings)`` of ``judge`` on ``subset`` for replicate ``seed``: simulated
-    with that seed (records and split re-drawn), or read from ``source["records_dir"]`` and
-    re-split by domain with that seed (:data:`SPLIT_SHARES`), so that every replicate re-draws
-    what is random."""
-    records, emb = judge_set(judge, subset, seed=seed, **source)
+    with that seed, or read from ``source["records_dir"]``, and split anew with that seed in
+    the shares :data:`SPLIT_SHARES` (stratified by dataset, or by domain for records read), so
+    that every replicate re-draws what is random and every replicate's train split of one
+    subset has one size (:func:`run_replicates` trains them together)."""
     if source.get("records_dir"):
-        records = records.assign(split=stratified_split(records["domain"], seed, SPLIT_SHARES))
-    return records, emb
+        records, emb = judge_set(judge, subset, seed=seed, **source)
+        return records.assign(split=stratified_split(records["domain"], seed, SPLIT_SHARES)), emb
+    return judge_set(judge, subset, seed=seed, split_shares=SPLIT_SHARES, **source)
 
 
 def run_replicate(design: Design, seed: int) -> dict[str, Any]:
-    """One replicate of the ablation: the shifted set and each scenario's training subset
-    drawn with ``seed`` (:func:`replicate_set`), every method of :func:`ablation_plan` trained
-    with that seed on each training subset, then the runs (:func:`shift_rows`: ``runs``), the
-    matched-spend controls of the variants in ``design.controls`` under
-    ``design.control_scenarios`` (:func:`racer_lib.paper.shift.matched_controls`:
-    ``controls``) and the records' ``provenance`` (a set)."""
-    test = replicate_set(design.judge, design.test, seed, design.source)
-    names, configs = ablation_plan(design.taus_r, design.taus_c, design.budget, [seed])
-    out: dict[str, Any] = {"runs": [], "controls": [], "provenance": {rec.provenance(test[0])}}
-    for scenario, subset in design.scenarios.items():
-        records, emb = replicate_set(design.judge, subset, seed, design.source)
-        out["provenance"].add(rec.provenance(records))
-        fitted = fit(records, emb, configs, design.settings)
-        if scenario in design.control_scenarios:
-            out["controls"] += shift.matched_controls(
-                fitted, names, records, emb, design.settings, test, robust=design.controls,
-                scenario=scenario,
-            )  # fmt: skip
-        out["runs"] += shift_rows(
-            fitted, names, records, emb, *test, scenario=scenario, train_subset=subset,
-            test_subset=design.test,
-        )  # fmt: skip
-    return out
+    """One replicate of the ablation: :func:`run_replicates` with one seed."""
+    return run_replicates(design, [seed])
 
 
-def run_replicates(design: Design, seeds: Sequence[int]) -> dict[str, Any]:
-    """:func:`run_replicate` for each of ``seeds`` (the replicate seeds,
-    :func:`racer_lib.evaluation.verdicts.replicate_seeds`), their ``runs`` and ``controls``
-    concatenated and their ``provenance`` sets joined."""
+def run_replicates(design: Design, seeds: Sequence[int], per_pass: int = 20) -> dict[str, Any]:
+    """The replicates ``seeds`` of the ablation (the replicate seeds,
+    :func:`racer_lib.evaluation.verdicts.replicate_seeds`). Replicate ``seed`` draws the shifted
+    set and each scenario's training subset with ``seed`` (:func:`replicate_set`), trains every
+    method of :func:`ablation_plan` with that seed on each training subset, then gives the
+    runs (:func:`shift_rows`: ``runs``), the matched-spend controls of the variants in
+    ``design.controls`` under ``design.control_scenarios``
+    (:func:`racer_lib.paper.shift.matched_controls`: ``controls``) and the records'
+    ``provenance`` (a set); the replicates' runs and controls are concatenated in seed order
+    and their provenance sets joined.
+
+    ``per_pass`` replicates are trained together (:func:`racer_lib.paper.experiments.fit_sets`:
+    each on its own records; their routers are what each replicate trained alone gives, to
+    float32 rounding), which makes the small linear routers' many steps several times cheaper
+    than one replicate at a time."""
     out: dict[str, Any] = {"runs": [], "controls": [], "provenance": set()}
-    for seed in seeds:
-        replicate = run_replicate(design, seed)
-        out["runs"] += replicate["runs"]
-        out["controls"] += replicate["controls"]
-        out["provenance"] |= replicate["provenance"]
+    seeds = list(seeds)
+    for first in range(0, len(seeds), per_pass):
+        group = seeds[first : first + per_pass]
+        runs: dict[int, list] = {s: [] for s in group}
+        controls: dict[int, list] = {s: [] for s in group}
+        tests = {s: replicate_set(design.judge, design.test, s, design.source) for s in group}
+        plans = {s: ablation_plan(design.taus_r, design.taus_c, design.budget, [s]) for s in group}
+        out["provenance"] |= {rec.provenance(t[0]) for t in tests.values()}
+        for scenario, subset in design.scenarios.items():
+            sets = {s: replicate_set(design.judge, subset, s, design.source) for s in group}
+            out["provenance"] |= {rec.provenance(r) for r, _ in sets.values()}
+            fits = experiments.fit_sets([(*sets[s], plans[s][1]) for s in group], design.settings)
+            fitted = dict(zip(group, fits))
+            for s in group:
+                runs[s] += shift_rows(
+                    fitted[s], plans[s][0], *sets[s], *tests[s], scenario=scenario,
+                    train_subset=subset, test_subset=design.test,
+                )  # fmt: skip
+            if scenario in design.control_scenarios:
+                wanted = {s: shift.control_plan(fitted[s], plans[s][0], design.controls)
+                          for s in group}  # fmt: skip
+                with_controls = [s for s in group if wanted[s]]
+                matched = experiments.fit_sets(
+                    [(*sets[s], shift.control_configs(wanted[s])) for s in with_controls],
+                    design.settings,
+                )
+                for s, control in zip(with_controls, matched):
+                    controls[s] += shift.control_rows(
+                        wanted[s], control, tests[s], scenario=scenario
+                    )
+            del sets, fits, fitted
+        for s in group:
+            out["runs"] += runs[s]
+            out["controls"] += controls[s]
     return out
 
 

@@ -16,9 +16,10 @@ controls and findings (:mod:`racer_lib.paper.shift`); only its sizes are its own
 routers are not shared through the router store.
 
 **Replicates.** Each simulator runs the replicate seeds of
-:func:`racer_lib.evaluation.verdicts.replicate_seeds`; each draws the records (and their split)
-afresh and trains its routers with that seed (initialisation, batch order); every simulator
-uses the same replicate seeds. **The design** (:func:`design`): the default, every knob swept
+:func:`racer_lib.evaluation.verdicts.replicate_seeds`; each draws the records and their split
+(:data:`SPLIT_SHARES`, cut anew with the seed) afresh and trains its routers with that seed
+(initialisation, batch order); every simulator uses the same replicate seeds. The seeds run in
+lockstep (:func:`racer_lib.paper.experiments.fit_together`), their routers trained together. **The design** (:func:`design`): the default, every knob swept
 one at a time, a Latin hypercube, and the :data:`CONTROLS`. :func:`claim_verdicts` runs one
 simulator (the bench of the verdicts' error rates calls it on the null and planted ones).
 """
@@ -28,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,16 @@ EMBEDDINGS: dict[str, Embedding] = {
 }
 
 
+#: The shares each replicate's training sets are split in anew (with its seed, exactly; the
+#: simulator's own shares, :data:`racer_lib.records.simulate.SPLIT_SHARES`): every replicate's
+#: train split then has one size, and :func:`write_point` trains the replicates together.
+SPLIT_SHARES = (0.8, 0.1, 0.1)
+#: A writer of :data:`WRITERS` for one replicate: a generator that yields each fit it needs,
+#: ``(records, embeddings, configs)``, is sent the fit, and returns its CSVs' rows
+#: (:func:`racer_lib.paper.experiments.fit_together`).
+Job = Generator[tuple, experiments.Fit, dict[str, list]]
+
+
 def _handed(name: str, embedding: Embedding, s: int):
     rng = np.random.default_rng([s, zlib.crc32(name.encode())])
     return lambda recs, emb: embedding(recs, emb, rng)
@@ -136,18 +147,18 @@ def _handed(name: str, embedding: Embedding, s: int):
 # One replicate seed: the rows of the claims' CSVs
 
 
-def _frontier_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+def _frontier_rows(sim, s: int, sizes: Sizes, embedding: Embedding) -> Job:
     """Fig. 4 and Table 3 at replicate ``s``: RACER-R at every budget and β of ``sizes`` trained
     in one batch on the judge's training mixture; Fig. 4's rows (β = :data:`BETA`) on the train
     and test splits and each OOD benchmark, with Random at RACER's rate, the fixed modes and
     the area above Random; Table 3's on the test split."""
     j = sizes.judge
     records, emb = judge_set(j, "training_mix", seed=s, dim=sizes.dim, scale=sizes.scale,
-                             simulator=sim)  # fmt: skip
+                             simulator=sim, split_shares=SPLIT_SHARES)  # fmt: skip
     emb = _handed("training_mix", embedding, s)(records, emb)
     betas = sorted({*sizes.betas, BETA})
     configs = experiments.grid(sizes.budgets, [s], outer={"beta": betas}, variant="RACER-R")
-    fit = experiments.fit(records, emb, configs, settings)
+    fit = yield records, emb, configs
     sets = experiments.evaluation_sets(j, records, emb, ("train", "test"))
     for bench in simulate.OOD_BENCHMARKS:
         recs, e = judge_set(j, bench, seed=s, dim=sizes.dim, scale=sizes.benchmark_scale,
@@ -178,14 +189,15 @@ def _frontier_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) ->
     return out
 
 
-def _llama_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+def _llama_rows(sim, s: int, sizes: Sizes, embedding: Embedding) -> Job:
     """Table 7 at replicate ``s``: RACER-R at each of ``llama_budgets`` on the Llama pair's
     training mixture, on its test split beside Random at matched cost and at RACER's rate."""
     records, emb = judge_set(sizes.llama, "training_mix", seed=s, dim=sizes.dim,
-                             scale=sizes.scale, simulator=sim)  # fmt: skip
+                             scale=sizes.scale, simulator=sim,
+                             split_shares=SPLIT_SHARES)  # fmt: skip
     emb = _handed("llama", embedding, s)(records, emb)
     configs = experiments.grid(sizes.llama_budgets, [s], variant="RACER-R")
-    fit = experiments.fit(records, emb, configs, settings)
+    fit = yield records, emb, configs
     test, test_emb = experiments.evaluation_sets(sizes.llama, records, emb)["test"]
     rows = []
     for cfg, p in zip(configs, fit.result.p_reasoning(test_emb), strict=True):
@@ -199,7 +211,7 @@ def _llama_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> di
     return {"llama_runs.csv": rows}
 
 
-def _ablation_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) -> dict[str, list]:
+def _ablation_rows(sim, s: int, sizes: Sizes, embedding: Embedding) -> Job:
     """Fig. 3 at replicate ``s``, as chapter 08 runs one replicate: every method of
     :func:`racer_lib.paper.shift.ablation_plan` (ACER, RACER-R and RACER-C at each of
     ``sizes.taus``) trained on each scenario's subset and deployed on OffsetBias
@@ -211,16 +223,18 @@ def _ablation_rows(sim, s: int, sizes: Sizes, settings, embedding: Embedding) ->
     names, configs = shift.ablation_plan(sizes.taus, sizes.taus, sizes.shift_budget, [s])
     out = {"ablation_runs.csv": [], "control_runs.csv": []}
     for scenario, subset in SCENARIOS.items():
-        records, emb = judge_set(sizes.judge, subset, **kw)
+        records, emb = judge_set(sizes.judge, subset, split_shares=SPLIT_SHARES, **kw)
         emb = _handed(subset, embedding, s)(records, emb)
-        fit = experiments.fit(records, emb, configs, settings)
+        fit = yield records, emb, configs
         out["ablation_runs.csv"] += shift.shift_rows(
             fit, names, records, emb, *test, scenario=scenario, train_subset=subset,
             test_subset=SHIFTED)  # fmt: skip
         if scenario == shift.COSTLIER:
-            out["control_runs.csv"] += shift.matched_controls(
-                fit, names, records, emb, settings, test, robust=shift.COST_ROBUST,
-                scenario=scenario)  # fmt: skip
+            wanted = shift.control_plan(fit, names, shift.COST_ROBUST)
+            if wanted:
+                control = yield records, emb, shift.control_configs(wanted)
+                out["control_runs.csv"] += shift.control_rows(wanted, control, test,
+                                                              scenario=scenario)  # fmt: skip
     return out
 
 
@@ -252,9 +266,10 @@ def write_point(folder: str | Path, sim: choices.Simulator, seeds: Sequence[int]
     folder.mkdir(parents=True, exist_ok=True)
     hand = EMBEDDINGS[embedding] if isinstance(embedding, str) else embedding
     tables: dict[str, list] = {}
-    for part in parts:
-        for s in seeds:
-            for name, rows in WRITERS[part](sim, s, sizes, settings, hand).items():
+    for part in parts:  # the seeds' jobs in lockstep, each round's fits in one pass
+        jobs = [WRITERS[part](sim, s, sizes, hand) for s in seeds]
+        for written in experiments.fit_together(jobs, settings):
+            for name, rows in written.items():
                 tables.setdefault(name, []).extend(rows)
     frames = {name: pd.DataFrame(rows) for name, rows in tables.items()}
     if "ablation_runs.csv" in frames:
