@@ -20,9 +20,10 @@ best valid checkpoint (appendix B.3): among epochs whose validation cost meets t
 with the highest validation accuracy, else the one whose cost is closest to the budget.
 Evaluation takes expectations under ``pi`` rather than sampling decisions.
 
-:func:`train_policies` trains all policies together; :func:`train_reference` is a plain
-one-policy PyTorch loop with the same maths, kept as the reference the batched trainer is
-tested and benchmarked against.
+:func:`train_policies` trains all policies together; :func:`train_sets` does so for several
+record sets at once (a chapter's replicates), each policy on its own set;
+:func:`train_reference` is a plain one-policy PyTorch loop with the same maths, kept as the
+reference the batched trainer is tested and benchmarked against.
 """
 
 from __future__ import annotations
@@ -340,9 +341,12 @@ def train_sets(
     policy stepping on minibatches of its own set's train split and selected on its own valid
     split. The train splits must have one size (every policy takes the same number of steps
     an epoch); the valid splits may differ. A policy's result is the one :func:`train_policies`
-    gives on its set alone beside the same configurations (tests/test_train.py): the sets only
-    share the steps' matrix products, which is what makes many small sets (a chapter's
-    replicate seeds) cheaper together than one by one."""
+    gives on its set alone beside the same configurations: bit for bit with
+    ``settings.fused`` off, to float32 rounding with PyTorch's fused AdamW, whose vector loop
+    splits a longer tensor differently (tests/test_train.py). The sets share every operation
+    of a step, each on a larger batch, which is what makes many small sets (a chapter's
+    replicate seeds) cheaper together than one by one: a small router's step costs mostly
+    its fixed overhead (``make bench``: ``replicates_together_vs_alone``)."""
     if not sets:
         return []
     sets = [
