@@ -19,8 +19,9 @@ routers are not shared through the router store.
 :func:`racer_lib.evaluation.verdicts.replicate_seeds`; each draws the records and their split
 (:data:`SPLIT_SHARES`, cut anew with the seed) afresh and trains its routers with that seed
 (initialisation, batch order); every simulator uses the same replicate seeds. The seeds run in
-lockstep (:func:`racer_lib.paper.experiments.fit_together`), their routers trained together. **The design** (:func:`design`): the default, every knob swept
-one at a time, a Latin hypercube, and the :data:`CONTROLS`. :func:`claim_verdicts` runs one
+lockstep (:func:`racer_lib.paper.experiments.fit_together`), their routers trained together.
+**The design** (:func:`design`): the default, every knob swept one at a time, a Latin
+hypercube, and the :data:`CONTROLS`. :func:`claim_verdicts` runs one
 simulator (the bench of the verdicts' error rates calls it on the null and planted ones).
 """
 
