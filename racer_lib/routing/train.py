@@ -452,18 +452,7 @@ def _train_batch(sets: list[SetTraining], settings, progress) -> list[TrainResul
         if grouped is not None:
             grouped.write_back()
         sums, lam_now = sums.cpu(), lam.cpu()
-        if len(sets) == 1:
-            acc, vcost = _evaluate(policies, sets[0].valid)
-        else:
-            acc, vcost = (
-                np.concatenate(part)
-                for part in zip(
-                    *(
-                        _evaluate(policies, s.valid, slice(bounds[k], bounds[k + 1]))
-                        for k, s in enumerate(sets)
-                    )
-                )
-            )
+        acc, vcost = _evaluate_sets(policies, sets, bounds)
         valid_hist.append((acc, vcost))
         for p in range(P):
             rows.append(
@@ -490,12 +479,30 @@ def _train_batch(sets: list[SetTraining], settings, progress) -> list[TrainResul
         for p in range(P)
     ]
     history = pd.DataFrame(rows).assign(set=[owner[p] for p in range(P)] * settings.epochs)
+    return _results(sets, bounds, policies, best, best_epoch, history, settings)
+
+
+def _evaluate_sets(policies: PolicyBatch, sets: list[SetTraining], bounds) -> tuple:
+    """:func:`_evaluate` of every policy on its own set's valid split (policies
+    ``bounds[k]:bounds[k + 1]`` belong to set ``k``), in the batch's order."""
+    if len(sets) == 1:
+        return _evaluate(policies, sets[0].valid)
+    parts = [
+        _evaluate(policies, s.valid, slice(bounds[k], bounds[k + 1])) for k, s in enumerate(sets)
+    ]
+    return tuple(np.concatenate(part) for part in zip(*parts))
+
+
+def _results(sets, bounds, policies, best, best_epoch, history, settings) -> list[TrainResult]:
+    """One :class:`TrainResult` per set: its policies at their ``best`` checkpoints (one batch
+    trains alone: itself, loaded; else a batch per set), its rows of ``history`` (column
+    ``set``) with their configurations, and its ``best_epoch``."""
     results = []
     for k, s in enumerate(sets):
         a, b = bounds[k], bounds[k + 1]
-        own = (
-            policies if len(sets) == 1 else PolicyBatch(seeds[a:b], policies.in_dim, policies.arch)
-        )
+        own = policies
+        if len(sets) > 1:
+            own = PolicyBatch(policies.seeds[a:b], policies.in_dim, policies.arch)
         _load(own, best[a:b])
         cfg = pd.DataFrame([asdict(config) for config in s.configs])
         cfg = cfg.rename_axis("policy").reset_index()
