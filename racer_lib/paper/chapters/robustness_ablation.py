@@ -148,45 +148,42 @@ def run_replicates(design: Design, seeds: Sequence[int], per_pass: int = 20) -> 
     ``provenance`` (a set); the replicates' runs and controls are concatenated in seed order
     and their provenance sets joined.
 
-    ``per_pass`` replicates are trained together (:func:`racer_lib.paper.experiments.fit_sets`:
-    each on its own records; their routers are what each replicate trained alone gives, to
+    ``per_pass`` replicates are trained together, in lockstep
+    (:func:`racer_lib.paper.experiments.fit_together`, as chapter 16 runs its seeds: each on its
+    own records; their routers are what each replicate trained alone gives, to
     float32 rounding), which makes the small linear routers' many steps several times cheaper
     than one replicate at a time."""
     out: dict[str, Any] = {"runs": [], "controls": [], "provenance": set()}
     seeds = list(seeds)
     for first in range(0, len(seeds), per_pass):
-        group = seeds[first : first + per_pass]
-        runs: dict[int, list] = {s: [] for s in group}
-        controls: dict[int, list] = {s: [] for s in group}
-        tests = {s: replicate_set(design.judge, design.test, s, design.source) for s in group}
-        plans = {s: ablation_plan(design.taus_r, design.taus_c, design.budget, [s]) for s in group}
-        out["provenance"] |= {rec.provenance(t[0]) for t in tests.values()}
-        for scenario, subset in design.scenarios.items():
-            sets = {s: replicate_set(design.judge, subset, s, design.source) for s in group}
-            out["provenance"] |= {rec.provenance(r) for r, _ in sets.values()}
-            fits = experiments.fit_sets([(*sets[s], plans[s][1]) for s in group], design.settings)
-            fitted = dict(zip(group, fits))
-            for s in group:
-                runs[s] += shift_rows(
-                    fitted[s], plans[s][0], *sets[s], *tests[s], scenario=scenario,
-                    train_subset=subset, test_subset=design.test,
-                )  # fmt: skip
-            if scenario in design.control_scenarios:
-                wanted = {s: shift.control_plan(fitted[s], plans[s][0], design.controls)
-                          for s in group}  # fmt: skip
-                with_controls = [s for s in group if wanted[s]]
-                matched = experiments.fit_sets(
-                    [(*sets[s], shift.control_configs(wanted[s])) for s in with_controls],
-                    design.settings,
-                )
-                for s, control in zip(with_controls, matched):
-                    controls[s] += shift.control_rows(
-                        wanted[s], control, tests[s], scenario=scenario
-                    )
-            del sets, fits, fitted
-        for s in group:
-            out["runs"] += runs[s]
-            out["controls"] += controls[s]
+        jobs = [_replicate_job(design, s) for s in seeds[first : first + per_pass]]
+        for replicate in experiments.fit_together(jobs, design.settings):
+            out["runs"] += replicate["runs"]
+            out["controls"] += replicate["controls"]
+            out["provenance"] |= replicate["provenance"]
+    return out
+
+
+def _replicate_job(design: Design, seed: int):
+    """Replicate ``seed`` of :func:`run_replicates` as a job of
+    :func:`racer_lib.paper.experiments.fit_together`: it yields each fit it needs (each
+    scenario's methods, then the controls) and returns its runs, controls and provenance."""
+    test = replicate_set(design.judge, design.test, seed, design.source)
+    names, configs = ablation_plan(design.taus_r, design.taus_c, design.budget, [seed])
+    out: dict[str, Any] = {"runs": [], "controls": [], "provenance": {rec.provenance(test[0])}}
+    for scenario, subset in design.scenarios.items():
+        records, emb = replicate_set(design.judge, subset, seed, design.source)
+        out["provenance"].add(rec.provenance(records))
+        fitted = yield records, emb, configs
+        out["runs"] += shift_rows(
+            fitted, names, records, emb, *test, scenario=scenario, train_subset=subset,
+            test_subset=design.test,
+        )  # fmt: skip
+        if scenario in design.control_scenarios:
+            wanted = shift.control_plan(fitted, names, design.controls)
+            if wanted:
+                control = yield records, emb, shift.control_configs(wanted)
+                out["controls"] += shift.control_rows(wanted, control, test, scenario=scenario)
     return out
 
 
