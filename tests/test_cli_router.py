@@ -166,11 +166,11 @@ def test_an_llmbar_evaluator_from_import_to_routes_with_the_cli_alone(
     llmbar_folder, tmp_path, capsys
 ):
     """import -> embed -> router train -> router evaluate -> records route, CLI only: train on
-    three subsets of GPT-4's outputs, evaluate and route on the two others."""
+    one subset of GPT-4's outputs (Natural, 100 pairs), evaluate and route on two others."""
     imp = ["records", "import", "--format", "llmbar", "--llmbar-dir", str(llmbar_folder)]
     imp += ["--judge", "GPT-4"]
     train, test = tmp_path / "train.parquet", tmp_path / "test.parquet"
-    subsets = {train: ("natural", "neighbor", "gptinst"), test: ("gptout", "manual")}
+    subsets = {train: ("natural",), test: ("gptout", "manual")}
     cache = ["--cache-dir", str(tmp_path / "cache"), "--encoder", "all-MiniLM-L6-v2", "--quiet"]
     for path, names in subsets.items():
         assert (

@@ -920,9 +920,12 @@ def smollm2():
 
 
 @pytest.mark.slow
+@pytest.mark.ci_only  # `make test` judges with SmolLM2 in the smoke build's chapter 02
 def test_real_smollm2_judges_judgebench_pairs_in_both_modes(smollm2, tmp_path, monkeypatch):
     """The whole real path on a CPU: the SmolLM2-135M GGUF judges the two shortest JudgeBench
-    pairs (cot judge: both modes), 48 new tokens; counts are the generated ids."""
+    pairs (cot judge: both modes), 48 new tokens; counts are the generated ids. The run loads
+    the GGUF through the model cache (converted once); the check loads it directly, so equal
+    ids also show the stored conversion is the GGUF's model."""
     import torch
 
     if not all((MIRROR / r).is_dir() for r in ("ScalerLab/JudgeBench",)):
@@ -936,7 +939,8 @@ def test_real_smollm2_judges_judgebench_pairs_in_both_modes(smollm2, tmp_path, m
         size = pairs.prompt.str.len() + pairs.response_a.str.len() + pairs.response_b.str.len()
         pairs = pairs.loc[size.sort_values().index[:2]].reset_index(drop=True)
         spec = judging.JudgeSpec("cot", "smollm2")
-        backends = judging.make_backends(spec, "transformers", device="cpu")
+        cache = tmp_path / "models"
+        backends = judging.make_backends(spec, "transformers", device="cpu", model_cache=cache)
         backend = backends["instruct"]
         assert (
             backends["reasoning"] is backend
@@ -957,7 +961,11 @@ def test_real_smollm2_judges_judgebench_pairs_in_both_modes(smollm2, tmp_path, m
         assert records["thinking_tokens_instruct"].isna().all()  # no </think> in its vocab
         parts, _, _ = judging.read_shards(tmp_path)
         assert ((parts["n_tokens"] > 0) & (parts["n_tokens"] <= 48)).all()
+        (stored,) = cache.iterdir()  # one conversion, with its manifest
+        assert (stored / judging.gguf.MANIFEST).is_file()
         # the same items one at a time: same ids (per-item seeds), counts = generated ids
+        folder, file = smollm2
+        backend = judging.TransformersBackend(str(folder), file, device="cpu", model_cache=False)
         tokenizer, _, _ = backend.load()
         for row in parts.itertuples():
             pair = pairs.set_index("id").loc[row.pair_id]

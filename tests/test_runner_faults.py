@@ -403,6 +403,7 @@ def _clean_run(repo: Path, tmp_path: Path, profile: str) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
+@pytest.mark.ci_only  # a minute of builds; `make test` keeps the one-kill tests
 def test_two_builds_of_one_profile_at_once_both_succeed_with_a_clean_runs_csvs(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -422,6 +423,7 @@ def test_two_builds_of_one_profile_at_once_both_succeed_with_a_clean_runs_csvs(
 
 
 @pytest.mark.slow
+@pytest.mark.ci_only  # a minute of builds; `make test` keeps the one-kill tests
 def test_a_runner_killed_three_times_a_flipped_router_and_a_deleted_csv_end_in_a_clean_run(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -21,6 +21,8 @@ The package, one module per stage (everything below is re-exported here, e.g.
 * :mod:`~racer_lib.judging.backends` — :class:`VLLMBackend` and :class:`TransformersBackend`
   behind one :class:`Backend` interface; sampling at temperature 0.6 (top-p 1, no top-k), token
   counts from the generated ids, per-item generators (:class:`SeededSampler`);
+* :mod:`~racer_lib.judging.gguf` — a GGUF judge (SmolLM2's) de-quantized once and kept in the
+  model cache, checked against its manifest before each reuse;
 * :mod:`~racer_lib.judging.store` — the shard folders: part files written atomically, the
   ``config.json`` that pins a shard's settings, one writer per shard, :func:`read_shards`;
 * :mod:`~racer_lib.judging.run` — :func:`run_judging` (pairs, backends and a :class:`RunSpec`;

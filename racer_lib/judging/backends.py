@@ -21,6 +21,7 @@ differences between padded and unpadded batches.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any, Protocol
 
 import racer_lib.judging.prompts as prompts
 from racer_lib.errors import ConfigError, MissingFileError, MissingPackageError
+from racer_lib.judging.gguf import cached_conversion
 from racer_lib.judging.spec import BACKENDS, DEFAULT_MAX_TOKENS, JudgeSpec, RunSpec, model_identity
 
 
@@ -322,7 +324,9 @@ class TransformersBackend:
 
     ``model``: a hub id or a local folder; ``gguf_file``: a GGUF file in that folder (needs the
     packages ``gguf`` and ``accelerate``; it is de-quantized to ``dtype``, float32 by default on
-    a CPU). Sampling: :class:`SeededSampler` (temperature, per-item generators). Set
+    a CPU, once: :func:`racer_lib.judging.gguf.cached_conversion` keeps the result in
+    ``model_cache``, default the user cache; ``model_cache=False`` converts at every load).
+    Sampling: :class:`SeededSampler` (temperature, per-item generators). Set
     ``HF_HUB_OFFLINE=1`` to stay off the network.
     """
 
@@ -335,8 +339,10 @@ class TransformersBackend:
         device: str | None = None,
         dtype: str | None = None,
         trust_remote_code: bool = False,
+        model_cache: str | os.PathLike | bool | None = None,
     ):
         self.model = str(model)
+        self.model_cache = model_cache
         self.gguf_file = gguf_file
         self.model_id = model_identity(model, gguf_file)
         self.device = device
@@ -349,16 +355,22 @@ class TransformersBackend:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
-            kwargs: dict[str, Any] = {"trust_remote_code": self.trust_remote_code}
-            if self.gguf_file:
+            device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+            dtype = self.dtype or ("auto" if device != "cpu" else "float32")
+            source, kwargs = self.model, {"trust_remote_code": self.trust_remote_code}
+            if self.gguf_file and self.model_cache is not False:
+                source, dtype = cached_conversion(
+                    Path(self.model) / self.gguf_file,
+                    dtype,
+                    None if self.model_cache is True else self.model_cache,
+                )
+            elif self.gguf_file:
                 kwargs["gguf_file"] = self.gguf_file
-            tokenizer = AutoTokenizer.from_pretrained(self.model, **kwargs)
+            tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
             tokenizer.padding_side = "left"
             if tokenizer.pad_token_id is None:
                 tokenizer.pad_token = tokenizer.eos_token
-            device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
-            dtype = self.dtype or ("auto" if device != "cpu" else "float32")
-            model = AutoModelForCausalLM.from_pretrained(self.model, dtype=dtype, **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs)
             model.to(device).eval()
             self._loaded = (tokenizer, model, device)
         return self._loaded
