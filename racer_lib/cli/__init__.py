@@ -151,8 +151,10 @@ def commands_help(width: int = 88) -> str:
     return "\n".join(lines)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``racer`` argument parser: every verb of every noun of :data:`NOUNS`."""
+def build_parser(noun: str | None = None) -> argparse.ArgumentParser:
+    """The ``racer`` argument parser: every verb of every noun of :data:`NOUNS`, or, given the
+    ``noun`` a command line starts with, the arguments of that noun's verbs only (the others
+    are named for ``--help``: a command starts in a second instead of three)."""
     parser = argparse.ArgumentParser(
         prog="racer",
         description=textwrap.fill(
@@ -171,8 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NOUN VERB",
         help="a noun, then one of its verbs (every command is listed below)",
     )
-    for noun in NOUNS:
-        add_noun(subparsers, noun)
+    for each in NOUNS:
+        add_noun(subparsers, each, arguments=noun is None or each.name == noun)
     return parser
 
 
@@ -180,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``racer``; return the exit status: 2 on a :class:`racer_lib.errors.RacerError` (its
     message printed as one line); any other exception propagates with its traceback."""
     argv = _resolve_deprecated(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv[0] if argv else "").parse_args(argv)
     try:
         return args.handler(args)
     except RacerError as exc:

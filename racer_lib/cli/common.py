@@ -40,13 +40,18 @@ class Noun:
     verbs: tuple[Verb, ...]
 
 
-def add_noun(subparsers: argparse._SubParsersAction, noun: Noun) -> argparse.ArgumentParser:
-    """Declare ``racer NOUN`` and each of its verbs under ``subparsers``."""
+def add_noun(
+    subparsers: argparse._SubParsersAction, noun: Noun, arguments: bool = True
+) -> argparse.ArgumentParser:
+    """Declare ``racer NOUN`` and each of its verbs under ``subparsers``; with
+    ``arguments=False`` the verbs are named but their arguments not declared (a noun the
+    command line does not use: declaring some verbs imports torch)."""
     parser = subparsers.add_parser(noun.name, help=noun.summary, description=noun.description)
     actions = parser.add_subparsers(dest="action", required=True, metavar="VERB")
     for verb in noun.verbs:
         sub = actions.add_parser(verb.name, help=verb.summary, description=verb.summary)
-        verb.declare(sub)
+        if arguments:
+            verb.declare(sub)
         if sub.epilog is None:
             sub.epilog = f"example: {verb.example}"
     return parser
