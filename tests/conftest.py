@@ -99,6 +99,28 @@ def routing_data():
     return records, emb, unit, sp
 
 
+def execute_notebook(src, out, **options) -> None:
+    """``papermill.execute_notebook(src, out, **options)`` with a quiet python3 kernel, started
+    again when the kernel dies before its first reply: two kernels starting at once (the other
+    xdist worker's, say) can take each other's TCP port, as the runner knows
+    (:func:`racer_lib.book.scheduling._with_kernel_starts`)."""
+    import functools
+
+    import papermill
+
+    from racer_lib.book import scheduling
+
+    options = {
+        "kernel_name": "python3",
+        "cwd": ROOT,
+        "progress_bar": False,
+        "extra_arguments": ["--IPKernelApp.log_level=ERROR"],
+        **options,
+    }
+    run = functools.partial(papermill.execute_notebook, src, out, **options)
+    scheduling._with_kernel_starts(run, Path(src).stem)
+
+
 def notebook_parameters(ipynb):
     """The parameters an executed notebook ran with: its defaults, then papermill's injection."""
     import nbformat

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import papermill
 import pytest
-from conftest import real_chapter
+from conftest import execute_notebook, real_chapter
 from papermill.exceptions import PapermillExecutionError
 
 from racer_lib import judging
@@ -161,14 +161,10 @@ def test_missing_data_stops_with_the_data_error(tmp_path, monkeypatch):
     empty.mkdir()
     monkeypatch.setenv(data.ENV_DATA_DIR, str(empty))
     with pytest.raises(PapermillExecutionError) as info:
-        papermill.execute_notebook(
+        execute_notebook(
             _source_notebook(tmp_path),
             tmp_path / "out.ipynb",
-            kernel_name="python3",
-            cwd=ROOT,
-            progress_bar=False,
             parameters={"results_dir": str(tmp_path / "results")},
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],
         )
     error = info.value
     assert error.ename == "DataError"

@@ -12,9 +12,9 @@ from pathlib import Path
 import jupytext
 import numpy as np
 import pandas as pd
-import papermill
 import pytest
 import yaml
+from conftest import execute_notebook
 from papermill.exceptions import PapermillExecutionError
 
 from racer_lib.evaluation import verdicts
@@ -58,14 +58,10 @@ def _run_chapter(stem, tmp_path, **parameters):
     src = tmp_path / f"{stem}.ipynb"
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{stem}.md"), src)
     results = tmp_path / "results"
-    papermill.execute_notebook(
+    execute_notebook(
         src,
         tmp_path / f"{stem}.out.ipynb",
-        kernel_name="python3",
         parameters={"profile": "test", "results_dir": str(results), **parameters},
-        cwd=ROOT,
-        progress_bar=False,
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
     return results
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import papermill
 import pytest
+from conftest import execute_notebook
 from papermill.exceptions import PapermillExecutionError
 
 from racer_lib.evaluation.verdicts import ALPHA
@@ -83,14 +84,10 @@ def _execute(tmp, **parameters):
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{STEM}.md"), src)
     results = tmp / "results"
     executed = tmp / f"{STEM}.out.ipynb"
-    papermill.execute_notebook(
+    execute_notebook(
         src,
         executed,
-        kernel_name="python3",
         parameters={"profile": "test", "results_dir": str(results), **parameters},
-        cwd=ROOT,
-        progress_bar=False,
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
     return results, executed
 

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import jupytext
 import numpy as np
-import papermill
 import pytest
-from conftest import real_chapter, release_table
+from conftest import execute_notebook, real_chapter, release_table
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
@@ -368,13 +367,9 @@ def test_subset_split_tests_on_the_other_subsets(chapter, tmp_path, pairs):
     jupytext.write(jupytext.read(ROOT / "notebooks" / f"{STEM}.md"), src)
     out = tmp_path / "results"
     train_subsets = ["natural", "neighbor", "gptinst"]
-    papermill.execute_notebook(
+    execute_notebook(
         src,
         tmp_path / f"{STEM}.out.ipynb",
-        kernel_name="python3",
-        cwd=ROOT,
-        progress_bar=False,
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
         parameters={
             "profile": "test",
             "results_dir": str(out),
