@@ -435,3 +435,20 @@ def test_the_racer_process_prints_a_traceback_only_for_a_bug(tmp_path):
     assert bug.returncode == 1
     assert "Traceback (most recent call last)" in bug.stderr
     assert bug.stderr.rstrip().endswith("KeyError: 'no such key'")
+
+
+def test_a_command_declares_only_its_nouns_arguments_and_imports_no_torch():
+    """``racer book build`` starts without torch or scipy: only the noun on the command line
+    declares its verbs' arguments (``router train`` reads its defaults from the trainer)."""
+    code = (
+        "import sys; from racer_lib import cli; p = cli.build_parser('book'); "
+        "p.parse_args(['book', 'build', '--profile', 'smoke']); "
+        "print(sorted(m for m in ('torch', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    with pytest.raises(SystemExit):  # the other nouns' verbs are named, not declared
+        cli.build_parser("book").parse_args(["router", "train", "r.parquet", "--budget", "3"])
+    full = cli.build_parser().parse_args(["router", "train", "r.parquet", "--budget", "3",
+                                          "--out", "x.pt"])  # fmt: skip
+    assert full.budget == 3.0
