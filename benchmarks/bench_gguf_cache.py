@@ -12,13 +12,17 @@ both sides are compared exactly.
 from __future__ import annotations
 
 import os
-import platform
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import torch
 
 from racer_lib import judging
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402
 
 ROUNDS = 2
 
@@ -53,10 +57,7 @@ def run() -> dict:
         "identical_weights": bool(same),
         "model": f"{folder.name}/{file}",
         "settings": {"device": "cpu", "dtype": "float32", "threads": 1, "rounds": ROUNDS},
-        "load_average": [load, os.getloadavg()[0]],
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "date": time.strftime("%Y-%m-%d"),
+        **machine.stamp(load),
     }
 
 

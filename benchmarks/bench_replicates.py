@@ -16,8 +16,9 @@ difference in any run's accuracy here is reported too.
 from __future__ import annotations
 
 import os
-import platform
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,9 @@ import torch
 from racer_lib.evaluation import verdicts
 from racer_lib.paper.chapters import robustness_ablation as ch
 from racer_lib.routing import train
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402
 
 SEEDS = 20  # the chapter's replicates per pass in the sim profile
 EPOCHS = 20
@@ -69,10 +73,7 @@ def run() -> dict:
             "threads": 1,
             "rounds": ROUNDS,
         },  # fmt: skip
-        "load_average": [load, os.getloadavg()[0]],
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "date": time.strftime("%Y-%m-%d"),
+        **machine.stamp(load),
     }
 
 

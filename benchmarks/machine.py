@@ -35,3 +35,17 @@ def stream_gb_per_s(numel: int) -> float:
     the fused AdamW can reach here."""
     a, b = torch.rand(numel), torch.rand(numel)
     return 3 * 4 * numel / best_time(lambda: a.add_(b)) / 1e9
+
+
+def stamp(load_before: float) -> dict:
+    """Where and when a benchmark ran: the load average before (``load_before``) and after it,
+    the architecture, the cores and the date."""
+    import os
+    import platform
+
+    return {
+        "load_average": [load_before, os.getloadavg()[0]],
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
