@@ -2,7 +2,13 @@
 
 * YAML read by a profile's rules (:func:`read_yaml`): no anchors or aliases (a few lines of nested
   aliases stand for billions of values, which any check, message or hash would go through), no
-  key given twice, no integer too long for Python, nothing nested deeper than :data:`_MAX_DEPTH`;
+  key given twice, no integer too long for Python, nothing nested deeper than :data:`_MAX_DEPTH`,
+  no more than :data:`MAX_PROFILE_BYTES` bytes or :data:`MAX_PROFILE_VALUES` values;
+* a value that is plain data (:func:`plain_problem`): a string, number, boolean or null, or a
+  list or mapping (string keys) of them, all the way down; YAML's ``!!binary``, ``!!set``,
+  ``!!timestamp``, ``!!omap`` and ``!!pairs`` build other things, which are refused;
+* the notebook's injected parameters cell written from the checked values as Python literals
+  (:func:`parameters_source`), never from ``str()`` of a value;
 * a value of the type of the notebook's default (:func:`type_problem`);
 * a value in its parameter's domain (:data:`DOMAINS`, :func:`domain_problem`): counts, budgets,
   temperatures, shares, judges;
@@ -19,6 +25,7 @@ the profile file and the notebook. A value in a message is cut to :data:`_SHOWN_
 from __future__ import annotations
 
 import ast
+import datetime
 import math
 import reprlib
 from collections.abc import Callable, Iterable, Iterator
@@ -30,6 +37,16 @@ import yaml
 _SHOWN_CHARS = 80  # a value in a message is cut to this many characters
 _MAX_DEPTH = 32  # levels of nested lists and mappings a profile (or --set) may give
 _RECORDS_PARAMETERS = ("records_dir", "records_paths")  # a chapter given these reads records
+
+MAX_PROFILE_BYTES = 1 << 20
+"""The most bytes a profile file (or a ``--set`` value) may hold: 1 MiB. The largest profile of
+the repository is 7 KiB; a bigger file is refused before it is read, so that no check, message,
+hash or notebook goes through megabytes of parameters."""
+
+MAX_PROFILE_VALUES = 10_000
+"""The most YAML values (scalars, lists and mappings, keys included) a profile file (or a
+``--set`` value) may hold. The largest profile of the repository holds 316; a file with more
+is refused as it is read, before any value is built."""
 
 # What the runner asks of every notebook's trainer (a ``trainer`` parameter, TrainSettings
 # fields) under the profile's own keys: glibc's malloc keeps freed memory while a batch trains
@@ -79,6 +96,7 @@ class _ProfileLoader(yaml.SafeLoader):
     of a mapping written out are left alone."""
 
     depth = 0  # of the node being composed
+    values = 0  # nodes composed so far
 
     def compose_node(self, parent, index):
         event = self.peek_event()
@@ -89,6 +107,12 @@ class _ProfileLoader(yaml.SafeLoader):
             raise RefusedYAML(f"line {line}: YAML anchor &{_cut_text(event.anchor)}{_NO_ALIAS}")
         if self.depth >= _MAX_DEPTH:
             raise RefusedYAML(f"line {line}: values nested deeper than {_MAX_DEPTH} levels")
+        self.values += 1
+        if self.values > MAX_PROFILE_VALUES:
+            raise RefusedYAML(
+                f"line {line}: more than {MAX_PROFILE_VALUES} values, more than a profile may "
+                "hold (racer_lib.book.parameters.MAX_PROFILE_VALUES)"
+            )
         self.depth += 1
         try:
             return super().compose_node(parent, index)
@@ -127,13 +151,114 @@ class _ProfileLoader(yaml.SafeLoader):
 _ProfileLoader.add_constructor("tag:yaml.org,2002:int", _ProfileLoader.construct_yaml_int)
 
 
+def too_big(size: int) -> str | None:
+    """How ``size`` bytes of profile are more than :data:`MAX_PROFILE_BYTES`; None if not."""
+    if size <= MAX_PROFILE_BYTES:
+        return None
+    return (
+        f"{size} bytes, more than a profile may hold ({MAX_PROFILE_BYTES} bytes, "
+        "racer_lib.book.parameters.MAX_PROFILE_BYTES)"
+    )
+
+
 def read_yaml(text: str) -> Any:
     """``text`` read as YAML by a profile's rules: no anchor or alias, no mapping that gives a
     key twice (YAML's own rule, which PyYAML does not enforce: it keeps the last value), no
-    integer too long for Python to read, nothing nested deeper than :data:`_MAX_DEPTH` levels.
+    integer too long for Python to read, nothing nested deeper than :data:`_MAX_DEPTH` levels,
+    no more than :data:`MAX_PROFILE_BYTES` bytes (UTF-8) or :data:`MAX_PROFILE_VALUES` values.
     A :class:`RefusedYAML` (its message: the line, what) for these, before any value is built;
     another ``yaml.YAMLError`` for text that is not YAML."""
+    big = too_big(len(text.encode("utf-8", errors="surrogatepass")))
+    if big is not None:
+        raise RefusedYAML(big)
     return yaml.load(text, Loader=_ProfileLoader)
+
+
+# --------------------------------------------------------------------------- plain data
+
+#: What a parameter's value may be, in words, for messages.
+PLAIN = "a string, number, boolean or null, or a list or mapping (string keys) of these"
+_SCALARS = (str, int, float, bool, type(None))  # exact types: no subclass with its own repr
+# The YAML tag that builds a value of each type the safe loader makes but a parameter refuses.
+_TAGS = {
+    bytes: "!!binary",
+    set: "!!set",
+    datetime.datetime: "!!timestamp",
+    datetime.date: "!!timestamp",
+    tuple: "!!omap or !!pairs",
+}
+
+
+def _what(value: Any) -> str:
+    """The type of a value that is not plain data, with the YAML tag that builds it."""
+    tag = _TAGS.get(type(value))
+    return type(value).__name__ + (f" (YAML tag {tag})" if tag else "")
+
+
+def _plain_parts(name: str, value: Any) -> Iterator[tuple[str, Any, bool]]:
+    """Every part of ``value`` with where it lies (``name``, ``name.key``, ``name[2]``) and
+    whether it is a mapping's key; a container before its items, depth first, without
+    recursion (a value from Python may be deeper than a profile's)."""
+    stack: list[tuple[str, Any, bool]] = [(name, value, False)]
+    while stack:
+        where, part, is_key = stack.pop()
+        yield where, part, is_key
+        if is_key:
+            continue
+        if type(part) is dict:
+            for key, item in reversed(list(part.items())):
+                stack.append((f"{where}.{key}", item, False))
+                stack.append((where, key, True))
+        elif type(part) is list:
+            stack.extend(reversed([(f"{where}[{k}]", item, False) for k, item in enumerate(part)]))
+
+
+def plain_problem(name: str, value: Any) -> str | None:
+    """How parameter ``name``'s ``value`` is not plain data (:data:`PLAIN`): the first part of
+    it that is something else (bytes of ``!!binary``, a set of ``!!set``, a date of
+    ``!!timestamp``, a tuple, any other object), a mapping key that is not a string, or a NaN;
+    None if it is plain all the way down. Only such a value is written into a notebook
+    (:func:`parameters_source`): it cannot be code."""
+    for where, part, is_key in _plain_parts(name, value):
+        if type(part) is float and math.isnan(part):
+            return f"{short_repr(where)} is NaN (.nan); a parameter's value is a number"
+        if type(part) is str or (not is_key and type(part) in (*_SCALARS, dict, list)):
+            continue
+        said = "has a key that is" if is_key else "is"
+        return (
+            f"{short_repr(where)} {said} {_what(part)}: {short_repr(part)}; a parameter's "
+            f"value is plain data: {PLAIN}"
+        )
+    return None
+
+
+def _literal(value: Any) -> str:
+    """``value`` (plain data, :func:`plain_problem`) as Python source that
+    ``ast.literal_eval`` reads back equal: ``repr`` of each string, key and number, an
+    infinite float as ``1e999``."""
+    if type(value) is dict:
+        return "{" + ", ".join(f"{k!r}: {_literal(v)}" for k, v in value.items()) + "}"
+    if type(value) is list:
+        return "[" + ", ".join(_literal(item) for item in value) + "]"
+    if type(value) is float and math.isinf(value):
+        return "1e999" if value > 0 else "-1e999"
+    return repr(value)
+
+
+def parameters_source(parameters: dict[str, Any], comment: str = "Parameters") -> str:
+    """The source of a notebook's injected parameters cell: ``# comment``, then ``name =
+    literal`` per parameter, each value written by :func:`_literal` from the checked value. A
+    ``ValueError`` (a bug: the runner checks every value first) for a name that is not an
+    identifier or a value that is not plain data: nothing else is ever written as code."""
+    lines = [f"# {comment}".strip()]
+    for name, value in parameters.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"parameter name {short_repr(name)} is not a Python name")
+        problem = plain_problem(name, value)
+        if problem is not None:
+            raise ValueError(problem)
+        lines.append(f"{name} = {_literal(value)}")
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------- types

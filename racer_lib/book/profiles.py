@@ -26,8 +26,12 @@ naming the file): a profile that is not UTF-8, that gives a key of a mapping twi
 lines; YAML forbids it, PyYAML would keep the last), that uses YAML anchors or aliases (``&``,
 ``*``: a few lines of them stand for billions of values) or that names no notebook, itself or
 through ``extends``, is refused. A name of ``set`` (or ``--set``) must be declared by a notebook of
-the run, and every value must be of its default's type, in its parameter's domain and name no
-file or folder outside the repository (:mod:`racer_lib.book.parameters`, which states the rules).
+the run, and every value must be plain data (strings, numbers, booleans, null, lists and
+mappings of them: no ``!!binary``, ``!!set`` or ``!!timestamp``), of its default's type, in its
+parameter's domain and name no file or folder outside the repository; a profile file over
+:data:`~racer_lib.book.parameters.MAX_PROFILE_BYTES` bytes or
+:data:`~racer_lib.book.parameters.MAX_PROFILE_VALUES` values is refused
+(:mod:`racer_lib.book.parameters`, which states the rules).
 """
 
 from __future__ import annotations
@@ -45,9 +49,11 @@ from racer_lib.book.parameters import (
     RefusedYAML,
     domain_problem,
     outside_problem,
+    plain_problem,
     read_yaml,
     short_list,
     short_repr,
+    too_big,
     type_problem,
 )
 from racer_lib.errors import RacerError
@@ -187,6 +193,9 @@ def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
             f"unknown profile {short_repr(name)}; a profile is the plain name of a file "
             f"profiles/NAME.yaml; valid profiles: {valid}"
         )
+    big = too_big(path.stat().st_size)
+    if big is not None:  # refused before it is read
+        raise PipelineError(f"profile {name!r}: {path} holds {big}")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -217,6 +226,12 @@ def _read_profile_file(name: str, root: Path) -> dict[str, Any]:
             raise PipelineError(
                 f"profile {name!r}: parameters of notebook {short_repr(stem)} must be a mapping"
             )
+        for key, value in (params or {}).items():
+            problem = plain_problem(str(key), value)
+            if problem is not None:
+                raise PipelineError(
+                    f"profile {name!r}: {path}: notebook {short_repr(stem)}, parameter {problem}"
+                )
     return data
 
 
@@ -299,6 +314,10 @@ def _check_set(where: str, values: Any) -> dict[str, Any]:
         raise PipelineError(
             f"{where}: 'set' gives {short_list(reserved)}; the runner sets these itself"
         )
+    for key, value in values.items():
+        problem = plain_problem(key, value)
+        if problem is not None:
+            raise PipelineError(f"{where}: 'set' gives parameter {problem}")
     return values
 
 
@@ -378,8 +397,12 @@ def _check_values(
     """Refuse the first parameter of ``given`` (notebook ``stem``'s) not of its default's type
     (``defaults``: name -> source text), out of its domain or naming a file or folder outside
     the repository (:mod:`racer_lib.book.parameters`), naming where it was given
-    (``where(name)``: a profile file, or ``--set``)."""
+    (``where(name)``: a profile file, or ``--set``). A value that is not plain data is refused
+    first, whatever its default: only plain data is written into a notebook."""
     for name, value in given.items():
+        problem = plain_problem(name, value)
+        if problem is not None:
+            raise PipelineError(f"{where(name)}: notebook {stem!r}, parameter {problem}")
         problem = type_problem(value, defaults.get(name))
         if problem is not None:
             raise PipelineError(

@@ -36,6 +36,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from racer_lib.book.parameters import parameters_source
 from racer_lib.book.profiles import Layout, PipelineError, Prepared, Profile
 from racer_lib.paper import registry
 
@@ -198,10 +199,30 @@ def _with_kernel_starts(run, stem: str, starts: int = KERNEL_STARTS) -> None:
             )
 
 
+@functools.cache
+def _literal_parameters() -> None:
+    """Have papermill write the injected parameters cell of a notebook run on
+    :data:`KERNEL_NAME` with :func:`racer_lib.book.parameters.parameters_source`: each checked
+    value as a Python literal (``repr``), and nothing that is not plain data. papermill's own
+    translator writes a value it does not know (bytes, a set) as ``str()`` between quotes,
+    which a value holding a quote turns into code. Once per process; papermill looks a
+    kernel's name up before its language."""
+    from papermill.translators import PythonTranslator, papermill_translators
+
+    class _Literal(PythonTranslator):
+        @classmethod
+        def codify(cls, parameters, comment="Parameters"):
+            return parameters_source(parameters, comment)
+
+    papermill_translators.register(KERNEL_NAME, _Literal)
+
+
 def _execute(prepared: Prepared, layout: Layout, verbose: bool) -> Path:
     """Run one notebook with papermill; return the executed notebook's path."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
+
+    _literal_parameters()
 
     stem = prepared.stem
     results = layout.results_dir(stem)
