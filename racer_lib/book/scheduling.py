@@ -9,9 +9,11 @@ policy store ``build/policies`` (:mod:`racer_lib.routing.store`).
 While a notebook runs, papermill saves it cell by cell as ``<stem>.partial.ipynb``; it becomes
 ``<stem>.ipynb`` on success, or ``<stem>.failed.ipynb`` (and any older ``<stem>.ipynb`` is
 removed) on failure, so ``--only`` never builds the book from a broken or outdated execution.
-A chapter's results folder is emptied before it runs, so it holds only what its last run wrote;
-the folders of judge runs in it (``racer judge run`` output, marked by its ``config.json``) are
-kept, since a re-run resumes them (hours of GPU judging) after checking their configuration.
+A chapter's results folder is emptied before it runs, so it holds only what its last run wrote
+(never through a symbolic link: a link in it is removed itself, and a results folder that is a
+link is refused in one line); the folders of judge runs in it (``racer judge run`` output,
+marked by its ``config.json``) are kept, since a re-run resumes them (hours of GPU judging)
+after checking their configuration.
 
 While a notebook runs, the tqdm bar it is drawing on stderr is kept in ``<stem>.progress``
 beside it (:func:`last_progress`), for the runner's bar to show; papermill passes it on as it
@@ -68,11 +70,31 @@ def chapter_after(stem: str, profile: Profile) -> list[str]:
     return [other for other in before if other in wanted]
 
 
-def _empty(folder: Path) -> None:
+def _refuse_link(folder: Path, stem: str) -> None:
+    """Refuse chapter ``stem``'s results ``folder`` when it is a symbolic link (dangling or not):
+    it is emptied before the chapter runs, and emptying it would delete the files of whatever it
+    points to. One line (:class:`PipelineError`) naming the folder and its target."""
+    if not folder.is_symlink():
+        return
+    try:
+        target = os.readlink(folder)
+    except OSError:
+        target = "?"
+    raise PipelineError(
+        f"notebook {stem!r}: its results folder {folder} is a symbolic link (to {target}); the "
+        "runner empties that folder before the chapter runs and never through a link: remove "
+        "the link (racer book build --results-dir writes every chapter's results elsewhere)"
+    )
+
+
+def _empty(folder: Path, stem: str = "") -> None:
     """Remove everything under ``folder`` but the folders of judge runs (which hold the run's
-    ``config.json``: a re-run resumes them)."""
+    ``config.json``: a re-run resumes them). Nothing is deleted through a symbolic link: a link
+    inside ``folder`` is removed itself (what it points to stays as it was), and ``folder``
+    itself being a link is refused (:func:`_refuse_link`, naming chapter ``stem``)."""
     from racer_lib.judging.store import CONFIG_NAME
 
+    _refuse_link(folder, stem or folder.name)
     for entry in list(folder.iterdir()):
         if entry.is_dir() and not entry.is_symlink():
             if not (entry / CONFIG_NAME).is_file():
@@ -226,9 +248,10 @@ def _execute(prepared: Prepared, layout: Layout, verbose: bool) -> Path:
 
     stem = prepared.stem
     results = layout.results_dir(stem)
+    _refuse_link(results, stem)  # a link (dangling too) is never emptied nor written through
     try:
         if results.is_dir():
-            _empty(results)  # only what this run writes: no stale figure of a dropped judge
+            _empty(results, stem)  # only what this run writes: no stale figure of a dropped judge
         results.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise PipelineError(
