@@ -5,13 +5,26 @@ A command is ``racer NOUN VERB``. A noun module (:mod:`racer_lib.cli.book`, ...)
 :class:`Noun` whose verbs each name a function ``_add_<verb>(parser)`` that declares the verb's
 arguments and sets ``handler`` to ``cmd_<noun>_<verb>(args) -> int``; :func:`add_noun` puts
 them into the ``racer`` parser, and ``racer --help`` lists every verb with its example.
+
+No output overwrites an input: every command that writes a file first calls
+:func:`refuse_overwrite` with what it reads and what it writes.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+
+from racer_lib.errors import InputError
+
+__all__ = ["Noun", "Verb", "add_noun", "positive_int", "refuse_overwrite"]
+
+#: A path a command names, with what it is in words: ``("--out", out)``, ``("records file",
+#: records)``; a path of None is not given (an option left out) and is skipped.
+Named = tuple[str, "str | os.PathLike | None"]
 
 
 @dataclass(frozen=True)
@@ -66,3 +79,23 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
     return value
+
+
+def refuse_overwrite(outputs: Iterable[Named], inputs: Iterable[Named], hint: str = "") -> None:
+    """Refuse an output of a command that is one of its inputs, which writing it would destroy:
+    the same path once both are made absolute with their symlinks resolved (a symlink loop
+    does not raise). One line, an :class:`InputError` naming both (``racer`` exits 2): ``OUT:
+    --out is the records file IN; it would be overwritten. Give another file`` and ``hint``.
+    Call it before anything is read or written, so the inputs stay byte for byte as they were;
+    the embeddings beside a records file are an input of their own (name them)."""
+    resolved = [(name, Path(path)) for name, path in inputs if path is not None]
+    for out_name, out in outputs:
+        if out is None:
+            continue
+        target = os.path.realpath(out)
+        for name, path in resolved:
+            if target == os.path.realpath(path):
+                raise InputError(
+                    f"{out}: {out_name} is the {name} {path}; it would be overwritten. Give "
+                    f"another file{hint}"
+                )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from racer_lib.cli.common import Noun, Verb
+from racer_lib.cli.common import Noun, Verb, refuse_overwrite
 from racer_lib.errors import RacerError
 
 
@@ -256,8 +256,13 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
 def cmd_judge_merge(args: argparse.Namespace) -> int:
     """``racer judge merge``: a finished run's shards -> validated judge records."""
     from racer_lib import judging
+    from racer_lib.judging.store import CONFIG_NAME
     from racer_lib.records.summary import mode_summary
 
+    refuse_overwrite(  # --dataset may be a name (not a file): only a file can be overwritten
+        [("--out", args.out)],
+        [("run's configuration", args.run / CONFIG_NAME), ("pairs file", args.dataset)],
+    )
     pairs = judging.load_pairs(args.dataset, args.limit) if args.dataset else None
     records = judging.merge(
         args.run, pairs, out=args.out, split=args.split, order_rule=args.order_rule

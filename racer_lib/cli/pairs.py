@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from racer_lib.cli.common import Noun, Verb
+from racer_lib.cli.common import Noun, Verb, refuse_overwrite
 
 
 def cmd_pairs_embed(args: argparse.Namespace) -> int:
@@ -17,8 +17,11 @@ def cmd_pairs_embed(args: argparse.Namespace) -> int:
     from racer_lib.records.embed import embed_file
     from racer_lib.records.encoders import load_encoder
     from racer_lib.records.files import check_file
+    from racer_lib.records.io import embeddings_path
     from racer_lib.records.pairs import EmptyTextWarning
 
+    out = args.out or embeddings_path(args.pairs)
+    refuse_overwrite([("--out", out)], [("pairs file", args.pairs)])
     check_file(args.pairs, "pairs file")  # before the encoder loads (seconds)
     encoder = load_encoder(
         args.encoder,

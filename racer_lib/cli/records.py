@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from racer_lib.cli.common import Noun, Verb
+from racer_lib.cli.common import Noun, Verb, refuse_overwrite
 from racer_lib.errors import InputError, MissingFileError
 
 
@@ -48,6 +48,11 @@ def cmd_records_import(args: argparse.Namespace) -> int:
 
     if args.format == "judgebench" and args.order is not None:
         raise InputError("--order is for --format llmbar (JudgeBench outputs hold both orders)")
+    if args.format == "judgebench":  # llmbar's --instruct and --reasoning name evaluators
+        refuse_overwrite(
+            [("--out", args.out)],
+            [("instruct outputs file", args.instruct), ("reasoning outputs file", args.reasoning)],
+        )
     spec = outputs.ImportSpec(
         args.format,
         args.out,
@@ -126,14 +131,11 @@ def routes_path(records_path: Path) -> Path:
 
 def _check_route_out(args: argparse.Namespace, out: Path, epath: Path) -> None:
     """Refuse an ``--out`` that is one of the inputs (it would be overwritten) or a folder."""
-    from racer_lib.records.files import real_path  # a symlink loop does not raise
-
-    for name, path in [("records", args.records), ("embeddings", epath), ("router", args.router)]:
-        if real_path(out) == real_path(path):
-            raise InputError(
-                f"{out}: --out is the {name} file {path}; it would be overwritten. Give "
-                f"another file (default: {routes_path(args.records)})"
-            )
+    refuse_overwrite(
+        [("--out", out)],
+        [("records file", args.records), ("embeddings file", epath), ("router file", args.router)],
+        hint=f" (default: {routes_path(args.records)})",
+    )
     if out.is_dir():
         raise InputError(f"{out}: --out is a folder; give the path of a CSV file to write")
 

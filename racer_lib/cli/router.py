@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from racer_lib.cli.common import Noun, Verb, positive_int
+from racer_lib.cli.common import Noun, Verb, positive_int, refuse_overwrite
 from racer_lib.errors import InputError, MissingFileError
 
 #: The records' ``split`` values ``racer router train`` trains and selects on.
@@ -68,10 +68,15 @@ def _train_and_valid(records, validation_fraction: float, seed: int):
 
 def cmd_router_train(args: argparse.Namespace) -> int:
     """``racer router train``: a router for a budget, saved as a checked router file."""
+    from racer_lib.records import io as rio
     from racer_lib.records import schema as rec
     from racer_lib.records.sources import sha256sum
     from racer_lib.routing import RacerRouter
 
+    refuse_overwrite(
+        [("--out", args.out)],
+        [("records file", args.records), ("embeddings file", rio.embeddings_path(args.records))],
+    )
     records, x, emb, epath = _records_and_embeddings(args.records, args.encoder, args.quiet)
     train, valid = _train_and_valid(records, args.validation_fraction, args.seed)
     unit = rec.CostUnit.from_records(records[train])
