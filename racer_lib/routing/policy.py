@@ -21,6 +21,7 @@ file written before files carried a digest are caught: :meth:`Router.load` refus
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -76,11 +77,48 @@ def _feed(digest, item) -> None:
         digest.update(f"V{json.dumps(value)}\0".encode())
 
 
+class _KeepsWriteError:
+    """A binary file that keeps the first :class:`OSError` its ``write`` or ``flush`` raised
+    (``error``): PyTorch's writer swallows it and fails later with a ``RuntimeError`` of its
+    own (``[enforce fail at inline_container.cc:...] unexpected pos ...``)."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.error = stream, None
+
+    def _kept(self, call, *args):
+        try:
+            return call(*args)
+        except OSError as exc:
+            self.error = self.error or exc
+            raise
+
+    def write(self, data) -> int:
+        return self._kept(self.stream.write, data)
+
+    def flush(self) -> None:
+        self._kept(self.stream.flush)
+
+    def __getattr__(self, name: str):  # tell, seek, ... as the file's own
+        return getattr(self.stream, name)
+
+
 def write_torch(blob: dict, path: str | Path) -> None:
     """``torch.save(blob)`` to ``path`` through a Python file, so that a full disk raises the
-    :class:`OSError` (errno 28), as every other write does, not PyTorch's ``RuntimeError``."""
+    :class:`OSError` (errno 28, ``path`` its filename), as every other write does, not
+    PyTorch's ``RuntimeError`` (chained to it) nor the write's own error without a file name:
+    :func:`racer_lib.records.io.atomic_write` turns it into ``cannot write PATH: no space left
+    on device``. An error with no failed write behind it is raised as it is."""
     with open(path, "wb") as stream:
-        torch.save(blob, stream)
+        kept = _KeepsWriteError(stream)
+        try:
+            torch.save(blob, kept)
+        except (RuntimeError, OSError) as exc:  # PyTorch's, or the write's without its file
+            if kept.error is None:
+                raise
+            with contextlib.suppress(OSError):  # the buffer's rest would fail again on close
+                stream.close()
+            error = kept.error
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from exc
 
 
 def seal(state: dict) -> dict:
