@@ -26,13 +26,15 @@ simulate check|generate``, ``racer judge --dataset ...``, ``racer judge-merge``)
 one release, with a one-line note on stderr naming the new one (:data:`DEPRECATED`).
 
 Errors: :func:`main` prints a :class:`racer_lib.errors.RacerError` (bad input, files or
-settings) as one line, ``error: ...``, and exits 2; any other exception is a bug and keeps its
-traceback.
+settings) as one line, ``error: ...``, and exits 2; Ctrl-C prints ``interrupted`` and exits 130;
+a reader of its output that has gone (``racer data list | head -1``) ends it quietly, exit 141;
+any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -178,16 +180,68 @@ def build_parser(noun: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``racer``; return the exit status: 2 on a :class:`racer_lib.errors.RacerError` (its
-    message printed as one line); any other exception propagates with its traceback."""
-    argv = _resolve_deprecated(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser(argv[0] if argv else "").parse_args(argv)
+#: The exit status when the reader of ``racer``'s output has gone (``racer data list | head
+#: -1``): a shell's for a command ended by SIGPIPE (128 + 13).
+BROKEN_PIPE = 141
+#: The exit status on Ctrl-C (SIGINT): a shell's for a command it ended (128 + 2).
+INTERRUPTED = 130
+
+
+def _reader_gone() -> bool:
+    """Whether the reader of standard output has gone (a pipe whose other end is closed polls
+    as an error); True where that cannot be told (no file descriptor, no ``poll``)."""
     try:
-        return args.handler(args)
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # a captured stdout; no poll (Windows)
+        return True
+
+
+def _stdout_gone() -> int:
+    """What ``racer`` does when its standard output's reader has gone: nothing more is written
+    there (it points to ``os.devnull``, so that Python's own flush at exit does not fail again
+    and print ``Exception ignored ... BrokenPipeError``), nothing is said, :data:`BROKEN_PIPE`
+    is the status (Python's documented way: the note on SIGPIPE of the ``signal`` module)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a captured stdout)
+        pass
+    return BROKEN_PIPE
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run its command (:func:`main`); standard output flushed before
+    returning, so that a reader that has gone is found here, not at exit."""
+    argv = _resolve_deprecated(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = build_parser(argv[0] if argv else "").parse_args(argv)
+    except SystemExit:  # --help, --version or a usage error: what argparse printed goes out
+        sys.stdout.flush()
+        raise
+    try:
+        status = args.handler(args)
     except RacerError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        status = 2
+    sys.stdout.flush()
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``racer``; return the exit status: 2 on a :class:`racer_lib.errors.RacerError` (its
+    message printed as one line); :data:`INTERRUPTED` (130) on Ctrl-C, with the one line
+    ``interrupted``; :data:`BROKEN_PIPE` (141), quietly, when the reader of its output has
+    gone (``racer data list | head -1``). Any other exception propagates with its traceback."""
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        if not _reader_gone():  # another pipe than stdout's (a subprocess's): a bug
+            raise
+        return _stdout_gone()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
