@@ -2,6 +2,7 @@
 simulator was given (racer_lib.paper.given, derived from the finding's text, never declared)
 and the records' provenance."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -157,3 +158,76 @@ def test_add_status_keeps_the_columns_of_an_empty_table():
     assert list(empty.columns) == ["finding", *claims.VERDICT_COLUMNS, "status"]
     frame = claims.add_status(pd.DataFrame(columns=["finding", "judge"]), "release", ch.FRONTIER)
     assert list(frame.columns) == ["finding", "judge", *claims.VERDICT_COLUMNS, "status"]
+
+
+# ----------------------------------------------------------------------------------------
+# Smallest effects of interest (issue 40): every emergent comparison has one, and two claims
+# on one quantity cannot be read both ways by one data set.
+
+
+def _comparisons():
+    from racer_lib.paper.claim_rules import Difference, Equivalence
+    from racer_lib.paper.claims_table import CLAIMS
+
+    return [c for c in CLAIMS if isinstance(c.rule, (Difference, Equivalence))]
+
+
+def test_every_comparison_is_decided_against_a_stated_smallest_effect():
+    from racer_lib.paper import effects
+
+    for claim in _comparisons():
+        assert claim.rule.effect is not None, f"{claim.artifact}: {claim.claim} has no SESOI"
+        assert claim.rule.effect in effects.EFFECTS.values()
+        assert claim.rule.effect.reason
+
+
+def test_claims_on_one_quantity_cannot_both_hold_on_one_data_set():
+    """For every directional claim and equivalence claim that share a quantity, no data set
+    (means from far below to far above the SESOI, spreads from tight to wide) supports both:
+    "lowers by at least the SESOI" and "alike within it"."""
+    from racer_lib.paper.claim_rules import Difference, Equivalence
+
+    pairs = [
+        (d, e)
+        for d in _comparisons()
+        for e in _comparisons()
+        if isinstance(d.rule, Difference)
+        and isinstance(e.rule, Equivalence)
+        and d.rule.effect == e.rule.effect
+    ]
+    assert pairs, "the β claims of Table 3 share a quantity"
+    rng = np.random.default_rng(0)
+    for d, e in pairs:
+        sesoi = d.rule.effect.sesoi
+        for mean in np.linspace(-3 * sesoi, 3 * sesoi, 13):
+            for spread in (0.01, 0.3, 1.0):
+                x = mean + spread * sesoi * rng.standard_normal(20)
+                assert not (d.rule.decide(x).holds and e.rule.decide(x).holds), (d.claim, e.claim)
+                assert not (d.rule.decide(-x).holds and e.rule.decide(-x).holds)
+
+
+def test_a_contradicting_margin_is_caught():
+    """The check above fails on the old table's margins: a ±0.5 pt "alike" beside a "lowers"
+    claim whose SESOI is 0.15 pt, on a data set at +0.3 pt."""
+    from racer_lib.paper.claim_rules import Difference, Equivalence
+    from racer_lib.paper.effects import ROUTER_ACCURACY
+
+    lowers = Difference("x.csv", "accuracy", effect=ROUTER_ACCURACY)
+    wide = Equivalence("x.csv", "accuracy", margin=0.5)
+    x = 0.3 + 0.01 * np.random.default_rng(1).standard_normal(20)
+    assert lowers.decide(x).holds and wide.decide(x).holds
+    same = Equivalence("x.csv", "accuracy", effect=ROUTER_ACCURACY)
+    assert not same.decide(x).holds
+
+
+def test_the_smallest_effects_follow_the_papers_numbers():
+    from racer_lib.paper import effects
+    from racer_lib.paper import numbers as paper
+
+    beta = paper.BETA_SENSITIVITY
+    assert effects.ROUTER_ACCURACY.sesoi == pytest.approx(
+        (beta[(0.005, 2.0)][0] - beta[(0.0, 2.0)][0]) / 2
+    )
+    gaps = [r - q for r, _, q, _ in paper.LLAMA_FAMILY.values()]
+    assert effects.SELECTION_GAIN.sesoi == pytest.approx(min(gaps) / 2, abs=1e-3)
+    assert all(e.sesoi > 0 for e in effects.EFFECTS.values())

@@ -76,7 +76,7 @@ def test_a_directional_claim_above_zero_on_ten_seeds_is_reproduced(tmp_path):
     assert row["n"] == SEEDS and row["effect"] == pytest.approx(1.0)
     half = stats.t.ppf(1 - verdicts.ALPHA, SEEDS - 1) * 0.3 / math.sqrt(SEEDS)
     assert (row["lo"], row["hi"]) == pytest.approx((1.0 - half, 1.0 + half))
-    assert row["p"] < verdicts.ALPHA and row["test"].startswith("one-sided t (> 0)")
+    assert row["p"] < verdicts.ALPHA and row["test"].startswith("one-sided t and bootstrap-t (> 0)")
     assert row["build_value"].startswith(f"+1.00 [{1 - half:+.2f}, {1 + half:+.2f}] pts, n = 10")
     assert row["csv"] == f"{STEM}/runs.csv"
 
@@ -151,7 +151,7 @@ def test_a_one_sided_bound_on_a_ratio_of_two_columns(tmp_path):
         _write(tmp_path, STEM, "t.csv", rows)
         row = _one(_claim(within), tmp_path)
         assert row["status"] == status and row["effect"] == pytest.approx(over)
-        assert row["test"] == f"one-sided t (< {rules.RATIO_TOLERANCE:g})"
+        assert row["test"] == f"one-sided t and bootstrap-t (< {rules.RATIO_TOLERANCE:g})"
 
 
 def test_a_difference_at_the_last_epoch_pairs_on_seed(tmp_path):
@@ -193,22 +193,19 @@ def test_a_family_claim_holds_when_every_member_holds_after_holm(tmp_path):
     _members(tmp_path, [(2.0, 0.5), (1.5, 0.5), (1.0, 0.5)])
     row = _one(_claim(BY_BUDGET), tmp_path)
     assert row["status"] == claims.REPRODUCED
-    assert row["test"].startswith("Holm over 3: one-sided t")
+    assert row["test"].startswith("every one of 3 (intersection-union): one-sided t")
     assert "budget 4.00: +1.00" in row["build_value"] and "3 of 3 hold" in row["build_value"]
 
 
-def test_a_family_claim_is_holm_corrected(tmp_path):
-    """Two members at p = 0.015 each hold alone, not after Holm's correction (0.03)."""
-    t = stats.t.isf(0.015, SEEDS - 1)
-    columns = _members(
-        tmp_path, [(2.0, 0.5), (t / math.sqrt(SEEDS), 1.0), (t / math.sqrt(SEEDS), 1.0)]
-    )
+def test_a_family_claim_holds_as_an_intersection_union_test_without_holm(tmp_path):
+    """Members that each hold alone make the family hold, uncorrected (Berger 1982): its
+    p-value is the largest member's, not a Holm-adjusted one."""
+    columns = _members(tmp_path, [(2.0, 0.5), (1.5, 0.5), (0.8, 0.5)])
     alone = [verdicts.directional(c) for c in columns]
-    assert all(v.holds for v in alone) and alone[1].p == pytest.approx(0.015)
+    assert all(v.holds for v in alone)
     row = _one(_claim(BY_BUDGET), tmp_path)
-    assert row["status"] == claims.INCONCLUSIVE
-    assert row["p"] == pytest.approx(0.03)
-    assert "1 of 3 hold after Holm" in row["reason"]
+    assert row["status"] == claims.REPRODUCED
+    assert row["p"] == pytest.approx(max(v.p for v in alone))
 
 
 def test_one_refuted_member_fails_the_family(tmp_path):
@@ -250,7 +247,7 @@ def test_an_equivalence_claim_is_tost_with_its_margin(tmp_path):
     _betas(tmp_path, [_spread(0.05, 0.15, seed=k) for k in range(3)])
     row = _one(claim, tmp_path, chapters=(registry.BETA,))
     assert row["status"] == claims.REPRODUCED
-    assert row["test"] == "Holm over 3: TOST (margin ±0.5)"
+    assert row["test"] == "every one of 3 (intersection-union): TOST and bootstrap-t (margin ±0.5)"
     _betas(tmp_path, [_spread(2.0, 0.15, seed=k) for k in range(3)])
     assert _one(claim, tmp_path, chapters=(registry.BETA,))["status"] == claims.NOT_REPRODUCED
 
@@ -377,7 +374,9 @@ def test_a_given_level_is_by_construction_and_says_when_the_calibration_is_off(t
     _llama_table(tmp_path, instruct, provenance="generated")  # real records: evidence
     row = _one(claim, tmp_path, chapters=(registry.LLAMA,))
     assert row["status"] == (claims.NOT_REPRODUCED if off else claims.REPRODUCED)
-    assert row["test"].startswith("Holm over 1: TOST (margin ±1)")
+    assert row["test"].startswith(
+        "every one of 1 (intersection-union): TOST and bootstrap-t (margin ±1)"
+    )
     _llama_table(tmp_path, instruct, provenance="generated", n=3)
     row = _one(claim, tmp_path, chapters=(registry.LLAMA,))
     assert row["status"] == claims.INCONCLUSIVE and "too few seeds" in row["reason"]

@@ -88,10 +88,13 @@ def test_the_interval_is_the_95_percent_t_interval_and_p_is_the_one_sided_t_test
     lo, hi = stats.t.interval(0.95, x.size - 1, loc=x.mean(), scale=stats.sem(x))
     assert verdict.lo == pytest.approx(lo) and verdict.hi == pytest.approx(hi)
     p = stats.ttest_1samp(x, 0, alternative="greater").pvalue
-    assert verdict.p == pytest.approx(p)
-    assert verdict.p_other == pytest.approx(1 - p)
+    boot = v._bootstrap_p(x, 0.0, 1, seed=0)
+    assert verdict.p == pytest.approx(max(p, boot[0]))
+    assert verdict.p_other == pytest.approx(max(1 - p, boot[1]))
     below = v.directional(x, sign=-1, threshold=1.0)
-    assert below.p == pytest.approx(stats.ttest_1samp(x, 1.0, alternative="less").pvalue)
+    p_below = stats.ttest_1samp(x, 1.0, alternative="less").pvalue
+    assert below.p == pytest.approx(max(p_below, v._bootstrap_p(x, 1.0, -1, seed=0)[0]))
+    assert "bootstrap-t" in verdict.test
 
 
 def test_fewer_seeds_than_the_minimum_decide_nothing():
@@ -120,8 +123,10 @@ def test_tost_is_statsmodels_and_decides_three_ways():
     rng = np.random.default_rng(4)
     x = rng.normal(0.0, 0.2, 10)
     verdict = v.equivalent(x, 0.5)
-    assert verdict.p == pytest.approx(DescrStatsW(x).ttost_mean(-0.5, 0.5)[0])
-    assert verdict.holds
+    tost = DescrStatsW(x).ttost_mean(-0.5, 0.5)[0]
+    boot = max(v._bootstrap_p(x, -0.5, 1, 0)[0], v._bootstrap_p(x, 0.5, -1, 0)[0])
+    assert verdict.p == pytest.approx(max(tost, boot))
+    assert verdict.holds and verdict.sesoi == 0.5
     assert v.equivalent(rng.normal(2.0, 0.2, 10), 0.5).decision == v.FAILS
     assert v.equivalent(rng.normal(0.4, 1.0, 10), 0.5).decision == v.INCONCLUSIVE
     with pytest.raises(ValueError):
@@ -135,22 +140,43 @@ def test_failing_to_find_a_difference_is_not_equivalence():
     assert v.equivalent(x, 0.5).decision == v.INCONCLUSIVE
 
 
-def test_every_is_holms_correction_from_statsmodels():
+def test_every_holds_as_an_intersection_union_test_and_fails_under_holm():
+    """Holding needs every member at the level, uncorrected (Berger 1982); failing needs one
+    member's opposite side after Holm's correction (statsmodels)."""
     rng = np.random.default_rng(5)
     members = {f"budget {b}": v.directional(rng.normal(0.8, 1, 10)) for b in range(6)}
     family = v.every(members)
-    adjusted = multipletests([m.p for m in members.values()], alpha=v.ALPHA, method="holm")[1]
-    assert family.p == pytest.approx(adjusted.max())
-    assert family.decision == (v.HOLDS if (adjusted < v.ALPHA).all() else family.decision)
-    assert "after Holm" in family.note and family.test.startswith("Holm over 6")
+    raw = np.array([m.p for m in members.values()])
+    assert family.p == pytest.approx(raw.max())
+    assert family.holds == bool((raw < v.ALPHA).all())
+    assert family.test.startswith("every one of 6 (intersection-union)")
+    others = multipletests([m.p_other for m in members.values()], alpha=v.ALPHA, method="holm")[1]
+    assert family.p_other == pytest.approx(others.min())
 
 
-def test_a_family_whose_members_are_all_null_fails_at_most_at_the_stated_level():
-    """Family-wise: on eight members with no effect, 'fails' (some member's negation
-    supported after Holm) stays under the level, as Holm promises."""
+def test_an_every_claim_on_its_least_favourable_null_holds_at_most_at_the_level():
+    """The least favourable null of "every member": all but one member far beyond the SESOI,
+    one exactly at it. The intersection-union test holds there at most at the level."""
+    sesoi = 0.3
+
+    def family(x):
+        return v.every({str(i): v.directional(row, sesoi=sesoi) for i, row in enumerate(x)})
+
+    def draw(rng):
+        x = rng.normal(5.0, 1, (9, 10))
+        x[0] = rng.normal(sesoi, 1, 10)
+        return x
+
+    rate = _rate(draw, family, draws=800)
+    assert rate <= v.ALPHA + 3 * math.sqrt(v.ALPHA / 800)
+
+
+def test_a_family_whose_members_are_all_at_the_sesoi_fails_at_most_at_the_stated_level():
+    """Family-wise: on eight members exactly at the SESOI, 'fails' (some member shown short of
+    it after Holm) stays under the level, as Holm promises."""
     rate = _rate(
-        lambda rng: rng.normal(0.0, 1, (8, 10)),
-        lambda x: v.every({str(i): v.directional(row) for i, row in enumerate(x)}),
+        lambda rng: rng.normal(0.2, 1, (8, 10)),
+        lambda x: v.every({str(i): v.directional(row, sesoi=0.2) for i, row in enumerate(x)}),
         decision=v.FAILS,
         draws=1000,
     )
@@ -173,6 +199,68 @@ def test_most_reads_a_majority():
     assert v.most({"a": good, "b": good, "c": none}).holds
     assert v.most({"a": bad, "b": good}).decision == v.FAILS
     assert v.most({"a": good, "b": none, "c": none}).decision == v.INCONCLUSIVE
+
+
+def test_a_detected_effect_below_the_sesoi_is_not_reproduced():
+    """The issue's case: +0.07 pt at 60 seeds is detectably above zero, yet below a SESOI of
+    0.15 pt the interval lies short of it: not reproduced, not "reproduced"."""
+    rng = np.random.default_rng(8)
+    x = 0.07 + 0.02 * rng.standard_normal(60)
+    assert v.directional(x).holds  # against zero alone it would read "reproduced"
+    decided = v.directional(x, sesoi=0.15)
+    assert decided.decision == v.FAILS and decided.sesoi == 0.15
+    assert "> 0.15" in decided.test
+    assert v.directional(x + 0.2, sesoi=0.15).holds
+    mixed = v.directional(0.15 + 0.3 * rng.standard_normal(10), sesoi=0.15)
+    assert mixed.decision == v.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_directional_claim_at_its_sesoi_holds_at_most_at_the_level(sign):
+    rate = _rate(
+        lambda rng: sign * rng.normal(0.4, 1, v.MIN_SEEDS),
+        lambda x: v.directional(x, sign, sesoi=0.4),
+    )
+    assert rate <= v.ALPHA + SLACK
+
+
+#: Skewed nulls as the build's per-seed data can be (issue 40 measured skew up to +-4): the
+#: long tail lies opposite the claimed side, where Student's t breaks its level.
+SKEWED = {
+    "exponential, left tail": lambda rng: 1 - rng.exponential(1, v.MIN_SEEDS),
+    "gamma(0.5), left tail": lambda rng: 0.5 - rng.gamma(0.5, 1, v.MIN_SEEDS),
+}
+
+
+@pytest.mark.parametrize("name", list(SKEWED))
+def test_on_skewed_seeds_the_joined_bootstrap_keeps_the_level_student_t_breaks(name):
+    """At ten seeds with a long left tail, Student's t alone fires about three times its 2.5 %
+    (measured here); the protocol, which also asks the studentized bootstrap, stays within the
+    book's 5 % goal."""
+    from scipy import stats
+
+    draws = 1500
+    t_alone = _rate(
+        SKEWED[name],
+        lambda x: (
+            v.Verdict(0, 0, 0, 0, 10, "", v.HOLDS)
+            if stats.ttest_1samp(x, 0, alternative="greater").pvalue < v.ALPHA
+            else v.Verdict(0, 0, 0, 0, 10, "", v.FAILS)
+        ),
+        draws=draws,
+    )
+    joined = _rate(SKEWED[name], lambda x: v.directional(x, 1), draws=draws)
+    assert t_alone > SKEWED_LEVEL
+    assert joined <= SKEWED_LEVEL + 3 * math.sqrt(SKEWED_LEVEL / draws)
+
+
+def test_the_level_on_a_samples_own_shape_is_measured_from_its_resamples():
+    rng = np.random.default_rng(9)
+    symmetric = v.level_on_shape(rng.normal(0, 1, 60), 1)
+    left_tail = v.level_on_shape(-rng.lognormal(0, 1.2, 10), 1)
+    assert abs(symmetric - v.ALPHA) < 0.015
+    assert left_tail > 2 * v.ALPHA
+    assert v.level_on_shape(np.zeros(10), 1) == 0.0
 
 
 def test_replicate_seeds_of_two_master_seeds_never_overlap():

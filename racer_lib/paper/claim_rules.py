@@ -31,7 +31,7 @@ import fnmatch
 import math
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ from racer_lib.paper.claim_data import (
     select,
     verdict_text,
 )
+from racer_lib.paper.effects import Effect
 from racer_lib.paper.given import Read
 
 __all__ = [  # the shared pieces are re-exported: the report and the chapters import them here
@@ -86,7 +87,9 @@ class _Paired:
     :class:`Equivalence`): ``column`` at rows ``first`` minus rows ``second`` (joined on
     ``pair_on``, the seed always among them), or ``column`` minus ``second_column`` on the same
     rows (``relative``: ``column / second_column - 1``); ``final``: a column (``epoch``) whose
-    largest value alone is kept; ``members``: the family's axes (every member tested)."""
+    largest value alone is kept; ``members``: the family's axes (every member tested);
+    ``effect``: the quantity's smallest effect of interest (:mod:`racer_lib.paper.effects`),
+    fixed before any run."""
 
     csv: str
     column: str
@@ -99,6 +102,7 @@ class _Paired:
     members: tuple[str, ...] = ()
     unit: str = " pts"
     final: str = ""
+    effect: Effect | None = None
 
     def reads(self) -> tuple[Read, ...]:
         """The column(s) at the rows of each side."""
@@ -146,22 +150,32 @@ class _Paired:
 @dataclass(frozen=True)
 class Difference(_Paired):
     """A directional claim: the per-seed mean of the paired difference lies above
-    ``threshold`` (``sign`` 1) or below it (-1); a one-sided t-test over the seeds
-    (:func:`racer_lib.evaluation.verdicts.directional`), per member with Holm's correction
-    when ``members`` is set."""
+    ``threshold`` (``sign`` 1) or below it (-1) by at least the SESOI of ``effect``; a
+    minimum-effect test over the seeds (:func:`racer_lib.evaluation.verdicts.directional`),
+    every member holding when ``members`` is set. With ``bound`` the claim is a one-sided
+    bound ("stays within budget") whose threshold is the effect's SESOI itself."""
 
     sign: int = 1
     threshold: float = 0.0
     min_seeds: int = MIN_SEEDS
+    bound: bool = False
     kind = "difference"
+
+    def boundary(self) -> float:
+        """Where the claim's minimum-effect test puts its null: ``threshold + sign * SESOI``,
+        or the SESOI itself for a bound."""
+        sesoi = self.effect.sesoi if self.effect is not None else 0.0
+        return sesoi if self.bound else self.threshold + self.sign * sesoi
+
+    def decide(self, x) -> Verdict:
+        """The claim's test on one member's per-seed values ``x``."""
+        verdict = verdicts.directional(x, self.sign, self.boundary(), self.min_seeds)
+        sesoi = self.effect.sesoi if self.effect is not None else 0.0
+        return replace(verdict, sesoi=sesoi)
 
     def evaluate(self, folder: Path) -> Outcome:
         d, used, path = self.differences(folder)
-        verdict, members = decide_members(
-            d,
-            self.members,
-            lambda x: verdicts.directional(x, self.sign, self.threshold, self.min_seeds),
-        )
+        verdict, members = decide_members(d, self.members, self.decide)
         value = verdict_text(verdict, self.unit, members)
         return Outcome(value, verdict, provenance_of(used), path.name, self.reads())
 
@@ -169,19 +183,25 @@ class Difference(_Paired):
 @dataclass(frozen=True)
 class Equivalence(_Paired):
     """An equivalence claim ("alike", "matches"): the per-seed mean of the paired difference
-    lies within ``±margin`` (fixed here, before the run): TOST over the seeds
-    (:func:`racer_lib.evaluation.verdicts.equivalent`), per member with Holm's correction when
-    ``members`` is set."""
+    lies within ``±margin``, the SESOI of ``effect`` when one is given (fixed before the run):
+    TOST over the seeds (:func:`racer_lib.evaluation.verdicts.equivalent`), every member
+    holding when ``members`` is set."""
 
     margin: float = 0.5
     min_seeds: int = MIN_SEEDS
     kind = "equivalence"
 
+    def boundary(self) -> float:
+        """The equivalence margin: the effect's SESOI, else ``margin``."""
+        return self.effect.sesoi if self.effect is not None else self.margin
+
+    def decide(self, x) -> Verdict:
+        """The claim's test on one member's per-seed values ``x``."""
+        return verdicts.equivalent(x, self.boundary(), self.min_seeds)
+
     def evaluate(self, folder: Path) -> Outcome:
         d, used, path = self.differences(folder)
-        verdict, members = decide_members(
-            d, self.members, lambda x: verdicts.equivalent(x, self.margin, self.min_seeds)
-        )
+        verdict, members = decide_members(d, self.members, self.decide)
         value = verdict_text(verdict, self.unit, members)
         return Outcome(value, verdict, provenance_of(used), path.name, self.reads())
 
@@ -353,6 +373,7 @@ def _row_verdict(row: Mapping[str, Any]) -> Verdict:
         str(row.get("test", "")),
         str(row["decision"]),
         note if isinstance(note, str) else "",
+        sesoi=number("sesoi"),
     )
 
 

@@ -44,7 +44,7 @@ EMERGENT_STATUSES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
 #: The test of a check that ran none (a single record draw, no replicate seeds).
 NO_TEST = "no test: one record draw"
 #: The columns a verdict adds to a findings table, after ``finding`` and its labels.
-VERDICT_COLUMNS = ("effect", "lo", "hi", "p", "n", "test", "decision", "note")
+VERDICT_COLUMNS = ("effect", "lo", "hi", "sesoi", "p", "n", "test", "decision", "note")
 
 
 def status_of(decision: str, is_given: bool, provenance: str, level: bool = False) -> str:

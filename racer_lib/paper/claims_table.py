@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from racer_lib.paper import effects as E
 from racer_lib.paper import numbers as paper
 from racer_lib.paper import registry as ch
 from racer_lib.paper.claim_rules import (
@@ -39,9 +40,10 @@ _BETA = 0.005
 _BUDGETS3 = (2.0, 3.0, 4.0)
 
 _CHEAPER, _COSTLIER = "(a) cheaper shift", "(b) costlier shift"
-#: The equivalence margin of "β = 0.005 and β = 0.01 perform alike" (accuracy points), fixed
-#: before any run: the paper's Table 3 prints accuracies to 0.1 pt and shows the two β equal.
-_ALIKE = 0.5
+#: The equivalence margin of "β = 0.005 and β = 0.01 perform alike" (accuracy points): the SESOI
+#: of an accuracy difference between routers, as for "β = 0 lowers" and "β = 0.05 lowers", so
+#: that no data set supports both readings.
+_ALIKE = E.ROUTER_ACCURACY.sesoi
 #: A count of pairs matches the paper's when it is equal (the margin of its TOST).
 COUNT_TOLERANCE = 0.5
 
@@ -150,7 +152,12 @@ CLAIMS: tuple[Claim, ...] = (
         "§2.1 text",
         "reasoning improves judge accuracy (ΔAccuracy > 0 over the three benchmarks)",
         ch.REASONING,
-        Difference("agreement_patterns.csv", "acc_reasoning", second_column="acc_instruct"),
+        Difference(
+            "agreement_patterns.csv",
+            "acc_reasoning",
+            second_column="acc_instruct",
+            effect=E.MODE_GAIN,
+        ),
     ),
     Claim(
         "§2.1 text (LLMBar's released judges)",
@@ -247,8 +254,9 @@ CLAIMS: tuple[Claim, ...] = (
             where={"scenario": _CHEAPER},
             members=("method",),
             sign=-1,
-            threshold=RATIO_TOLERANCE,
             unit=" (cost / C - 1)",
+            effect=E.OVERSPEND,
+            bound=True,
         ),
     ),
     Claim(
@@ -269,6 +277,7 @@ CLAIMS: tuple[Claim, ...] = (
             {"variant": "RACER-R", "tau": 0.1},
             {"variant": "RACER-R", "tau": 1.0},
             where={"scenario": _CHEAPER},
+            effect=E.ROUTER_ACCURACY,
         ),
         sensitivity="ablation_tau_gains",
         null="embedding",
@@ -284,6 +293,7 @@ CLAIMS: tuple[Claim, ...] = (
             {"variant": "RACER-R"},
             {"variant": "ACER"},
             where={"scenario": _CHEAPER},
+            effect=E.ROUTER_ACCURACY,
         ),
         sensitivity="ablation_reward_robust",
         null="embedding",
@@ -298,6 +308,7 @@ CLAIMS: tuple[Claim, ...] = (
             {"variant": "ACER"},
             {"variant": "RACER-C", "tau": 0.1},
             where={"scenario": _COSTLIER},
+            effect=E.ROUTER_ACCURACY,
         ),
         sensitivity="ablation_racer_c_less_accurate",
     ),
@@ -314,8 +325,9 @@ CLAIMS: tuple[Claim, ...] = (
             where={"scenario": _COSTLIER, "variant": "RACER-C"},
             members=("tau",),
             sign=-1,
-            threshold=RATIO_TOLERANCE,
             unit=" (cost / C - 1)",
+            effect=E.OVERSPEND,
+            bound=True,
         ),
         sensitivity="ablation_racer_c_within",
     ),
@@ -330,6 +342,7 @@ CLAIMS: tuple[Claim, ...] = (
             {"variant": "RACER-C"},
             where={"scenario": _COSTLIER},
             unit=" cost units",
+            effect=E.COST_GAP,
         ),
         sensitivity="ablation_racer_c_below_r",
     ),
@@ -346,6 +359,7 @@ CLAIMS: tuple[Claim, ...] = (
             where={"scenario": _COSTLIER},
             sign=-1,
             unit=" (share of runs over budget)",
+            effect=E.VIOLATIONS,
         ),
         sensitivity="ablation_fewer_violations",
     ),
@@ -377,6 +391,7 @@ CLAIMS: tuple[Claim, ...] = (
             {"method": "Random"},
             pair_on=("judge", "budget", SEED),
             where={"set": "test"},
+            effect=E.SELECTION_GAIN,
         ),
         sensitivity="frontier_random_id",
         null="embedding",
@@ -395,6 +410,7 @@ CLAIMS: tuple[Claim, ...] = (
             pair_on=("judge", "set", "budget", SEED),
             where={"set": _OOD},
             members=("judge", "set"),
+            effect=E.SELECTION_GAIN,
         ),
         sensitivity="frontier_random_ood",
         null="embedding",
@@ -418,8 +434,9 @@ CLAIMS: tuple[Claim, ...] = (
             relative=True,
             where={"method": "RACER", "set": _OOD},
             sign=-1,
-            threshold=RATIO_TOLERANCE,
             unit=" (cost / C - 1)",
+            effect=E.OVERSPEND,
+            bound=True,
         ),
         sensitivity="frontier_ood_within",
     ),
@@ -433,6 +450,7 @@ CLAIMS: tuple[Claim, ...] = (
             "area_above_random",
             members=("judge", "set"),
             unit=" pts x cost",
+            effect=E.SELECTION_AREA,
         ),
         sensitivity="frontier_area",
         null="embedding",
@@ -455,6 +473,7 @@ CLAIMS: tuple[Claim, ...] = (
             {"method": "RACER"},
             {"method": "Random"},
             pair_on=("split_by", "judge", "budget", SEED),
+            effect=E.SELECTION_GAIN,
         ),
     ),
     Claim(
@@ -499,8 +518,9 @@ CLAIMS: tuple[Claim, ...] = (
             where={"method": "RACER", "budget": _C, "set": _OOD},
             members=("judge",),
             sign=-1,
-            threshold=RATIO_TOLERANCE,
             unit=" (cost / C - 1)",
+            effect=E.OVERSPEND,
+            bound=True,
         ),
     ),
     *(
@@ -540,7 +560,12 @@ CLAIMS: tuple[Claim, ...] = (
         "removing the entropy term (β = 0) lowers accuracy at the tightest budget C = 2",
         ch.BETA,
         Difference(
-            "beta_runs.csv", "accuracy", {"beta": _BETA}, {"beta": 0.0}, where={"budget": 2.0}
+            "beta_runs.csv",
+            "accuracy",
+            {"beta": _BETA},
+            {"beta": 0.0},
+            where={"budget": 2.0},
+            effect=E.ROUTER_ACCURACY,
         ),
         sensitivity="beta_zero_lowers",
     ),
@@ -556,6 +581,7 @@ CLAIMS: tuple[Claim, ...] = (
             pair_on=("budget", SEED),
             members=("budget",),
             margin=_ALIKE,
+            effect=E.ROUTER_ACCURACY,
         ),
         sensitivity="beta_alike",
     ),
@@ -570,6 +596,7 @@ CLAIMS: tuple[Claim, ...] = (
             {"beta": 0.05},
             pair_on=("budget", SEED),
             members=("budget",),
+            effect=E.ROUTER_ACCURACY,
         ),
         sensitivity="beta_large_lowers",
     ),
@@ -605,6 +632,7 @@ CLAIMS: tuple[Claim, ...] = (
             {"budget": _B1},
             unit="",
             final="epoch",
+            effect=E.LAMBDA,
         ),
     ),
     Claim(
@@ -618,8 +646,8 @@ CLAIMS: tuple[Claim, ...] = (
             relative=True,
             where={"budget": _B0},
             final="epoch",
-            margin=0.1,
             unit=" (cost / B - 1)",
+            effect=E.TRAINING_COST,
         ),
     ),
     Claim(
@@ -637,6 +665,7 @@ CLAIMS: tuple[Claim, ...] = (
             "racer_accuracy",
             second_column="random_at_cost_accuracy",
             members=("budget",),
+            effect=E.SELECTION_GAIN,
         ),
         sensitivity="llama_vs_random",
         null="embedding",
@@ -749,6 +778,7 @@ CLAIMS: tuple[Claim, ...] = (
             pair_on=("scenario", SEED),
             sign=-1,
             unit=" (reasoning rate)",
+            effect=E.REASONING_RATE,
         ),
         sensitivity="conservative_routing",
     ),

@@ -57,6 +57,7 @@ from racer_lib.paper.claims import (
     status_of,
 )
 from racer_lib.paper.claims_table import CLAIMS
+from racer_lib.paper.effects import EFFECTS
 
 __all__ = [  # the tolerances and claims are read from here by the report's chapter
     "ACCURACY_TOLERANCE",
@@ -86,6 +87,8 @@ REPORT_COLUMNS = (
     "effect",
     "lo",
     "hi",
+    "sesoi",
+    "unit",
     "p",
     "n",
     "test",
@@ -100,7 +103,7 @@ REPORT_COLUMNS = (
 
 
 #: The fields of a claim's verdict the report keeps as columns.
-_VERDICT_FIELDS = ("effect", "lo", "hi", "p", "n", "test")
+_VERDICT_FIELDS = ("effect", "lo", "hi", "sesoi", "p", "n", "test")
 
 
 def emergent(claim: Claim, outcome: Outcome) -> bool:
@@ -159,6 +162,7 @@ def evaluate_claim(claim: Claim, folder: Path | None, ran: bool, profile: str) -
         "chapter": claim.chapter,
         "link": f"{claim.chapter}.html",
         "csv": "",
+        "unit": getattr(claim.rule, "unit", ""),
     }
     if not ran:
         reason = f"chapter {claim.chapter} is not in profile {profile}"
@@ -338,6 +342,7 @@ EMERGENT_COLUMNS = {
     "artifact": "artifact",
     "claim": "claim",
     "effect_text": "effect [95 % interval]",
+    "sesoi_text": "smallest effect of interest",
     "n": "seeds",
     "test": "test",
     "status": "status",
@@ -354,6 +359,19 @@ def _effect_text(row: Mapping[str, Any]) -> str:
     return f"{effect:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 
 
+def _sesoi_text(row: Mapping[str, Any]) -> str:
+    """The SESOI a claim was decided against, in its unit (``0.15 pts``), or empty."""
+    sesoi = row.get("sesoi")
+    try:
+        sesoi = float(sesoi)
+    except (TypeError, ValueError):
+        return ""
+    if not np.isfinite(sesoi):
+        return ""
+    unit = str(row.get("unit") or "")
+    return f"{sesoi:.3g}{unit}"
+
+
 def emergent_view(table: pd.DataFrame) -> pd.DataFrame:
     """The claims of a :func:`report` table that are evidence about the method (``emergent``:
     decided by a test, not given to the simulator), with their effect, interval, seeds, test,
@@ -361,6 +379,7 @@ def emergent_view(table: pd.DataFrame) -> pd.DataFrame:
     first."""
     rows = table[table["emergent"].fillna(False).astype(bool)].copy()
     rows["effect_text"] = [_effect_text(r) for r in rows.to_dict("records")]
+    rows["sesoi_text"] = [_sesoi_text(r) for r in rows.to_dict("records")]
     rows["n"] = rows["n"].astype("Int64")
     order = {s: i for i, s in enumerate(STATUSES)}
     rows = rows.sort_values("status", key=lambda s: s.map(order), kind="stable")
@@ -373,11 +392,12 @@ def protocol_table() -> pd.DataFrame:
     level of each one-sided test in percent and the least number of replicate seeds."""
     return pd.DataFrame(
         {
-            "constant": ["alpha_percent", "min_seeds"],
-            "value": [100 * ALPHA, MIN_SEEDS],
+            "constant": ["alpha_percent", "min_seeds", *(f"sesoi: {q}" for q in EFFECTS)],
+            "value": [100 * ALPHA, MIN_SEEDS, *(e.sesoi for e in EFFECTS.values())],
             "meaning": [
                 "level of each one-sided test (percent)",
                 "least replicate seeds of a claim about routers",
+                *(f"smallest effect of interest: {e.reason}" for e in EFFECTS.values()),
             ],
         }
     )

@@ -61,7 +61,7 @@ from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.intervals import wilson_interval
 from racer_lib.evaluation.verdicts import Verdict, conjunction
-from racer_lib.paper import experiments, registry
+from racer_lib.paper import effects, experiments, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
 from racer_lib.routing import train
 
@@ -107,9 +107,9 @@ COST_ROBUST = ("RACER-C", "RACER")
 #: The text of a control finding: ``name`` is the finding's label columns joined.
 FINDING_TEXT = "{name}: beats the matched-spend control"
 #: "Equal accuracy": the margin (points) of the TOST on the per-seed mean paired accuracy
-#: difference, robust minus control; fixed before any run (a point of accuracy is the smallest
-#: difference the paper's tables, at one decimal, treat as a difference between methods).
-EQUAL_ACCURACY_POINTS = 1.0
+#: difference, robust minus control; fixed before any run: the SESOI of an accuracy difference
+#: between routers (:data:`racer_lib.paper.effects.ROUTER_ACCURACY`), as every claim on it.
+EQUAL_ACCURACY_POINTS = effects.ROUTER_ACCURACY.sesoi
 #: A control budget is at least this factor above the cheapest cost on the training split
 #: (Eq. (1) has no feasible policy at or below it).
 FEASIBLE_MARGIN = 1.001
@@ -263,7 +263,9 @@ def control_verdicts(both: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dic
     accuracy`` (TOST within ``±EQUAL_ACCURACY_POINTS``) and ``beats the control``, their
     :func:`conjunction`."""
     seeds = per_seed_shares(both)
-    fewer = verdicts.directional(seeds["violation_difference"], -1, min_n=min_n)
+    fewer = verdicts.directional(
+        seeds["violation_difference"], -1, min_n=min_n, sesoi=effects.VIOLATIONS.sesoi
+    )
     alike = verdicts.equivalent(seeds["accuracy_difference"], EQUAL_ACCURACY_POINTS, min_n=min_n)
     parts = {"fewer violations": fewer, "equal accuracy": alike}
     return {**parts, "beats the control": conjunction(parts)}
@@ -531,7 +533,10 @@ def highest_reward(runs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[
     racer_r = here[here["variant"] == "RACER-R"].groupby("seed")["accuracy"].mean()
     others = here[here["variant"] != "RACER-R"]
     acc = others.pivot_table(index="seed", columns="method", values="accuracy", sort=False)
-    members = {m: verdicts.directional(racer_r - acc[m], min_n=min_n) for m in acc.columns}
+    sesoi = effects.ROUTER_ACCURACY.sesoi
+    members = {
+        m: verdicts.directional(racer_r - acc[m], min_n=min_n, sesoi=sesoi) for m in acc.columns
+    }
     found = verdicts.every(members)
     return {
         "finding": HIGHEST,

@@ -22,7 +22,7 @@ import pandas as pd
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import experiments, plots, registry
+from racer_lib.paper import effects, experiments, plots, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED, Sets
 from racer_lib.records import schema as rec
@@ -203,15 +203,17 @@ def most_accurate(
         racer = mine.loc["RACER"]
         for method in [m for m in mine.index.unique("method") if m != "RACER"]:
             d = (racer - mine.loc[method]).dropna()
-            members[f"{judge}, {method}"] = verdicts.directional(d.to_numpy(dtype=float), 1)
+            members[f"{judge}, {method}"] = verdicts.directional(
+                d.to_numpy(dtype=float), 1, sesoi=effects.ROUTER_ACCURACY.sesoi
+            )
     verdict = verdicts.every(members)
-    effects = [v.effect for v in members.values()]
+    gaps = [v.effect for v in members.values()]
     row = {
         "finding": _most_accurate_text(budget),
         "family": "judge x baseline",
         "budget": budget,
-        "observed": f"RACER minus each baseline, OOD mean: {min(effects):+.2f} to "
-        f"{max(effects):+.2f} pts over {len(members)} judge x baseline members",
+        "observed": f"RACER minus each baseline, OOD mean: {min(gaps):+.2f} to "
+        f"{max(gaps):+.2f} pts over {len(members)} judge x baseline members",
         **verdict.columns(),
         "basis": BASIS_LEARNED,
     }

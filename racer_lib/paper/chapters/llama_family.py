@@ -21,7 +21,7 @@ import pandas as pd
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import experiments, numbers, plots, registry
+from racer_lib.paper import effects, experiments, numbers, plots, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.paper.report import rule_findings
@@ -179,7 +179,9 @@ def surpass_findings(runs: pd.DataFrame, provenance: str) -> pd.DataFrame:
     for budget, sub in runs.groupby("budget", sort=True):
         per = sub.groupby("seed")[columns].mean()
         gap = per["racer_accuracy"] - per["all_reasoning_accuracy"]
-        members[f"C = {budget:g}"] = verdicts.directional(gap, 1)
+        members[f"C = {budget:g}"] = verdicts.directional(
+            gap, 1, sesoi=effects.ROUTER_ACCURACY.sesoi
+        )
         parts.append(
             f"C = {budget:g}: {gap.mean():+.2f} pts at cost {per['racer_cost'].mean():.2f} "
             f"(All-Reasoning {per['all_reasoning_cost'].mean():.2f})"

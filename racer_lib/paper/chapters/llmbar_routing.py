@@ -28,7 +28,7 @@ import pandas as pd
 
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import experiments, plots, registry
+from racer_lib.paper import effects, experiments, plots, registry
 from racer_lib.paper.claims import EMERGENT_STATUSES, add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.records import llmbar, sets
@@ -377,7 +377,10 @@ def _over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], min_n
     """:data:`OVER_RANDOM`: per budget, RACER minus Random over the seeds, one-sided t > 0
     (``verdicts.directional``), Holm over the budgets (``verdicts.every``)."""
     d = _paired_differences(runs, judge, "RACER", "Random")
-    members = {f"C={b:g}": verdicts.directional(d.loc[b], 1, min_n=min_n) for b in budgets}
+    sesoi = effects.SELECTION_GAIN.sesoi
+    members = {
+        f"C={b:g}": verdicts.directional(d.loc[b], 1, min_n=min_n, sesoi=sesoi) for b in budgets
+    }
     observed = "; ".join(
         f"{k}: {v.interval_text(' pts')}, {_ahead(d.loc[b])}"
         for (k, v), b in zip(members.items(), budgets)
