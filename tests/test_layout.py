@@ -306,3 +306,16 @@ def test_the_chapters_contract_fails_when_one_chapter_imports_another(tmp_path):
     broken = _lint_imports(tmp_path)
     assert broken.returncode != 0
     assert "racer_lib.paper.chapters.llama_family is not allowed to import" in broken.stdout
+
+
+def test_the_report_contract_fails_when_a_chapter_imports_the_report(tmp_path):
+    """Issue 40: a chapter decides its claims with ``paper.engine``; one that imports the
+    report (as chapters 08, 09 and 12 did) breaks the contract, named."""
+    if not Path(sys.executable).with_name("lint-imports").exists():
+        pytest.skip("import-linter is not installed (make installs it with the test extra)")
+    shutil.copytree(PACKAGE, tmp_path / "racer_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    module = tmp_path / "racer_lib" / "paper" / "chapters" / "beta_sensitivity.py"
+    module.write_text(module.read_text() + "\nfrom racer_lib.paper import report  # noqa\n")
+    broken = _lint_imports(tmp_path)
+    assert broken.returncode != 0
+    assert "no chapter imports the reproduction report BROKEN" in broken.stdout

@@ -16,7 +16,7 @@ from racer_lib.book import profiles
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS
 from racer_lib.paper import claim_rules as rules
-from racer_lib.paper import claims, given, registry, report
+from racer_lib.paper import claims, engine, given, registry, report
 from racer_lib.paper import numbers as paper
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -410,7 +410,7 @@ def test_a_level_of_a_quantity_not_given_is_not_reproducible_on_simulated_record
     row = _one(rules.Claim("Table 7", "80.4", registry.LLAMA, racer), tmp_path,
                chapters=(registry.LLAMA,))  # fmt: skip
     assert row["status"] == status and not row["emergent"]
-    assert (row["reason"] == report.NOT_GIVEN_LEVEL) is (status == claims.NOT_REPRODUCIBLE)
+    assert (row["reason"] == engine.NOT_GIVEN_LEVEL) is (status == claims.NOT_REPRODUCIBLE)
     assert row["build_value"].startswith("budget 2.00: 80.00 [")
     assert "vs paper 80.4 (-0.40 pts, n = 10)" in row["build_value"]
 

@@ -6,8 +6,10 @@
   that chapter uses;
 - ``experiments``, ``shift``, ``plots``: what several chapters share (router sweeps as tidy
   rows, the matched-spend control under a shift, the figure style);
-- ``claims``, ``given``, ``claim_data``, ``claim_rules``, ``claims_table``, ``report``: the six
-  statuses of findings, what the simulator was given (which decides "by construction"), what
-  the rules share (reading a chapter's CSVs, one value per seed), the rules that decide a
-  claim, every claim of the paper as data, and the reproduction report.
+- ``claims``, ``given``, ``effects``, ``claim_data``, ``claim_rules``, ``claims_table``,
+  ``engine``, ``report``: the six statuses of findings, what the simulator was given (which
+  decides "by construction"), the smallest effect of interest of each quantity a claim is
+  decided against, what the rules share (reading a chapter's CSVs, one value per seed), the
+  rules that decide a claim, every claim of the paper as data, the engine that decides claims
+  on a results folder (the chapters use it, never the report), and the reproduction report.
 """

@@ -335,11 +335,11 @@ def report_verdicts(folder: str | os.PathLike, profile: str) -> pd.DataFrame:
     """Every claim this chapter tests (:func:`_chapter_claims`), decided by the reproduction
     report's own rules on the CSVs in ``folder`` (this chapter's results): its ``key``,
     artifact, claim, status, what the build found (``build_value``) and why (``reason``)."""
-    from racer_lib.paper import report
+    from racer_lib.paper import engine
 
     columns = ["artifact", "claim", "status", "build_value", "reason"]
     rows = [
-        {"key": key, **{c: v for c, v in report.evaluate_claim(claim, Path(folder), True,
+        {"key": key, **{c: v for c, v in engine.evaluate_claim(claim, Path(folder), True,
                                                                profile).items() if c in columns}}
         for key, claim in _chapter_claims().items()
     ]  # fmt: skip
