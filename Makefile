@@ -51,7 +51,7 @@ STAMP_BASE := $(VENV)/.racer-base
 STAMP_BOOK := $(VENV)/.racer-book
 STAMP_TEST := $(VENV)/.racer-test
 
-.PHONY: book book-check test lint format install judge-model sim-check results bench bench-paper-sim bench-bf16-book bench-verdicts clean help
+.PHONY: book book-check test lint format install judge-model sim-check results bench bench-paper-sim bench-bf16-book bench-verdicts bench-claim-rates clean help
 
 help:
 	@sed -n '1,6p' Makefile
@@ -123,6 +123,12 @@ bench-bf16-book: $(STAMP_BOOK)
 ## the false-positive rate and power alone.
 bench-verdicts: $(STAMP_BOOK)
 	$(BIN)/python benchmarks/run.py verdicts
+
+## Each emergent comparison claim's false-positive rate under its least favourable null and its
+## power at the paper's effect, on resamples of the sim build's own per-seed data (run
+## `make book` first; a few minutes on two cores).
+bench-claim-rates: $(STAMP_BOOK)
+	$(BIN)/python benchmarks/run.py claim_rates
 
 ## Lint (import-linter: the layers of racer_lib; ruff: formatting and rules; both configured in
 ## pyproject.toml), then the test suite.

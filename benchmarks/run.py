@@ -16,7 +16,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "results" / "bench"
-LONG = {"paper_sim", "bf16_book", "verdicts"}  # minutes each on two cores: run only when named
+LONG = {
+    "paper_sim",
+    "bf16_book",
+    "verdicts",
+    "claim_rates",
+}  # minutes each on two cores: run only when named
 
 
 def main(argv: list[str]) -> int:

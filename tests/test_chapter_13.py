@@ -326,12 +326,14 @@ def test_findings_are_decided_over_the_pairs(run, records):
     )
     up, down = _holm(by_judge[:, 0]), _holm(by_judge[:, 1])
     cell_down, cell_up = _holm(by_cell[:, 1]), _holm(by_cell[:, 0])
-    few, many = _holm(minority[:, 0]), _holm(minority[:, 1])
+    many = _holm(minority[:, 1])
+    # "every judge" holds as an intersection-union test: every raw p-value below the level
+    few_raw, up_raw = minority[:, 0], by_judge[:, 0]
     expected = [
         _decision((down < ALPHA).any(), (up < ALPHA).all()),
         _decision((cell_down < ALPHA).any(), (cell_up < ALPHA).all()),
-        _decision((few < ALPHA).all(), (many < ALPHA).any()),
-        _decision((up < ALPHA).all(), (down < ALPHA).any()),
+        _decision((few_raw < ALPHA).all(), (many < ALPHA).any()),
+        _decision((up_raw < ALPHA).all(), (down < ALPHA).any()),
     ]
     assert list(table["decision"]) == expected
     # real judges: every finding is evidence, read by its decision (never "by construction")
@@ -339,9 +341,10 @@ def test_findings_are_decided_over_the_pairs(run, records):
     assert list(table["status"]) == [status.get(d, claims.INCONCLUSIVE) for d in expected]
     assert (table["n"] >= min(SUBSET_SIZES.values())).all()
     assert table["test"].str.contains("exact").all()
-    assert table["test"].str.contains(f"Holm over {len(JUDGES)}").sum() == 3
-    # the p-value of "every judge" is its weakest member's Holm-adjusted one
-    assert table["p"].iloc[3] == pytest.approx(up.max())
+    every = f"every one of {len(JUDGES)} (intersection-union)"
+    assert table["test"].str.contains(every, regex=False).sum() == 2
+    # the p-value of "every judge" is its weakest member's (an intersection-union test)
+    assert table["p"].iloc[3] == pytest.approx(up_raw.max())
     # the report's claim of §2.1 on LLMBar reads exactly the last row
     claim = next(
         c

@@ -336,8 +336,8 @@ def test_findings_are_decided_over_the_seeds(params, runs, results):
                 assert found["decision"] == "inconclusive" and "too few seeds" in found["note"]
             elif found is row:  # Holm over the budgets: the largest raw p at most the adjusted
                 assert found["p"] >= p - 1e-12
-            else:
-                assert np.isclose(found["p"], p) or (not np.isfinite(p) and found["p"] in (0, 1))
+            else:  # Student's t joined by the bootstrap: never below the t-test's own p
+                assert found["p"] >= p - 1e-12 or (not np.isfinite(p) and found["p"] in (0, 1))
                 assert (found["decision"] == "holds") == (found["p"] < ALPHA)
 
 

@@ -94,7 +94,8 @@ def test_the_permuted_embeddings_control_catches_a_leak(tmp_path):
 
 def test_the_planted_signal_is_detected_and_a_blind_router_fails_the_control(tmp_path):
     planted = run_control("planted signal", tmp_path / "honest")
-    assert (planted["decision"] == verdicts.HOLDS).all() and planted["passes"].all(), planted
+    assert (planted["decision"] != verdicts.FAILS).all() and planted["passes"].all(), planted
+    assert (planted["effect"] > 0).all()
     blinded = run_control("planted signal", tmp_path / "blind", blind)
     assert not blinded["passes"].any(), blinded
     summary = ch.control_summary(pd.concat([planted, blinded.assign(control="blind")]))

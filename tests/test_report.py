@@ -637,8 +637,12 @@ def test_emergent_view_lists_exactly_the_emergent_claims(tmp_path):
     assert list(table["emergent"].fillna(False)) == [True, False, True, False, False, False]
     view = report.emergent_view(table)
     assert list(view["claim"]) == ["emergent difference", "emergent finding"]  # decided first
-    # every column of the page's table but the robustness, empty without chapter 16
-    assert list(view.columns) == list(report.EMERGENT_COLUMNS.values())[:-1]
+    # the page's columns in order, less the robustness (empty without chapter 16) and the
+    # power and MDE (empty: neither claim names the effect of its quantity)
+    shown = ("power at the paper's effect", "minimum detectable effect")
+    assert list(view.columns) == [
+        c for c in list(report.EMERGENT_COLUMNS.values())[:-1] if c not in shown
+    ]
     assert list(view["seeds"]) == [SEEDS, SEEDS]
     assert view["effect [95 % interval]"].iloc[0].startswith("+1.00 [+0.")
     assert list(view["status"]) == [claims.REPRODUCED, claims.INCONCLUSIVE]
@@ -898,3 +902,27 @@ def test_the_report_chapter_on_the_smoke_build(smoke):
         theirs = set(found.loc[column.str.contains(claim.rule.pattern, case=False), "status"])
         if len(theirs) == 1:  # rows of one status: the conjunction has it too
             assert row["status"] == theirs.pop(), (claim.claim, row["reason"])
+
+
+# --------------------------------------------------------------------------- error rates
+
+
+def test_a_claims_error_rates_are_measured_on_its_own_per_seed_data(tmp_path):
+    """``engine.claim_rates`` re-centres the build's own seeds: at the SESOI (the least
+    favourable null) the rule holds at most at the level; at the paper's effect it holds
+    often; a claim decided inside a chapter has no per-seed data here (None)."""
+    from dataclasses import replace
+
+    from racer_lib.paper.effects import ROUTER_ACCURACY
+
+    skewed = 1.0 - np.random.default_rng(3).exponential(0.1, 2 * SEEDS)  # a long left tail
+    _runs(tmp_path, skewed, provenance="simulated", budgets=BUDGETS)
+    claim = _claim(replace(BY_BUDGET, effect=ROUTER_ACCURACY))
+    rates = engine.claim_rates(claim, tmp_path / STEM, replications=300)
+    assert rates["members"] == 3 and rates["seeds"] == 2 * SEEDS and rates["trials"] == 300
+    assert rates["fpr_hits"] / 300 <= verdicts.ALPHA + 3 * math.sqrt(verdicts.ALPHA / 300)
+    assert rates["power_hits"] / 300 > 0.5
+    row = _one(claim, tmp_path)
+    assert 0 < row["power"] <= 1 and row["mde"] > ROUTER_ACCURACY.sesoi
+    finding = rules.Claim("Fig. 4", "x", STEM, rules.Finding("^x"))
+    assert engine.claim_rates(finding, tmp_path / STEM) is None

@@ -47,6 +47,12 @@ class Effect:
     sesoi: float
     unit: str
     reason: str
+    paper_effect: float = float("nan")
+
+    def expected(self) -> float:
+        """The effect at which a claim's power is stated: the paper's (``paper_effect``), or
+        twice the SESOI where the paper prints no number."""
+        return self.paper_effect if self.paper_effect == self.paper_effect else 2 * self.sesoi
 
     def text(self) -> str:
         """``0.15 pts``: the SESOI as the report shows it beside an effect."""
@@ -89,6 +95,7 @@ ROUTER_ACCURACY = Effect(
     " pts",
     "half the smallest accuracy difference the paper reads as an effect: β = 0 against "
     f"β = 0.005 at C = 2 in Table 3 ({_beta_smallest_effect():g} pt)",
+    _beta_smallest_effect(),
 )
 #: RACER's gain over Random at the same reasoning rate: half the smallest gap in Table 7.
 SELECTION_GAIN = Effect(
@@ -97,6 +104,7 @@ SELECTION_GAIN = Effect(
     " pts",
     "half the smallest gain of RACER over Random at matched cost in Table 7 "
     f"({_llama_smallest_gain():.2f} pts, Llama pair at C = 3.5)",
+    _llama_smallest_gain(),
 )
 #: The area between RACER's frontier and Random's chord: half the paper's (Table 7).
 SELECTION_AREA = Effect(
@@ -106,6 +114,7 @@ SELECTION_AREA = Effect(
     "half the area between RACER's points and Random's chord in Table 7 "
     f"({paper_selection_area():.2f} pts x cost over the paper's costs 2.05 to 3.20; the "
     "build's budgets span a wider range, which favours the build)",
+    paper_selection_area(),
 )
 #: A realized cost over the budget: the relative overspend a claim of "within budget" allows.
 OVERSPEND = Effect(
@@ -164,6 +173,7 @@ MODE_GAIN = Effect(
     " pts",
     "half the smallest gain of All-Reasoning over All-Instruct among the paper's judges "
     f"(Table 9: {_mode_smallest_gain():.2f} pts, Qwen3-4B)",
+    _mode_smallest_gain(),
 )
 #: The dual price λ (accuracy, as a share, per cost unit) between two budgets.
 LAMBDA = Effect(

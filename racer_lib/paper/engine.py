@@ -12,13 +12,25 @@ other.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from racer_lib.evaluation.verdicts import HOLDS
+import numpy as np
+
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.verdicts import HOLDS, Verdict, sensitivity
 from racer_lib.paper import given
-from racer_lib.paper.claim_rules import EMERGENT_KINDS, Claim, NotAvailable, Outcome
+from racer_lib.paper.claim_data import per_seed
+from racer_lib.paper.claim_rules import (
+    EMERGENT_KINDS,
+    Claim,
+    Difference,
+    Equivalence,
+    NotAvailable,
+    Outcome,
+)
 from racer_lib.paper.claims import (
     NOT_REPRODUCED,
     NOT_REPRODUCIBLE,
@@ -28,7 +40,16 @@ from racer_lib.paper.claims import (
 )
 from racer_lib.paper.claims_table import CLAIMS
 
-__all__ = ["NOT_GIVEN_LEVEL", "decide", "emergent", "evaluate_claim", "rule_findings"]
+__all__ = [
+    "NOT_GIVEN_LEVEL",
+    "RATE_REPLICATIONS",
+    "claim_rates",
+    "decide",
+    "emergent",
+    "evaluate_claim",
+    "rule_findings",
+    "sensitivity_of",
+]
 
 
 #: The fields of a claim's verdict the report keeps as columns.
@@ -79,6 +100,98 @@ def decide(claim: Claim, outcome: Outcome) -> tuple[str, str]:
     return status, why
 
 
+def sensitivity_of(claim: Claim, verdict: Verdict) -> tuple[float, float]:
+    """``(power, mde)`` of a comparison claim's test at this build's seeds and spread
+    (:func:`racer_lib.evaluation.verdicts.sensitivity`): the power at the effect its quantity
+    expects (:meth:`racer_lib.paper.effects.Effect.expected`, the paper's), and the minimum
+    detectable effect in the claim's unit; NaN for a claim with no stated effect."""
+    rule = claim.rule
+    effect = getattr(rule, "effect", None)
+    if effect is None:
+        return math.nan, math.nan
+    if isinstance(rule, Equivalence):
+        return sensitivity(verdict, 1, rule.boundary(), 0.0, equivalence=True)
+    if rule.bound:
+        # the paper's own overspend (Table 7: 2.5 %), half the bound it derives
+        return sensitivity(verdict, rule.sign, rule.boundary(), effect.sesoi / 2)
+    expected = rule.threshold + rule.sign * effect.expected()
+    return sensitivity(verdict, rule.sign, rule.boundary(), expected)
+
+
+#: Resampled data sets per claim on which :func:`claim_rates` measures a rule.
+RATE_REPLICATIONS = 400
+
+
+def _member_values(rule: Difference | Equivalence, folder: Path) -> dict[str, np.ndarray]:
+    """The claim's per-seed values, one array per member (one member, ``""``, without
+    ``members``), as its rule decides them."""
+    d, _, _ = rule.differences(folder)
+    if not rule.members:
+        return {"": per_seed(d, "d")["d"].to_numpy(dtype=float)}
+    rows = per_seed(d, "d", rule.members)
+    return {
+        str(key): group["d"].to_numpy(dtype=float)
+        for key, group in rows.groupby(list(rule.members), sort=False)
+    }
+
+
+def _family(rule: Difference | Equivalence, data: dict[str, np.ndarray]) -> str:
+    members = {k: rule.decide(x) for k, x in data.items()}
+    verdict = next(iter(members.values())) if len(members) == 1 else verdicts.every(members)
+    return verdict.decision
+
+
+def claim_rates(
+    claim: Claim, folder: Path, replications: int = RATE_REPLICATIONS, seed: int = 0
+) -> dict[str, Any] | None:
+    """A comparison claim's rule measured on data sets built from this build's own per-seed
+    values (each member's seeds resampled with replacement, ``seed`` drawing them): its
+    false-positive rate under the least favourable null (in turn one member re-centred at the
+    rule's boundary, at the SESOI, or for an equivalence at one of its margins, the others
+    re-centred far on the claimed side), and its power with every member re-centred at the
+    effect its quantity expects (the paper's). Returns ``fpr_hits``, ``power_hits``,
+    ``trials``, ``members`` and ``seeds``; None for a claim with no per-seed comparison (a
+    level, a chapter's finding)."""
+    rule = claim.rule
+    if not isinstance(rule, (Difference, Equivalence)) or rule.effect is None:
+        return None
+    data = _member_values(rule, folder)
+    rng = np.random.default_rng(seed)
+    names = list(data)
+    equivalence = isinstance(rule, Equivalence)
+    sign = 1 if equivalence else rule.sign
+    boundary = rule.boundary()
+    if equivalence:
+        expected = 0.0
+    elif rule.bound:
+        expected = rule.effect.sesoi / 2
+    else:
+        expected = rule.threshold + rule.sign * rule.effect.expected()
+
+    def draw(x: np.ndarray, centre: float) -> np.ndarray:
+        return rng.choice(x - x.mean(), size=x.size) + centre
+
+    # the other members of the least favourable null: far on the claimed side (inside an
+    # equivalence's margin), where they hold whatever the resample
+    beyond = (
+        0.0 if equivalence else boundary + sign * 10 * max(np.ptp(x) + 1 for x in data.values())
+    )
+    fpr = power = 0
+    for r in range(replications):
+        at = names[r % len(names)]
+        edge = -boundary if equivalence and r % 2 else boundary
+        null = {k: draw(x, beyond) for k, x in data.items() if k != at}
+        fpr += _family(rule, {**null, at: draw(data[at], edge)}) == HOLDS
+        power += _family(rule, {k: draw(x, expected) for k, x in data.items()}) == HOLDS
+    return {
+        "fpr_hits": int(fpr),
+        "power_hits": int(power),
+        "trials": int(replications),
+        "members": len(names),
+        "seeds": int(min(x.size for x in data.values())),
+    }
+
+
 def evaluate_claim(claim: Claim, folder: Path | None, ran: bool, profile: str) -> dict[str, Any]:
     """One row of the report (:data:`racer_lib.paper.report.REPORT_COLUMNS`)."""
     row = {
@@ -109,6 +222,7 @@ def evaluate_claim(claim: Claim, folder: Path | None, ran: bool, profile: str) -
     verdict = outcome.verdict
     if verdict is not None:
         row |= {k: getattr(verdict, k) for k in _VERDICT_FIELDS}
+        row |= dict(zip(("power", "mde"), sensitivity_of(claim, verdict)))
     return row | {
         "emergent": emergent(claim, outcome),
         "build_value": outcome.value,

@@ -81,6 +81,8 @@ REPORT_COLUMNS = (
     "hi",
     "sesoi",
     "unit",
+    "power",
+    "mde",
     "p",
     "n",
     "test",
@@ -247,6 +249,8 @@ EMERGENT_COLUMNS = {
     "claim": "claim",
     "effect_text": "effect [95 % interval]",
     "sesoi_text": "smallest effect of interest",
+    "power_text": "power at the paper's effect",
+    "mde_text": "minimum detectable effect",
     "n": "seeds",
     "test": "test",
     "status": "status",
@@ -276,6 +280,14 @@ def _sesoi_text(row: Mapping[str, Any]) -> str:
     return f"{sesoi:.3g}{unit}"
 
 
+def _percent(value: Any) -> str:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return f"{100 * value:.0f} %" if np.isfinite(value) else ""
+
+
 def emergent_view(table: pd.DataFrame) -> pd.DataFrame:
     """The claims of a :func:`report` table that are evidence about the method (``emergent``:
     decided by a test, not given to the simulator), with their effect, interval, seeds, test,
@@ -284,6 +296,8 @@ def emergent_view(table: pd.DataFrame) -> pd.DataFrame:
     rows = table[table["emergent"].fillna(False).astype(bool)].copy()
     rows["effect_text"] = [_effect_text(r) for r in rows.to_dict("records")]
     rows["sesoi_text"] = [_sesoi_text(r) for r in rows.to_dict("records")]
+    rows["power_text"] = [_percent(r.get("power")) for r in rows.to_dict("records")]
+    rows["mde_text"] = [_sesoi_text({**r, "sesoi": r.get("mde")}) for r in rows.to_dict("records")]
     rows["n"] = rows["n"].astype("Int64")
     order = {s: i for i, s in enumerate(STATUSES)}
     rows = rows.sort_values("status", key=lambda s: s.map(order), kind="stable")

@@ -19,8 +19,8 @@ import pandas as pd
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.paper import experiments, plots, registry
 from racer_lib.paper.claims import add_status
-from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.paper.engine import rule_findings
+from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 

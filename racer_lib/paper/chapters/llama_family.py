@@ -23,8 +23,8 @@ from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
 from racer_lib.paper import effects, experiments, numbers, plots, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
-from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.paper.engine import rule_findings
+from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 

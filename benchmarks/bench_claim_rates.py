@@ -1,0 +1,105 @@
+"""Each emergent comparison claim's rule measured on its own build's data (issue 40).
+
+For every claim of the report decided by a per-seed comparison (a ``Difference`` or an
+``Equivalence`` with a smallest effect of interest), :func:`racer_lib.paper.engine.claim_rates`
+resamples the seeds the ``sim`` build wrote for it, at its own sizes (the number of seeds and
+members that decided it):
+
+* **false-positive rate** under the least favourable null: one member at the rule's boundary
+  (the SESOI; an equivalence at its margin), the others far on the claimed side, in turn;
+  :data:`REPLICATIONS` resampled data sets per claim, with a Wilson 95 % upper bound (goal: at
+  most :data:`FPR_TARGET`);
+* **power** at the effect its quantity expects (the paper's, ``racer_lib.paper.effects``);
+* **minimum detectable effect** (80 % power; Student's t at the build's spread), from the
+  report's own row.
+
+No rebuild: it reads ``results/sim`` as ``make book`` left it (``CLAIM_RATES_RESULTS`` names
+another results folder). Claims a chapter decides inside its own code (findings) have no
+per-seed data here and are listed as such. Writes ``results/bench/claim_rates.json``:
+``make bench-claim-rates`` (a few minutes on two cores).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from racer_lib.evaluation.intervals import wilson_interval  # noqa: E402
+from racer_lib.paper import engine  # noqa: E402
+from racer_lib.paper.claims_table import CLAIMS  # noqa: E402
+
+RESULTS = Path(os.environ.get("CLAIM_RATES_RESULTS", ROOT / "results" / "sim"))
+REPLICATIONS = int(os.environ.get("CLAIM_RATES_REPLICATIONS", "400"))
+FPR_TARGET = 0.05
+CLAIMS_CSV = Path("01_reproduction_report") / "claims.csv"
+
+
+def _report_rows() -> dict[str, dict]:
+    """The report's rows of this build, by ``artifact | claim``."""
+    path = RESULTS / CLAIMS_CSV
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: run `make book` first (or set CLAIM_RATES_RESULTS)")
+    table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    return {f"{r['artifact']} | {r['claim']}": r for r in table.to_dict("records")}
+
+
+def run() -> dict:
+    start = time.perf_counter()
+    rows = _report_rows()
+    claims, unmeasured = {}, {}
+    for claim in CLAIMS:
+        key = f"{claim.artifact} | {claim.claim}"
+        row = rows.get(key)
+        if row is None or str(row.get("emergent")).lower() != "true":
+            continue
+        rates = engine.claim_rates(claim, RESULTS / claim.chapter, REPLICATIONS)
+        if rates is None:
+            unmeasured[key] = f"decided inside chapter {claim.chapter} ({claim.rule.kind})"
+            continue
+        lo, hi = wilson_interval(rates["fpr_hits"], rates["trials"])
+        claims[key] = {
+            **rates,
+            "status": row["status"],
+            "sesoi": row.get("sesoi"),
+            "effect": row.get("effect"),
+            "fpr": rates["fpr_hits"] / rates["trials"],
+            "fpr_wilson_95": [lo, hi],
+            "meets_target": hi <= FPR_TARGET,
+            "power": rates["power_hits"] / rates["trials"],
+            "power_t": row.get("power"),
+            "mde": row.get("mde"),
+        }
+    uppers = [c["fpr_wilson_95"][1] for c in claims.values()]
+    return {
+        "name": "claim_rates",
+        "ratio": 0.0,
+        "results": str(RESULTS.relative_to(ROOT) if RESULTS.is_relative_to(ROOT) else RESULTS),
+        "replications": REPLICATIONS,
+        "fpr_target": FPR_TARGET,
+        "measured": len(claims),
+        "meeting_target": sum(c["meets_target"] for c in claims.values()),
+        "largest_fpr_upper": max(uppers) if uppers else None,
+        "claims": claims,
+        "not_measured": unmeasured,
+        "seconds": round(time.perf_counter() - start, 1),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def line(result: dict) -> str:
+    upper = result["largest_fpr_upper"]
+    return (
+        f"claim_rates: {result['meeting_target']} of {result['measured']} emergent comparison "
+        f"claims with a false-positive upper bound <= {100 * result['fpr_target']:g} % "
+        f"(largest {100 * upper:.1f} %); {len(result['not_measured'])} decided in chapters, "
+        "not measured here"
+        if upper is not None
+        else "claim_rates: no emergent comparison claim in this build"
+    )
