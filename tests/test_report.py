@@ -638,8 +638,8 @@ def test_emergent_view_lists_exactly_the_emergent_claims(tmp_path):
     view = report.emergent_view(table)
     assert list(view["claim"]) == ["emergent difference", "emergent finding"]  # decided first
     # the page's columns in order, less the robustness (empty without chapter 16) and the
-    # power and MDE (empty: neither claim names the effect of its quantity)
-    shown = ("power at the paper's effect", "minimum detectable effect")
+    # power and MDE (empty: neither claim names the effect of its quantity) and the qualifier
+    shown = ("power at the paper's effect", "minimum detectable effect", "qualifier")
     assert list(view.columns) == [
         c for c in list(report.EMERGENT_COLUMNS.values())[:-1] if c not in shown
     ]
@@ -664,6 +664,7 @@ def test_the_page_shows_each_status_in_full_with_its_chapter_linked():
             "build_value": ["+2.0 pts", np.nan],
             "status": [claims.REPRODUCED, claims.NOT_REPRODUCIBLE],
             "robustness": ["", ""],
+            "qualifier": ["", ""],
             "reason": [np.nan, "qualitative"],
             "rule": ["difference", "finding"],
             "provenance": ["simulated", np.nan],
@@ -926,3 +927,27 @@ def test_a_claims_error_rates_are_measured_on_its_own_per_seed_data(tmp_path):
     assert 0 < row["power"] <= 1 and row["mde"] > ROUTER_ACCURACY.sesoi
     finding = rules.Claim("Fig. 4", "x", STEM, rules.Finding("^x"))
     assert engine.claim_rates(finding, tmp_path / STEM) is None
+
+
+def test_a_claim_reproduced_on_few_simulators_is_qualified_and_counted_apart(tmp_path):
+    """Issue 40: a reproduced claim on simulated records that holds in fewer than half of
+    chapter 16's simulators reads "reproduced on the calibrated simulator only", and the
+    headline counts it apart from the robust ones and from real records."""
+    _runs(tmp_path, _spread(1.0, 0.3), provenance="simulated")
+    robust = _claim(RACER_VS_RANDOM, sensitivity="robust")
+    fragile = rules.Claim("Fig. 4", "fragile", STEM, RACER_VS_RANDOM, sensitivity="fragile")
+    folder = tmp_path / registry.SENSITIVITY
+    folder.mkdir()
+    pd.DataFrame(
+        [
+            {"key": "robust", "simulators": 15, "holds_in": 12, "share": 0.8},
+            {"key": "fragile", "simulators": 15, "holds_in": 3, "share": 0.2},
+        ]
+    ).to_csv(folder / report.ROBUSTNESS_CSV, index=False)
+    table = report.report(tmp_path, "test", (STEM, registry.SENSITIVITY), [robust, fragile])
+    assert list(table["status"]) == [claims.REPRODUCED, claims.REPRODUCED]
+    assert list(table["qualifier"]) == ["", report.CALIBRATED_ONLY]
+    counts = report.headline(table).set_index("records")
+    assert counts.loc["simulated", "reproduced"] == 1
+    assert counts.loc["simulated", "calibrated_only"] == 1
+    assert counts.loc["release"].sum() == 0

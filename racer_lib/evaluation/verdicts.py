@@ -140,22 +140,27 @@ def _clean(values: Sequence[float]) -> np.ndarray:
     return x[np.isfinite(x)]
 
 
-def _t_summary(x: np.ndarray) -> tuple[float, float, float, float]:
-    """Mean, standard error and the two-sided ``1 - 2 ALPHA`` t-interval ``(lo, hi)``."""
+def _t_summary(x: np.ndarray, overlap: float = 0.0) -> tuple[float, float, float, float]:
+    """Mean, standard error and the two-sided ``1 - 2 ALPHA`` t-interval ``(lo, hi)``. With
+    ``overlap`` (the test set's size over the training set's, when every replicate re-draws a
+    split of one fixed set of pairs) the standard error is Nadeau and Bengio's (2003)
+    corrected resampled one, ``sd * sqrt(1 / n + overlap)``: the replicates share pairs, so
+    the pairs' own variation is not averaged away by more seeds."""
     from scipy import stats
 
     mean = float(x.mean())
-    se = float(x.std(ddof=1) / math.sqrt(x.size))
+    se = float(x.std(ddof=1) * math.sqrt(1 / x.size + overlap))
     q = float(stats.t.ppf(1 - ALPHA, x.size - 1))
     return mean, se, mean - q * se, mean + q * se
 
 
-def _one_sided_p(x: np.ndarray, threshold: float, sign: int) -> float:
-    """P-value of the one-sided t-test of ``sign * (mean - threshold) > 0``. A sample without
-    spread gives 0 when every value is on the claimed side and 1 otherwise."""
+def _one_sided_p(x: np.ndarray, threshold: float, sign: int, overlap: float = 0.0) -> float:
+    """P-value of the one-sided t-test of ``sign * (mean - threshold) > 0`` (Nadeau and
+    Bengio's corrected standard error with ``overlap``). A sample without spread gives 0 when
+    every value is on the claimed side and 1 otherwise."""
     from scipy import stats
 
-    mean, se, _, _ = _t_summary(x)
+    mean, se, _, _ = _t_summary(x, overlap)
     if se == 0:
         return 0.0 if sign * (mean - threshold) > 0 else 1.0
     t = sign * (mean - threshold) / se
@@ -210,7 +215,9 @@ def _bootstrap_p(x: np.ndarray, boundary: float, sign: int, seed: int) -> tuple[
     return float((1 + np.sum(t >= t_obs)) / tail), float((1 + np.sum(t <= t_obs)) / tail)
 
 
-def _one_sided(x: np.ndarray, boundary: float, sign: int, seed: int) -> tuple[float, float]:
+def _one_sided(
+    x: np.ndarray, boundary: float, sign: int, seed: int, overlap: float = 0.0
+) -> tuple[float, float]:
     """The protocol's one-sided p-values ``(claimed side, other side)`` of the mean of ``x``
     against ``boundary``: the larger of Student's t and the studentized bootstrap's
     (:func:`_bootstrap_p`), so that a side is supported only when both tests reject. Student's t
@@ -219,8 +226,8 @@ def _one_sided(x: np.ndarray, boundary: float, sign: int, seed: int) -> tuple[fl
     near it on both (``tests/test_verdicts.py`` measures them)."""
     boot, boot_other = _bootstrap_p(x, boundary, sign, seed)
     return (
-        max(_one_sided_p(x, boundary, sign), boot),
-        max(_one_sided_p(x, boundary, -sign), boot_other),
+        max(_one_sided_p(x, boundary, sign, overlap), boot),
+        max(_one_sided_p(x, boundary, -sign, overlap), boot_other),
     )
 
 
@@ -231,6 +238,7 @@ def directional(
     min_n: int = MIN_SEEDS,
     sesoi: float = 0.0,
     seed: int = 0,
+    overlap: float = 0.0,
 ) -> Verdict:
     """The claim that the mean of ``values`` (one per seed) lies above ``threshold`` (``sign``
     1) or below it (-1) by at least ``sesoi``, the smallest effect of interest: a one-sided
@@ -240,7 +248,10 @@ def directional(
     interest, none at all, or one on the other side); inconclusive otherwise or with fewer than
     ``min_n`` seeds. A side is supported when Student's t and the studentized bootstrap
     (``seed`` drawing its resamples) both reject (:func:`_one_sided`), a rule fixed before any
-    run that keeps the level on skewed seeds."""
+    run that keeps the level on skewed seeds. ``overlap``: the test share over the training
+    share when each seed re-draws a split of one fixed set of pairs (released judgments): the
+    t-test then uses Nadeau and Bengio's corrected resampled standard error
+    (:func:`_t_summary`), which counts the pairs as a level of variation."""
     if sign not in (1, -1):
         raise ValueError(f"sign must be 1 or -1 (got {sign})")
     if not sesoi >= 0:
@@ -251,8 +262,8 @@ def directional(
     early = _too_few(x, min_n, test)
     if early is not None:
         return replace(early, sesoi=sesoi)
-    mean, se, lo, hi = _t_summary(x)
-    p, p_other = _one_sided(x, boundary, sign, seed)
+    mean, se, lo, hi = _t_summary(x, overlap)
+    p, p_other = _one_sided(x, boundary, sign, seed, overlap)
     if se == 0 and mean == boundary:
         p_other = 0.0
     decision = _decide(p, p_other)

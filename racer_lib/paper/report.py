@@ -45,9 +45,7 @@ from racer_lib.paper.claim_rules import (
     RATIO_TOLERANCE,
     Claim,
 )
-from racer_lib.paper.claims import (
-    STATUSES,
-)
+from racer_lib.paper.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, STATUSES
 from racer_lib.paper.claims_table import CLAIMS
 from racer_lib.paper.effects import EFFECTS
 from racer_lib.paper.engine import evaluate_claim
@@ -61,6 +59,7 @@ __all__ = [  # the tolerances and claims are read from here by the report's chap
     "STATUSES",
     "claims_views",
     "emergent_view",
+    "headline",
     "protocol_table",
     "linked",
     "report",
@@ -87,6 +86,7 @@ REPORT_COLUMNS = (
     "n",
     "test",
     "robustness",
+    "qualifier",
     "reason",
     "rule",
     "provenance",
@@ -108,13 +108,60 @@ def report(
     other chapter is not reproducible here."""
     root = Path(results_root)
     ran = set(chapters) if chapters is not None else {p.name for p in root.glob("*") if p.is_dir()}
-    texts = robustness(root, ran)
-    rows = [
-        evaluate_claim(c, root / c.chapter, c.chapter in ran, profile)
-        | {"robustness": texts.get(c.sensitivity, "") if c.sensitivity else ""}
-        for c in (CLAIMS if registry is None else registry)
-    ]
+    texts, shares = robustness(root, ran), robustness_shares(root, ran)
+    rows = []
+    for c in CLAIMS if registry is None else registry:
+        row = evaluate_claim(c, root / c.chapter, c.chapter in ran, profile)
+        row["robustness"] = texts.get(c.sensitivity, "") if c.sensitivity else ""
+        row["qualifier"] = qualifier(row, shares.get(c.sensitivity) if c.sensitivity else None)
+        rows.append(row)
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+#: The qualifier of a claim reproduced on simulated records that holds in fewer than half of
+#: chapter 16's simulators: its status rests on the calibrated simulator's choices.
+CALIBRATED_ONLY = "reproduced on the calibrated simulator only"
+
+
+def qualifier(row: Mapping[str, Any], share: float | None) -> str:
+    """:data:`CALIBRATED_ONLY` for a reproduced claim on simulated records that holds in
+    fewer than half of the simulators chapter 16 re-ran it on (``share``), else empty."""
+    if share is None or row.get("status") != REPRODUCED or row.get("provenance") != "simulated":
+        return ""
+    return CALIBRATED_ONLY if share < 0.5 else ""
+
+
+def robustness_shares(results_root: str | Path, chapters: Iterable[str]) -> dict[str, float]:
+    """Per key of chapter 16's ``claim_robustness.csv``, the share of its simulators in which
+    the claim holds (empty when that chapter did not run)."""
+    path = Path(results_root) / SENSITIVITY / ROBUSTNESS_CSV
+    if SENSITIVITY not in set(chapters) or not path.is_file():
+        return {}
+    table = pd.read_csv(path)
+    return {str(r["key"]): float(r["share"]) for r in table.to_dict("records")}
+
+
+def headline(table: pd.DataFrame) -> pd.DataFrame:
+    """The emergent claims of a :func:`report` table counted apart by the records they rest
+    on (``simulated``, ``release``, ``generated``) and, on simulated records, reproduced
+    claims that hold in most simulators apart from those reproduced on the calibrated
+    simulator only: columns ``records``, ``reproduced``, ``calibrated_only``,
+    ``not_reproduced``, ``inconclusive``."""
+    emergent = table[table["emergent"].fillna(False).astype(bool)]
+    rows = []
+    for records in ("simulated", "release", "generated"):
+        mine = emergent[emergent["provenance"] == records]
+        only = mine["qualifier"].fillna("") == CALIBRATED_ONLY
+        rows.append(
+            {
+                "records": records,
+                "reproduced": int(((mine["status"] == REPRODUCED) & ~only).sum()),
+                "calibrated_only": int(only.sum()),
+                "not_reproduced": int((mine["status"] == NOT_REPRODUCED).sum()),
+                "inconclusive": int((mine["status"] == INCONCLUSIVE).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 #: The simulator-sensitivity chapter and the CSV the report reads from it.
@@ -197,6 +244,7 @@ _PAGE_COLUMNS = {
     "artifact": "artifact",
     "claim": "claim",
     "build_value": "this build",
+    "qualifier": "qualifier",
     "robustness": "over simulators",
     "reason": "why",
     "chapter": "chapter",
@@ -254,6 +302,7 @@ EMERGENT_COLUMNS = {
     "n": "seeds",
     "test": "test",
     "status": "status",
+    "qualifier": "qualifier",
     "robustness": "over simulators",
 }
 

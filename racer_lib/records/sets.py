@@ -394,6 +394,18 @@ def stratified_split(
     return labels
 
 
+def split_overlap(splits: Mapping[int, np.ndarray]) -> float:
+    """The test set's size over the training set's (train and validation, both used to choose
+    a router), averaged over the splits of :func:`stratified_split` (one label array per
+    seed): Nadeau and Bengio's ratio ``n_test / n_train`` that corrects a t-test over seeds
+    re-splitting one fixed set of pairs (:func:`racer_lib.evaluation.verdicts.directional`'s
+    ``overlap``)."""
+    ratios = [
+        np.sum(lab == "test") / np.sum(lab != "test") for lab in map(np.asarray, splits.values())
+    ]
+    return float(np.mean(ratios))
+
+
 # ----------------------------------------------------------------------------------------
 # Record sets of the mode-comparison chapters (Fig. 2 and the self-routing table), simulated
 # or read from record files

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -373,14 +374,12 @@ def _ahead(d: pd.Series) -> str:
     return f"ahead in {int((d > 0).sum())} of {len(d)} seeds"
 
 
-def _over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], min_n: int) -> dict:
-    """:data:`OVER_RANDOM`: per budget, RACER minus Random over the seeds, one-sided t > 0
-    (``verdicts.directional``), Holm over the budgets (``verdicts.every``)."""
+def _over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], test) -> dict:
+    """:data:`OVER_RANDOM`: per budget, RACER minus Random above the SESOI of a gain over
+    Random (``test``: the chapter's ``verdicts.directional``), every budget."""
     d = _paired_differences(runs, judge, "RACER", "Random")
     sesoi = effects.SELECTION_GAIN.sesoi
-    members = {
-        f"C={b:g}": verdicts.directional(d.loc[b], 1, min_n=min_n, sesoi=sesoi) for b in budgets
-    }
+    members = {f"C={b:g}": test(d.loc[b], sesoi=sesoi) for b in budgets}
     observed = "; ".join(
         f"{k}: {v.interval_text(' pts')}, {_ahead(d.loc[b])}"
         for (k, v), b in zip(members.items(), budgets)
@@ -389,9 +388,9 @@ def _over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], min_n
     return _row(OVER_RANDOM.format(judge=judge), verdict, observed, CLAIMS["random"])
 
 
-def _over_acer(runs: pd.DataFrame, judge: str, margin: float, min_n: int) -> dict:
+def _over_acer(runs: pd.DataFrame, judge: str, margin: float, test) -> dict:
     """:data:`OVER_ACER`: per seed, RACER minus ACER averaged over the budgets, shown above
-    ``-margin`` (non-inferiority: ``verdicts.directional(d, 1, threshold=-margin)``)."""
+    ``-margin`` (non-inferiority: ``test(d, threshold=-margin)``)."""
     d = _paired_differences(runs, judge, "RACER", "ACER").groupby("seed").mean()
     mine = runs[runs["judge"] == judge]
     racer, acer = (mine[mine["method"] == m] for m in ("RACER", "ACER"))
@@ -400,14 +399,13 @@ def _over_acer(runs: pd.DataFrame, judge: str, margin: float, min_n: int) -> dic
         f"{acer['accuracy'].mean():.2f} % at {acer['cost'].mean():.2f}; per seed (mean over "
         f"budgets) {_ahead(d)}; margin {margin:g} pts"
     )
-    verdict = verdicts.directional(d, 1, threshold=-margin, min_n=min_n)
+    verdict = test(d, threshold=-margin)
     return _row(OVER_ACER.format(judge=judge), verdict, observed, CLAIMS["acer"])
 
 
-def _over_best(summary, runs, judge: str, budget: float, rivals, margin: float, min_n: int):
-    """:data:`OVER_BEST` at ``budget``: the rival of ``rivals`` with the best mean accuracy
-    over the seeds (``summary``), and RACER's per-seed difference from it shown above
-    ``-margin`` (non-inferiority)."""
+def _over_best(summary, runs, judge: str, budget: float, rivals, margin: float, test):
+    """:data:`OVER_BEST` at ``budget``: RACER's per-seed difference from the rival of ``rivals``
+    most accurate on average (``summary``), shown above ``-margin`` (non-inferiority)."""
     acc = summary.set_index(["judge", "method", "budget"])
     others = acc.loc[(judge, list(rivals), budget)].reset_index("method")
     best = others.loc[others["accuracy_mean"].idxmax()]
@@ -418,7 +416,7 @@ def _over_best(summary, runs, judge: str, budget: float, rivals, margin: float, 
         f"{best['method']} {best['accuracy_mean']:.2f} % at cost {best['cost_mean']:.2f}; "
         f"{_ahead(d)}; margin {margin:g} pts"
     )
-    verdict = verdicts.directional(d, 1, threshold=-margin, min_n=min_n)
+    verdict = test(d, threshold=-margin)
     text = OVER_BEST.format(judge=judge, budget=budget)
     return _row(text, verdict, observed, CLAIMS["best"], budget=budget)
 
@@ -437,6 +435,7 @@ def routing_findings(
     provenance: str,
     rivals: Sequence[str] = baselines.METHODS,
     min_n: int = verdicts.MIN_SEEDS,
+    overlap: float = 0.0,
 ) -> pd.DataFrame:
     """The chapter's findings per judge, each decided over the replicate seeds by the book's
     protocol (:mod:`racer_lib.evaluation.verdicts`), whatever their answer: RACER more
@@ -447,12 +446,14 @@ def routing_findings(
     ``finding``, ``observed``, the verdict's, ``status``
     (:func:`racer_lib.paper.claims.add_status`: nothing about a trained router is given to a
     simulator), ``basis``. ``runs`` has one row per judge, method, budget and seed;
-    ``summary`` is its :func:`racer_lib.evaluation.metrics.over_seeds` table."""
+    ``summary`` is its :func:`racer_lib.evaluation.metrics.over_seeds` table. ``overlap``:
+    :func:`racer_lib.records.sets.split_overlap` (Nadeau and Bengio's correction)."""
     margin, rows = AT_LEAST_AS_ACCURATE_POINTS, []
+    test = partial(verdicts.directional, sign=1, min_n=min_n, overlap=overlap)
     for judge in judges:
-        rows.append(_over_random(runs, judge, budgets, min_n))
-        rows.append(_over_acer(runs, judge, margin, min_n))
-        rows += [_over_best(summary, runs, judge, b, rivals, margin, min_n) for b in budgets]
+        rows.append(_over_random(runs, judge, budgets, test))
+        rows.append(_over_acer(runs, judge, margin, test))
+        rows += [_over_best(summary, runs, judge, b, rivals, margin, test) for b in budgets]
     return add_status(rows, provenance, registry.LLMBAR_ROUTING, FINDINGS_CSV)
 
 
