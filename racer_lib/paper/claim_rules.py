@@ -54,7 +54,7 @@ from racer_lib.paper.claim_data import (
     select,
     verdict_text,
 )
-from racer_lib.paper.effects import Effect
+from racer_lib.paper.effects import ROUTER_ACCURACY, Effect
 from racer_lib.paper.given import Read
 
 __all__ = [  # the shared pieces are re-exported: the report and the chapters import them here
@@ -471,13 +471,14 @@ class HalfCost:
     """Fig. 4 (§5.3): per judge, split and seed, RACER's best accuracy over the budgets whose
     cost is at most ``share`` of All-Reasoning's cost, minus All-Reasoning's accuracy; a
     non-inferiority test per judge and split that the gap is above ``-tol`` (RACER matches
-    All-Reasoning within ``tol`` or beats it), Holm over the judges (``judges``, default all)
-    and splits."""
+    All-Reasoning within ``tol`` or beats it), every judge (``judges``, default all) and split.
+    ``tol`` is the SESOI of an accuracy difference between routers, as "surpasses
+    All-Reasoning" on the same gap uses."""
 
     sets: tuple[str, ...] = ("train", "test")
     judges: tuple[str, ...] = ()
     share: float = paper.FRONTIER_HALF_COST
-    tol: float = ACCURACY_TOLERANCE
+    tol: float = ROUTER_ACCURACY.sesoi
     runs: str = "frontier_runs.csv"
     ends: str = "frontier_endpoints.csv"
     kind = "difference"

@@ -479,7 +479,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(
         "§5.3 text",
         f"at about {paper.FRONTIER_HALF_COST:g} x the All-Reasoning cost RACER matches "
-        f"All-Reasoning's accuracy (within {ACCURACY_TOLERANCE:g} pt; train and test splits)",
+        f"All-Reasoning's accuracy (within {E.ROUTER_ACCURACY.sesoi:g} pt; train and test splits)",
         ch.FRONTIER,
         HalfCost(),
     ),
@@ -494,7 +494,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Table 9 / §A text",
         "RACER achieves a better accuracy-cost trade-off than self-routing: at half the cost of "
         "self-routing, which spends as much as All-Reasoning (Table 9), RACER is as accurate "
-        f"(Qwen3-4B, test split, within {ACCURACY_TOLERANCE:g} pt)",
+        f"(Qwen3-4B, test split, within {E.ROUTER_ACCURACY.sesoi:g} pt)",
         ch.FRONTIER,
         HalfCost(sets=("test",), judges=("qwen3-4b",)),
     ),
