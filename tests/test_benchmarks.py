@@ -97,3 +97,32 @@ def test_bf16_book_comparison_names_every_changed_claim(tmp_path):
     assert "1 of them changed status, so float32 stays" in text
     assert "| Tab. 1 | cost | reproduced | not reproduced |" in text
     assert "Every status is the same" in bench.page({**same, **run})
+
+
+def test_the_claim_rates_page_states_each_claims_rates_and_the_goal():
+    bench = _bench("claim_rates")
+    result = {
+        "results": "results/sim",
+        "replications": 400,
+        "fpr_target": 0.05,
+        "measured": 1,
+        "meeting_target": 1,
+        "largest_fpr_upper": 0.03,
+        "claims": {
+            "Fig. 4 | RACER beats Random": {
+                "status": "reproduced",
+                "fpr": 0.01,
+                "fpr_wilson_95": [0.004, 0.03],
+                "power": 0.9,
+                "mde": 2.5,
+            }
+        },
+        "not_measured": {"Fig. 4 | concave": "decided inside chapter 07"},
+        "date": "2026-11-29",
+        "commit": "abc1234",
+    }
+    text = bench.page(result)
+    assert "1 have a false-positive rate" in text and "largest upper bound 3.0 %" in text
+    assert "| Fig. 4 | RACER beats Random | reproduced | 1.0 % (≤ 3.0 %) | 90 % | 2.5 |" in text
+    assert "1 emergent claims are decided inside their chapters" in text
+    assert "claim_rates: 1 of 1" in bench.line(result)

@@ -417,6 +417,7 @@ class Finding:
                 weakest.test,
                 decision,
                 weakest.note,
+                sesoi=weakest.sesoi,
             )
             detail = next((c for c in ("observed", "detail") if c in rows.columns), None)
             texts = []
@@ -506,7 +507,9 @@ class HalfCost:
         )
         d = best.rename("d").reset_index()
         verdict, members = decide_members(
-            d, ("judge", "set"), lambda x: verdicts.directional(x, 1, -self.tol)
+            d,
+            ("judge", "set"),
+            lambda x: replace(verdicts.directional(x, 1, -self.tol), sesoi=self.tol),
         )
         chosen = {"judge": self.judges} if self.judges else {}
         reads = (
