@@ -639,7 +639,7 @@ def test_emergent_view_lists_exactly_the_emergent_claims(tmp_path):
     assert list(view["claim"]) == ["emergent difference", "emergent finding"]  # decided first
     # the page's columns in order, less the robustness (empty without chapter 16) and the
     # power and MDE (empty: neither claim names the effect of its quantity) and the qualifier
-    shown = ("power at the paper's effect", "minimum detectable effect", "qualifier")
+    shown = ("power at the paper's effect (MDE)",)
     assert list(view.columns) == [
         c for c in list(report.EMERGENT_COLUMNS.values())[:-1] if c not in shown
     ]
@@ -947,6 +947,8 @@ def test_a_claim_reproduced_on_few_simulators_is_qualified_and_counted_apart(tmp
     table = report.report(tmp_path, "test", (STEM, registry.SENSITIVITY), [robust, fragile])
     assert list(table["status"]) == [claims.REPRODUCED, claims.REPRODUCED]
     assert list(table["qualifier"]) == ["", report.CALIBRATED_ONLY]
+    view = report.emergent_view(table)
+    assert set(view["status"]) == {"reproduced", f"reproduced ({report.CALIBRATED_ONLY})"}
     counts = report.headline(table).set_index("records")
     assert counts.loc["simulated", "reproduced"] == 1
     assert counts.loc["simulated", "calibrated_only"] == 1

@@ -297,12 +297,10 @@ EMERGENT_COLUMNS = {
     "claim": "claim",
     "effect_text": "effect [95 % interval]",
     "sesoi_text": "smallest effect of interest",
-    "power_text": "power at the paper's effect",
-    "mde_text": "minimum detectable effect",
+    "power_text": "power at the paper's effect (MDE)",
     "n": "seeds",
     "test": "test",
-    "status": "status",
-    "qualifier": "qualifier",
+    "status_text": "status",
     "robustness": "over simulators",
 }
 
@@ -329,12 +327,16 @@ def _sesoi_text(row: Mapping[str, Any]) -> str:
     return f"{sesoi:.3g}{unit}"
 
 
-def _percent(value: Any) -> str:
+def _power_text(row: Mapping[str, Any]) -> str:
+    """``73 % (0.314 pts)``: the power at the paper's effect and, in brackets, the minimum
+    detectable effect in the claim's unit; empty for a claim that states no effect."""
     try:
-        value = float(value)
+        power = float(row.get("power"))
     except (TypeError, ValueError):
         return ""
-    return f"{100 * value:.0f} %" if np.isfinite(value) else ""
+    if not np.isfinite(power):
+        return ""
+    return f"{100 * power:.0f} % ({_sesoi_text({**row, 'sesoi': row.get('mde')})})"
 
 
 def emergent_view(table: pd.DataFrame) -> pd.DataFrame:
@@ -345,8 +347,13 @@ def emergent_view(table: pd.DataFrame) -> pd.DataFrame:
     rows = table[table["emergent"].fillna(False).astype(bool)].copy()
     rows["effect_text"] = [_effect_text(r) for r in rows.to_dict("records")]
     rows["sesoi_text"] = [_sesoi_text(r) for r in rows.to_dict("records")]
-    rows["power_text"] = [_percent(r.get("power")) for r in rows.to_dict("records")]
-    rows["mde_text"] = [_sesoi_text({**r, "sesoi": r.get("mde")}) for r in rows.to_dict("records")]
+    rows["power_text"] = [_power_text(r) for r in rows.to_dict("records")]
+    rows["status_text"] = [
+        f"{r['status']} ({r['qualifier']})"
+        if isinstance(r.get("qualifier"), str) and r["qualifier"]
+        else r["status"]
+        for r in rows.to_dict("records")
+    ]
     rows["n"] = rows["n"].astype("Int64")
     order = {s: i for i, s in enumerate(STATUSES)}
     rows = rows.sort_values("status", key=lambda s: s.map(order), kind="stable")

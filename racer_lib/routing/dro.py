@@ -355,10 +355,24 @@ def worst_case_cvxpy(
     ``(f - mean) / scale`` (same argmin, better scaled for long-tailed costs). Interior-point
     solvers can stall on exponential cones, so three equivalent forms of the KL constraint are
     tried in turn: in the density ratio ``w = rho / rho_n``, with ``rel_entr`` and with ``entr``.
+    Pairs of equal value are one atom of the program (10,001 simulated costs hold about 3,800
+    distinct values; on all of them Clarabel stalled at master seed 10), their weights split in
+    proportion to ``rho`` afterwards.
     """
+    f, rho = _check(f, rho, kind)
+    # pairs of equal value share one atom (their weights stay in proportion to rho_n at the
+    # optimum): the program on the distinct values is smaller and better conditioned
+    values, atom = np.unique(f, return_inverse=True)
+    mass = np.bincount(atom, weights=rho)
+    value, weights = _worst_case_cvxpy_atoms(values, delta, kind, mass, tol)
+    share = np.divide(rho, mass[atom], out=np.zeros_like(rho), where=mass[atom] > 0)
+    return value, weights[atom] * share
+
+
+def _worst_case_cvxpy_atoms(f, delta: float, kind: Kind, rho, tol: float):
+    """:func:`worst_case_cvxpy` on distinct values ``f`` of masses ``rho``."""
     import cvxpy as cp
 
-    f, rho = _check(f, rho, kind)
     m = float(rho @ f)
     scale = float(np.abs(f - m).max()) or 1.0
     g = (f - m) / scale
