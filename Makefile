@@ -126,7 +126,7 @@ bench-verdicts: $(STAMP_BOOK)
 
 ## Each emergent comparison claim's false-positive rate under its least favourable null and its
 ## power at the paper's effect, on resamples of the sim build's own per-seed data (run
-## `make book` first; a few minutes on two cores).
+## `make book` first; about two minutes on two cores).
 bench-claim-rates: $(STAMP_BOOK)
 	$(BIN)/python benchmarks/run.py claim_rates
 

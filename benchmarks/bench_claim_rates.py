@@ -16,7 +16,7 @@ members that decided it):
 No rebuild: it reads ``results/sim`` as ``make book`` left it (``CLAIM_RATES_RESULTS`` names
 another results folder). Claims a chapter decides inside its own code (findings) have no
 per-seed data here and are listed as such. Writes ``results/bench/claim_rates.json``:
-``make bench-claim-rates`` (a few minutes on two cores).
+``make bench-claim-rates`` (about two minutes on two cores).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from racer_lib.paper import engine  # noqa: E402
 from racer_lib.paper.claims_table import CLAIMS  # noqa: E402
 
 RESULTS = Path(os.environ.get("CLAIM_RATES_RESULTS", ROOT / "results" / "sim"))
-REPLICATIONS = int(os.environ.get("CLAIM_RATES_REPLICATIONS", "400"))
+REPLICATIONS = int(os.environ.get("CLAIM_RATES_REPLICATIONS", "1000"))
 FPR_TARGET = 0.05
 CLAIMS_CSV = Path("01_reproduction_report") / "claims.csv"
 PAGE = ROOT / "book" / "_claim_rates.md"

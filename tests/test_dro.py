@@ -698,3 +698,13 @@ def test_the_cvxpy_reference_solves_tied_long_tailed_costs_on_their_distinct_val
     assert np.abs(weights - exact.weights).max() < 1e-6
     tied = np.flatnonzero(f == f[0])
     assert len(tied) > 1 and np.ptp(weights[tied]) < 1e-12
+
+
+def test_an_instance_the_reference_cannot_solve_is_shown_not_compared(monkeypatch):
+    def stalls(*args, **kwargs):
+        raise RuntimeError("cvxpy could not solve the KL-ball problem: ratio_form: solver error")
+
+    monkeypatch.setattr(dro, "worst_case_cvxpy", stalls)
+    row = dro.against_cvxpy(np.linspace(0, 1, 50), "cost", 0.1)
+    assert np.isnan(row["cvxpy"]) and np.isnan(row["objective_rel_gap"])
+    assert row["exact"] == pytest.approx(dro.worst_case(np.linspace(0, 1, 50), 0.1, "cost").value)

@@ -87,7 +87,7 @@ def thm31_view(thm31: pd.DataFrame) -> pd.DataFrame:
     """Theorem 3.1's table (:func:`racer_lib.routing.dro.cvxpy_comparison`) for the page: the
     exact worst case :math:`\\inf_{KL(\\tilde\\rho\\|\\rho_n)\\le\\delta} E_{\\tilde\\rho}[f]` next
     to cvxpy's, its gaps in scientific notation, without the solver's τ, s and mean."""
-    sci = thm31[list(THM31_SCI)].map("{:.1e}".format)
+    sci = thm31[list(THM31_SCI)].map(lambda v: "cvxpy stalled" if v != v else f"{v:.1e}")
     return thm31.drop(columns=["tau", "s", "mean"]).assign(**sci).rename(columns=plots.LABELS)
 
 
