@@ -478,3 +478,40 @@ def test_the_cache_never_reads_a_link_out_of_the_repository(repo: Path, outside:
     with pytest.raises(PipelineError, match="outside the repository"):
         input_files({"records_paths": [str(outside / "passwd")]}, repo)
     assert all(outside not in file.resolve().parents for file in hashed)
+
+
+def _notebook_defaults(stem: str) -> dict:
+    """The literal defaults of notebook ``stem``'s parameters cell (name -> value)."""
+    import jupytext
+
+    cells = jupytext.read(REPO / "notebooks" / f"{stem}.md").cells
+    cell = next(c for c in cells if "parameters" in c.metadata.get("tags", []))
+    found = {}
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            found[node.targets[0].id] = ast.literal_eval(node.value)
+    return found
+
+
+def _plain(value):
+    """``value`` with tuples as lists and integral floats as floats, as YAML reads it."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def test_notebook_defaults_are_the_sim_profiles_values() -> None:
+    """Papermill on a notebook alone gives the published (sim) page: every value the sim
+    profile sets is the notebook's own default, and the runner's own two name the sim build."""
+    sim = yaml.safe_load((REPO / "profiles" / "sim.yaml").read_text())["notebooks"]
+    differ = []
+    for stem, given in sim.items():
+        defaults = _notebook_defaults(stem)
+        expected = {"profile": "sim", "results_dir": f"results/sim/{stem}", **(given or {})}
+        for name, value in expected.items():
+            if _plain(defaults.get(name)) != _plain(value):
+                differ.append(f"{stem}: {name} = {defaults.get(name)!r}, sim sets {value!r}")
+    assert not differ, "\n".join(differ)
+    assert len(sim) == len(list((REPO / "notebooks").glob("*.md")))  # every notebook in sim
