@@ -121,11 +121,35 @@ def test_table_html_formats_collapses_and_offers_the_csv(tmp_path):
     assert "<details>" not in short and "racer-provenance" in short and ">51.05<" in short
 
 
+@pytest.fixture
+def displayed(monkeypatch):
+    """The HTML of every object ``IPython.display.display`` is given, in order."""
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **_: shown.extend(objs))
+    return shown
+
+
+def test_show_displays_each_table_itself_and_returns_nothing(tmp_path, displayed):
+    """Two tables in one cell: both appear, numbered in order, and no returned object would
+    be echoed by the cell (the defect of issue 42: only a cell's last table rendered)."""
+    chapter.setup(tmp_path / "07_beta")
+    table = pd.DataFrame({"x": [1.0, 2.0]})
+    assert chapter.show(table, "First.") is None
+    assert chapter.show(table, "Second.") is None
+    assert chapter.show_html("<table></table>", "Third.") is None
+    assert ["Table 7.1." in displayed[0].data, "Table 7.2." in displayed[1].data] == [True, True]
+    assert "Table 7.3." in displayed[2].data and len(displayed) == 3
+    assert "Table 7.4." in chapter.render(table, "Composed, not displayed.").data
+    assert len(displayed) == 3
+
+
 def test_show_moves_a_single_provenance_column_into_the_caption(tmp_path):
     chapter.setup(tmp_path / "07_beta")
     table = pd.DataFrame({"provenance": ["release", "release"], "x": [1.0, 2.0]})
-    first = chapter.show(table, "Two rows.").data
-    second = chapter.show(table.assign(provenance=["release", "simulated"]), "Mixed.").data
+    first = chapter.render(table, "Two rows.").data
+    second = chapter.render(table.assign(provenance=["release", "simulated"]), "Mixed.").data
     assert "Table 7.1." in first and "Real judges" in first and ">provenance<" not in first
     assert "Table 7.2." in second and ">provenance<" in second  # two values: kept as a column
 
@@ -225,9 +249,10 @@ def test_every_provenance_kind_has_a_stamp_and_a_caption_line():
         assert page.provenance_line(kind) == line
 
 
-def test_show_html_numbers_and_captions_a_rendered_table(tmp_path):
+def test_show_html_numbers_and_captions_a_rendered_table(tmp_path, displayed):
     chapter.setup(tmp_path / "02_judging")
-    html = chapter.show_html("<table><tr><td>$x$</td></tr></table>", "Quoted.", "generated", True)
+    chapter.show_html("<table><tr><td>$x$</td></tr></table>", "Quoted.", "generated", True)
+    (html,) = displayed
     assert html.data.startswith('<div class="racer-table racer-verbatim">')
     assert "Table 2.1." in html.data and "Real judge outputs" in html.data
     assert html.data.endswith("<table><tr><td>$x$</td></tr></table></div>")

@@ -1,8 +1,12 @@
 """The browser check of the built book (racer_lib.book.bookcheck, `make book-check`): it must pass a
 clean page, fail a wide table, an uncaptioned image and a console error (each on its own
-page), and pass the smoke build's book. The browser tests need Debian's chromium and
-chromium-driver (.ci/run installs them); without them they skip."""
+page), and pass the smoke build's book; and the checks of a page's own HTML
+(racer_lib.book.pagecheck): a numbering gap, a number without its table, an object's repr,
+stderr, a warning and a download line, each on fixtures cut from the pages of 6d1c1ee. The
+browser tests need Debian's chromium and chromium-driver (.ci/run installs them); without them
+they skip."""
 
+import html
 import shutil
 
 import matplotlib
@@ -11,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 
-from racer_lib.book import bookcheck, page
+from racer_lib.book import bookcheck, page, pagecheck
 
 HAVE_BROWSER = bool(shutil.which("chromium") and shutil.which("chromedriver"))
 needs_browser = pytest.mark.skipif(
@@ -35,6 +39,18 @@ def _png(path, width_in=4.0, fontsize=10.0):
     ax.tick_params(labelsize=fontsize)
     fig.savefig(path, dpi=100)
     return fig
+
+
+def _table(number: str, body: str = "<table><tr><td>1</td></tr></table>") -> str:
+    """A numbered table as :func:`racer_lib.book.page.wrap_table` writes it, in a cell output."""
+    return _output("text_html", page.wrap_table(body, number, "A table.", "simulated"))
+
+
+def _output(kind: str, text: str) -> str:
+    """A cell's output as MyST-NB writes it (kind: stream, stderr, text_plain, text_html)."""
+    if kind != "text_html":
+        text = f'<div class="highlight"><pre><span></span>{html.escape(text)}</pre></div>'
+    return f'<div class="cell_output container"><div class="output {kind}">{text}</div></div>'
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +77,12 @@ def site(tmp_path_factory):
         "is raw TeX.</p>",
         "external.html": '<script src="https://cdn.example.org/lib.js"></script><p>x</p>',
         "smallfont.html": tiny,
+        "plumbing.html": _table("7.1")
+        + _table("7.2")
+        + _table("7.3")
+        + _table("7.5")
+        + _output("stderr", "x/tqdm/auto.py:21: TqdmWarning: IProgress not found.")
+        + _output("text_plain", "PosixPath('results/sim/10_x/x.png')"),
     }
     for name, body in pages.items():
         (root / name).write_text(LAYOUT.format(title=name, body=body))
@@ -134,6 +156,7 @@ def test_check_flags_each_fault_and_passes_the_clean_page(site, tmp_path):
     assert len(font) == 1, results["smallfont.html"].problems
     shown_pt = float(font[0].detail.split("shown at ")[1].split(" pt")[0])
     assert 3.0 < shown_pt < 5.0  # 9 pt text of a 16 in figure squeezed into 700 px
+    assert kinds["plumbing.html"] == {"numbering", "repr", "stderr", "warning"}
     assert (tmp_path / "wide.png").stat().st_size > 0  # a screenshot per page
     summary = bookcheck.summary(list(results.values()))
     assert f"{len(results)} pages checked at 1280 px" in summary
@@ -164,3 +187,55 @@ def test_cli_check_exits_1_and_replaces_only_its_screenshots(site, tmp_path, cap
     assert "pages checked at 1280 px" in out and "wide.html: [wide]" in out
     assert (shots / "keep.txt").read_text() == "mine" and not (shots / "stale.png").exists()
     assert (shots / "index.png").stat().st_size > 0
+
+
+#: One page per defect class of issue 42, as the pages of 6d1c1ee show it (a clean page first).
+DEFECTS = {
+    None: _table("7.1")
+    + _table("7.2")
+    + "<p>Table 7.2 above; the paper's Table 3.</p>"
+    + _output("stream", "wrote results/sim/07_x/frontier.png"),
+    "gap": _table("7.1") + _table("7.2") + _table("7.3") + _table("7.5"),
+    "late start": _table("5.2") + _table("5.3"),
+    "no table": _table("8.1") + _table("8.2", body=""),
+    "named, not shown": _table("8.1") + "<p>Table 8.2 lists the decided claims.</p>",
+    "PosixPath": _output("text_plain", "PosixPath('results/sim/10_x/advanced_baselines.png')"),
+    "Figure": _output("text_plain", "<Figure size 640x480 with 1 Axes>"),
+    "matplotlib": _output("text_plain", "<matplotlib.legend.Legend at 0x7f0c1e2d>"),
+    "stderr": _output("stderr", "progress 10/10"),
+    "warning": _output("stream", ".venv/lib/tqdm/auto.py:21: TqdmWarning: IProgress not found."),
+    "download": _output(
+        "stream", "Downloading data from 'https://raw.githubusercontent.com/x/y.json' to file"
+    ),
+}
+EXPECTED = {
+    None: set(),
+    "gap": {"numbering"},
+    "late start": {"numbering"},
+    "no table": {"numbering"},
+    "named, not shown": {"numbering"},
+    "PosixPath": {"repr"},
+    "Figure": {"repr"},
+    "matplotlib": {"repr"},
+    "stderr": {"stderr"},
+    "warning": {"warning"},
+    "download": {"download"},
+}
+
+
+@pytest.mark.parametrize("defect", list(DEFECTS), ids=lambda d: str(d))
+def test_pagecheck_finds_each_defect_class_and_passes_a_clean_page(defect):
+    body = DEFECTS[defect]
+    found = pagecheck.page_problems(LAYOUT.format(title="p", body=body))
+    assert {kind for kind, _ in found} == EXPECTED[defect], found
+
+
+def test_pagecheck_names_the_missing_number_and_the_line():
+    (gap,) = pagecheck.numbering_problems(DEFECTS["gap"])
+    assert gap[1] == "table numbers skip or repeat: 7.1, 7.2, 7.3, 7.5"
+    (empty,) = pagecheck.numbering_problems(DEFECTS["no table"])
+    assert empty[1] == "Table 8.2 has no table"
+    (warning,) = pagecheck.output_problems(DEFECTS["warning"])
+    assert "TqdmWarning: IProgress not found." in warning[1]
+    code = "<pre>chapter.show(x)  # Table 7.9 in a comment, PosixPath('a') in code</pre>"
+    assert pagecheck.page_problems(_table("7.1") + code) == []  # code is not the page's text

@@ -13,7 +13,10 @@ Debian's ChromeDriver: no browser is downloaded at run time) and reports, per pa
               to scroll sideways), with how many pixels it sticks out;
 ``tex``       TeX left as text after MathJax ran (``$...$``, ``\\(``, ``\\frac`` ...);
 ``path``      an absolute path of the build machine in the page's text;
-``external``  a script or stylesheet loaded from another host: the book must read offline.
+``external``  a script or stylesheet loaded from another host: the book must read offline;
+``numbering``, ``repr``, ``stderr``, ``warning``, ``download``: what the page's HTML says that a
+              reader should never meet, a table numbered and never shown, an object's repr, a
+              cell's standard error, a warning or a download line (:mod:`racer_lib.book.pagecheck`).
 
 External hosts are unreachable from the browser (its resolver maps every name but the
 loopback's to nothing), so a page that needs the network shows it as console errors too.
@@ -38,6 +41,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from racer_lib.book import page as page_mod
+from racer_lib.book import pagecheck
 from racer_lib.errors import InputError, MissingPackageError
 
 #: The window a reader is assumed to have (issue 15: "fit a 1280 px window").
@@ -50,7 +54,7 @@ _SLACK_PX = 2
 #: How long a page may take to load and typeset its maths.
 _PAGE_TIMEOUT_S = 30
 
-KINDS = ("console", "link", "image", "font", "wide", "tex", "path", "external")
+KINDS = ("console", "link", "image", "font", "wide", "tex", "path", "external", *pagecheck.KINDS)
 
 #: TeX that MathJax should have turned into maths; searched in the text outside code.
 TEX_PATTERN = re.compile(
@@ -386,6 +390,7 @@ def _check_page(
     for url in seen["external"]:
         if _is_external(url):
             problems.append(Problem(page, "external", f"loads {url} from another host"))
+    problems += _text_problems(page, html)
     shot = None
     if screenshots is not None:
         name = requested.replace("/", "__")[: -len(".html")]
@@ -393,6 +398,12 @@ def _check_page(
     if requested != page:
         problems = [Problem(requested, p.kind, p.detail) for p in problems]
     return PageResult(requested, problems, shot, int(seen["width"]))
+
+
+def _text_problems(page: str, html: Path) -> list[Problem]:
+    """The problems :mod:`racer_lib.book.pagecheck` reads in the page's own HTML file."""
+    text = (html / page).read_text(errors="replace")
+    return [Problem(page, kind, detail) for kind, detail in pagecheck.page_problems(text)]
 
 
 def check_book(

@@ -118,7 +118,7 @@ def save_figure(
     return saved
 
 
-def show(
+def render(
     table: pd.DataFrame,
     caption: str,
     provenance: str | None = None,
@@ -129,15 +129,9 @@ def show(
     csv: str | os.PathLike | None = None,
     verbatim: bool = False,
 ) -> Any:
-    """Display ``table`` as a numbered, captioned table that fits the page.
-
-    Numbers get ``digits`` decimals (a dict gives them per column; integers stay integers);
-    text cells wrap instead of being cut; a ``provenance`` column holding one value becomes
-    the caption's provenance line (``provenance`` gives it directly). A table longer than
-    ``max_rows`` rows shows its first rows with the rest under a "show all" toggle; ``csv``
-    (the file the table was saved to) is offered for download beside the caption;
-    ``verbatim`` marks cells quoted as written (judges' answers, which may hold TeX).
-    """
+    """``table`` as :func:`show` displays it, numbered and captioned, but not displayed: an
+    ``IPython.display.HTML`` for a cell that changes the HTML before displaying it (the report
+    links its claims tables). It takes the next table number: display what it returns."""
     from IPython.display import HTML
 
     frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
@@ -156,12 +150,43 @@ def show(
     )
 
 
-def show_html(table: str, caption: str, provenance: str | None = None, verbatim: bool = False):
+def show(
+    table: pd.DataFrame,
+    caption: str,
+    provenance: str | None = None,
+    *,
+    digits: int | dict[str, int] = 2,
+    index: bool | None = None,
+    max_rows: int = _MAX_ROWS,
+    csv: str | os.PathLike | None = None,
+    verbatim: bool = False,
+) -> None:
+    """Display ``table`` as a numbered, captioned table that fits the page.
+
+    Numbers get ``digits`` decimals (a dict gives them per column; integers stay integers);
+    text cells wrap instead of being cut; a ``provenance`` column holding one value becomes
+    the caption's provenance line (``provenance`` gives it directly). A table longer than
+    ``max_rows`` rows shows its first rows with the rest under a "show all" toggle; ``csv``
+    (the file the table was saved to) is offered for download beside the caption;
+    ``verbatim`` marks cells quoted as written (judges' answers, which may hold TeX).
+
+    The table is displayed here and nothing is returned, so that every table a cell shows
+    appears (a returned object would render only as a cell's last line) and none twice.
+    """
+    from IPython.display import display
+
+    layout = {"digits": digits, "index": index, "max_rows": max_rows, "csv": csv}
+    display(render(table, caption, provenance, **layout, verbatim=verbatim))
+
+
+def show_html(
+    table: str, caption: str, provenance: str | None = None, verbatim: bool = False
+) -> None:
     """Display a table already rendered as HTML (``<table>...</table>``, e.g. one with coloured
     marks) as :func:`show` displays a DataFrame: numbered, captioned, with its provenance."""
-    from IPython.display import HTML
+    from IPython.display import HTML, display
 
-    return HTML(page.wrap_table(table, _next_number("table"), caption, provenance, verbatim))
+    display(HTML(page.wrap_table(table, _next_number("table"), caption, provenance, verbatim)))
 
 
 class Prose:
