@@ -166,9 +166,10 @@ def test_save_figure_shows_a_numbered_captioned_figure(tmp_path, capsys, monkeyp
     ax.plot([0, 1], [1, 2])
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj.data))
-    chapter.save_figure(
+    returned = chapter.save_figure(
         fig, out / "b.png", "simulated", caption="A line.", alt="One rising line.", paper="Fig. 4"
     )
+    assert returned is None  # a cell ending with it echoes no PosixPath(...) (issue 42)
     printed = capsys.readouterr().out
     assert "wrote results/05_frontier/b.png" in printed and str(tmp_path) not in printed
     html = shown[-1]

@@ -8,6 +8,7 @@ through a local downloader. Tests that read real files need the mirror laid out 
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -279,8 +280,15 @@ def _copy_downloader(calls, content=None):
 @needs_mirror
 def test_cache_download_checked_and_reused(tmp_path):
     f = data.load_manifest().get(*SMALL[1])
-    calls = []
-    path = data.fetch(f, downloader=_copy_downloader(calls))
+    calls, logged = [], []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())
+    pooch.get_logger().addHandler(handler)
+    try:
+        path = data.fetch(f, downloader=_copy_downloader(calls))
+    finally:
+        pooch.get_logger().removeHandler(handler)
+    assert calls and not logged  # pooch's "Downloading data from ..." stays off a chapter's page
     assert path == tmp_path / "cache" / f.relpath and data.where(f) == "cache"
     assert data.fetch(f, downloader=_copy_downloader(calls)) == path
     assert len(calls) == 1  # the second fetch found it in the cache

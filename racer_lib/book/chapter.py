@@ -94,9 +94,12 @@ def save_figure(
     caption: str = "",
     alt: str = "",
     paper: str = "",
-) -> Path:
+) -> Path | None:
     """Stamp ``fig`` with the records' provenance (:func:`racer_lib.paper.plots.stamp`), save it as
     PNG, print the path and, with ``show``, display it as a numbered figure.
+
+    Returns the saved path when the figure is not shown; a shown figure returns nothing, so
+    that a cell ending with it echoes no ``PosixPath(...)`` under the figure.
 
     The figure is shown as ``Figure <chapter>.<k>`` with ``caption``, the paper's figure it
     regenerates (``paper``, e.g. ``"Fig. 4"``) and a line saying where its records come from;
@@ -115,7 +118,7 @@ def save_figure(
         )
         display(HTML(html), metadata={"racer": {"figure": str(saved.name)}})
     plt.close(fig)
-    return saved
+    return None if show else saved
 
 
 def render(

@@ -258,8 +258,7 @@ def data_dir() -> Path | None:
 
 def cache_dir() -> Path:
     """The download cache: env ``RACER_CACHE_DIR``, else ``pooch.os_cache("racer-companion")``."""
-    import pooch
-
+    pooch = _quiet_pooch()
     value = os.environ.get(ENV_CACHE_DIR)
     return Path(value).expanduser() if value else Path(pooch.os_cache("racer-companion"))
 
@@ -357,6 +356,21 @@ def problems_error(problems: list[Problem]) -> DataError:
     return DataError("\n".join(parts), problems)
 
 
+def _quiet_pooch() -> Any:
+    """pooch, imported without tqdm's "IProgress not found" warning (a kernel without
+    ipywidgets) and with its "Downloading data from ..." log lines silenced: what was fetched,
+    or why not, is this module's to say, not pooch's on a chapter's page (issue 42)."""
+    import logging
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import pooch
+
+    pooch.get_logger().setLevel(logging.WARNING)
+    return pooch
+
+
 def _fetch(
     file: DataFile, downloader: Callable | None = None, offline: str | None = None
 ) -> tuple[Path | None, Problem | None]:
@@ -372,8 +386,7 @@ def _fetch(
         actual = sha256sum(path)
         return (path, None) if actual == file.sha256 else (None, _mismatch(file, path, actual))
 
-    import pooch
-
+    pooch = _quiet_pooch()
     cache = cache_dir()
     path = cache / file.relpath
     if path.is_file() and sha256sum(path) != file.sha256:
