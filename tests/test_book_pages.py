@@ -276,3 +276,12 @@ def test_reader_copy_marks_values_the_run_did_not_glue():
     assert staging.glued_names(nb) == {"a"}
     staging.reader_copy(nb)
     assert nb.cells[1].source == f"A is {{glue:text}}`a:.1f`, B {staging.NOT_GLUED}."
+
+
+def test_a_table_shows_no_signed_zero_and_p_values_as_such():
+    """A nonzero value that would read 0.00 gets significant digits; -0.0 reads 0.00; a p
+    column reads "< 0.001" rather than "0.00" (issue 42)."""
+    frame = pd.DataFrame({"effect": [-0.0031, -0.0, 1.234], "p": [0.0002, 0.0025, 0.37]})
+    shown = page.formatted(frame)
+    assert list(shown["effect"]) == ["-0.0031", "0.00", "1.23"]
+    assert list(shown["p"]) == ["< 0.001", "0.003", "0.37"]

@@ -232,3 +232,35 @@ def test_relabel_selects_renames_and_groups_columns():
     grouped = plots.relabel(frame, {"x": "X", "y": ("g", "Y"), "z": ("g", "Z")})
     assert list(grouped.columns) == [("", "X"), ("g", "Y"), ("g", "Z")]
     assert grouped[("g", "Z")].tolist() == [3.0]
+
+
+# ----------------------------------------------------------------------------------------
+# One uncertainty (issue 42): figures draw the 95 % t-interval over seeds the claims use
+
+
+def test_figures_draw_the_t_interval_the_claims_are_decided_on():
+    """Fig. 4's bars and Fig. 5's band are half the 95 % t-interval over the seeds (the
+    interval of verdicts.directional), not one sd (bars) or the range (band)."""
+    from racer_lib.evaluation import verdicts
+    from racer_lib.paper.chapters import training_dynamics as ch06
+
+    x = np.array([70.0, 71.0, 73.0, 74.0, 72.0, 70.5, 71.5, 72.5, 73.5, 71.0])
+    decided = verdicts.directional(x)
+    half = (decided.hi - decided.lo) / 2
+    summary = pd.DataFrame({"method": ["RACER"], "budget": [2.0], "accuracy_mean": [x.mean()],
+                            "accuracy_sd": [x.std(ddof=1)], "cost_mean": [2.0],
+                            "cost_sd": [0.1], "seeds": [x.size]})  # fmt: skip
+    assert plots.seed_interval(summary, "accuracy")[0] == pytest.approx(half)
+    assert half > 2 * x.std(ddof=1) / np.sqrt(x.size)  # wider than a standard error
+    fig, ax = plt.subplots()
+    plots.method_curves(ax, summary, ["RACER"])
+    (bars,) = [c for c in ax.collections if len(c.get_segments()) == 1 and
+               c.get_segments()[0][0][0] == c.get_segments()[0][1][0]]  # fmt: skip
+    (low, high) = bars.get_segments()[0]
+    assert high[1] - low[1] == pytest.approx(2 * half)
+    history = pd.DataFrame({"budget": 2.0, "seed": np.arange(10), "epoch": 1,
+                            "train_reward": x / 100, "train_cost": 2.0, "lambda": 0.0})  # fmt: skip
+    history = pd.concat([history, history.assign(epoch=2)])
+    band = ch06.training_curves(history).axes[0].collections[0].get_paths()[0].vertices[:, 1]
+    assert band.max() - band.min() == pytest.approx(2 * half / 100)
+    assert plots.seed_interval(summary.assign(seeds=1), "accuracy")[0] == 0  # one seed: none

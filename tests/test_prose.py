@@ -54,25 +54,42 @@ ALLOWED = {
     # the paper's Theorems 3.1, 4.1, 4.2 and Eq. (7); the 2 of a λ²/2 term written in prose
     "05_dro_theory": {"1", "2", "3.1", "4.1", "4.2", "7"},
     # the paper's MLP widths 256/128/64, 4 layers, batch 64; the cost unit's definition 1.0;
-    # the paper's Fig. 5 (its title); the monotone rule's threshold (MONOTONE_RHO, 0.9)
-    "06_training_dynamics": {"0.9", "1", "1.0", "4", "5", "64", "128", "256"},
+    # the paper's Fig. 5 (its title); the monotone rule's threshold (MONOTONE_RHO, 0.9); the
+    # protocol's 95 % t-interval that the figure's band draws
+    "06_training_dynamics": {"0.9", "1", "1.0", "4", "5", "64", "128", "256", "95 %"},
     # Fig. 4, the 40k mixture, the 4-layer MLP, Fig. 2; the paper's §5.3 and the protocol's
-    # level of each one-sided test, 2.5 % (racer_lib.evaluation.verdicts.ALPHA)
-    "07_budget_frontier": {"2", "4", "40", "5.3", "2.5 %"},
+    # level of each one-sided test, 2.5 % (racer_lib.evaluation.verdicts.ALPHA), and the 95 %
+    # t-interval that the figure's bars draw
+    "07_budget_frontier": {"2", "4", "40", "5.3", "2.5 %", "95 %"},
     # §5.2, Table 1, Fig. 3, the split 80/10/10, batch 64, appendix B.3; the matched-spend
     # control's 95 % intervals
     "08_robustness_ablation": {"1", "3", "5.2", "10", "64", "80", "95 %"},
-    # §5.4, Theorem 4.1, β = 0, the 4-layer MLP, Table 3 (title), chapter 07 (its split)
-    "09_beta_sensitivity": {"0", "3", "4", "4.1", "5.4", "07"},
+    # §5.4, Theorem 4.1, β = 0, the 4-layer MLP, Table 3 (title), chapter 07 (its split); the
+    # protocol's 95 % t-interval that the figure's bars draw
+    "09_beta_sensitivity": {"0", "3", "4", "4.1", "5.4", "07", "95 %"},
     # APGR's definition (0 at All-Instruct, 1 at All-Reasoning, Random's 0.5), CPT(50%), the
     # paper's 10 replications and §4, the three benchmarks' "RewardBench 2", the baselines'
     # publication years 2024 and 2025; chapter 07, whose routers it loads
-    "10_advanced_baselines": {"0", "0.5", "1", "2", "4", "07", "10", "2024", "2025", "50%"},
+    # and the 95 % t-interval that the figure's bars draw
+    "10_advanced_baselines": {
+        "0",
+        "0.5",
+        "1",
+        "2",
+        "4",
+        "07",
+        "10",
+        "2024",
+        "2025",
+        "50%",
+        "95 %",
+    },  # fmt: skip
     # no/yes as 0/1, the reasoning fraction's 100 %, the paper's Table 9 (title)
     "11_self_routing": {"0", "1", "9", "100 %"},
     # the paper's budgets 2, 2.5, 3, 3.5, its Random cost 2.44 against RACER's 2.05 at budget 2
-    # (quoted as the paper's), the test split's share 10 %, the paper's Table 7 (title)
-    "12_llama_family": {"2", "2.5", "3", "3.5", "2.05", "2.44", "7", "10 %"},
+    # (quoted as the paper's), the test split's share 10 %, the paper's Table 7 (title); the
+    # 95 % t-interval that the figure's bars draw
+    "12_llama_family": {"2", "2.5", "3", "3.5", "2.05", "2.44", "7", "10 %", "95 %"},
     # Fig. 1 to Fig. 4, the chapters 04, 07 and 08 it reads, the instruct mode's cost 1
     "03_motivation_and_benchmarks": {"1", "2", "3", "4", "04", "07", "08"},
     # the bootstrap interval's level, 95 % (a rule of the report, stated on the page)

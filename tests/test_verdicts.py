@@ -330,3 +330,19 @@ def test_re_split_seeds_of_one_set_of_pairs_need_the_corrected_resampled_t():
     slack = 3 * math.sqrt(v.ALPHA / draws)
     assert plain / draws > 3 * v.ALPHA
     assert corrected / draws <= 2 * v.ALPHA + slack
+
+
+def test_an_interval_is_written_with_the_decimals_that_tell_its_ends_apart():
+    """Issue 42's "-0.01 [-0.01, -0.01]", "-0.00" and p = "0.00" never reach a page."""
+    from racer_lib.evaluation import intervals
+
+    assert intervals.interval_text(-0.0071, -0.0090, -0.0052) == "-0.0071 [-0.0090, -0.0052]"
+    assert intervals.interval_text(0.84, 0.56, 1.15) == "+0.84 [+0.56, +1.15]"
+    assert intervals.interval_text(0.12, -0.0049, 0.30) == "+0.12 [0.00, +0.30]"  # no "-0.00"
+    assert intervals.interval_text(-0.0) == "0.00" and intervals.interval_text(np.nan) == "–"
+    assert [intervals.p_text(p) for p in (0.0, 0.0004, 0.0025, 0.37)] == [
+        "< 0.001", "< 0.001", "0.003", "0.37",
+    ]  # fmt: skip
+    tiny = v.directional(np.linspace(-0.009, -0.0052, 10), -1)
+    assert "-0.01 [-0.01, -0.01]" not in tiny.interval_text()
+    assert tiny.interval_text() == "-0.00710 [-0.00801, -0.00619], n = 10"

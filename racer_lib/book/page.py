@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.text import Text
 
+from racer_lib.evaluation import intervals
 from racer_lib.paper.plots import CAPTION_LINES
 
 #: CSS pixels per inch: a figure is shown at its true size on the page.
@@ -100,13 +102,30 @@ def figure_html(
     )
 
 
-def _format_column(values: pd.Series, digits: int) -> pd.Series:
+#: Columns that hold p-values: shown as ``< 0.001`` or to two decimals, never ``0.00``.
+P_COLUMNS = ("p", "p_other", "p-value")
+
+
+def number_text(value: float, digits: int = 2) -> str:
+    """A float as a table cell: ``digits`` decimals; a nonzero value that would read ``0.00``
+    or ``-0.00`` gets two significant digits instead (``-0.0031``); ``-0.0`` reads ``0.00``;
+    ``–`` when not finite."""
+    if not math.isfinite(value):
+        return "–"
+    if value != 0 and round(value, digits) == 0:
+        return np.format_float_positional(value, precision=2, fractional=False, trim="-")
+    return f"{value + 0.0:.{digits}f}"
+
+
+def _format_column(values: pd.Series, digits: int, name: Any = "") -> pd.Series:
     if pd.api.types.is_bool_dtype(values):
         return values.map({True: "yes", False: "no"})
     if pd.api.types.is_integer_dtype(values):
         return values.map(lambda v: f"{v:,}" if abs(v) >= 10_000 else str(v))
     if pd.api.types.is_float_dtype(values):
-        return values.map(lambda v: "–" if not math.isfinite(v) else f"{v:.{digits}f}")
+        if name in P_COLUMNS:
+            return values.map(intervals.p_text)
+        return values.map(lambda v: number_text(v, digits))
     return values.map(lambda v: "–" if v is None or (isinstance(v, float) and v != v) else v)
 
 
@@ -114,7 +133,7 @@ def formatted(frame: pd.DataFrame, digits: int | dict[Any, int] = 2) -> pd.DataF
     """``frame`` with every cell as the text the page shows (decimals fixed per column)."""
     cells = {
         i: _format_column(
-            frame.iloc[:, i], digits.get(col, 2) if isinstance(digits, dict) else digits
+            frame.iloc[:, i], digits.get(col, 2) if isinstance(digits, dict) else digits, col
         )
         for i, col in enumerate(frame.columns)
     }

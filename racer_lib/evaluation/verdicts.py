@@ -51,6 +51,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from racer_lib.evaluation import intervals
+
 __all__ = [
     "ALPHA",
     "FAILS",
@@ -121,12 +123,12 @@ class Verdict:
         return self.decision == HOLDS
 
     def interval_text(self, unit: str = "", digits: int = 2) -> str:
-        """``+0.84 [+0.56, +1.15] pts, n = 10`` (no interval when none was computed)."""
+        """``+0.84 [+0.56, +1.15] pts, n = 10`` (no interval when none was computed), with at
+        least ``digits`` decimals and more where the ends would round alike
+        (:func:`racer_lib.evaluation.intervals.interval_text`)."""
         if not math.isfinite(self.effect):
             return f"no estimate (n = {self.n})"
-        body = f"{self.effect:+.{digits}f}"
-        if math.isfinite(self.lo) and math.isfinite(self.hi):
-            body += f" [{self.lo:+.{digits}f}, {self.hi:+.{digits}f}]"
+        body = intervals.interval_text(self.effect, self.lo, self.hi, digits)
         return f"{body}{unit}, n = {self.n}"
 
     def columns(self) -> dict[str, object]:

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt  # headless runs fall back to Agg; kernels show 
 import numpy as np
 import seaborn as sns
 
+from racer_lib.evaluation import intervals
 from racer_lib.records.io import atomic_write
 
 #: One colour per domain, the same in every chapter.
@@ -227,11 +228,22 @@ def endpoints(ax: plt.Axes, cost: dict[str, float], accuracy: dict[str, float]) 
         )
 
 
+def seed_interval(summary, column: str, seeds: str = "seeds") -> np.ndarray:
+    """Half the 95 % t-interval over the seeds of each row's mean ``column`` of a summary with
+    its ``<column>_sd`` and the number of ``seeds``
+    (:func:`racer_lib.evaluation.intervals.t_half_width`): the bar a figure draws, the interval
+    its claims are decided on; 0 where fewer than two seeds give none."""
+    half = intervals.t_half_width(summary[f"{column}_sd"], summary[seeds])
+    return np.nan_to_num(np.asarray(half, dtype=float), nan=0.0)
+
+
 def method_curves(ax: plt.Axes, summary, methods, errorbars: bool = True) -> None:
     """Each method's accuracy against cost over budgets, one row per method and budget: the
-    means of an :func:`racer_lib.evaluation.metrics.over_seeds` table with one-sd error bars in both
-    directions, or, without ``errorbars``, plain lines through ``cost`` and ``accuracy``
-    (e.g. :func:`racer_lib.paper.chapters.advanced_baselines.set_mean`). RACER is drawn on top."""
+    means of an :func:`racer_lib.evaluation.metrics.over_seeds` table with bars of their 95 %
+    t-interval over the ``seeds`` in both directions (:func:`seed_interval`, the interval the
+    claims are decided on), or, without ``errorbars``, plain lines through ``cost`` and
+    ``accuracy`` (e.g. :func:`racer_lib.paper.chapters.advanced_baselines.set_mean`). RACER is
+    drawn on top."""
     for method in methods:
         s = summary[summary["method"] == method].sort_values("budget")
         style = dict(
@@ -246,8 +258,8 @@ def method_curves(ax: plt.Axes, summary, methods, errorbars: bool = True) -> Non
             ax.errorbar(
                 s["cost_mean"],
                 s["accuracy_mean"],
-                xerr=s["cost_sd"].fillna(0),
-                yerr=s["accuracy_sd"].fillna(0),
+                xerr=seed_interval(s, "cost"),
+                yerr=seed_interval(s, "accuracy"),
                 capsize=2,
                 **style,
             )

@@ -50,15 +50,14 @@ and "RACER-C beats the matched-spend control" (:func:`matched_spend_finding`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from racer_lib.evaluation import intervals, verdicts
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.intervals import wilson_interval
 from racer_lib.evaluation.verdicts import Verdict, conjunction
 from racer_lib.paper import effects, experiments, registry
@@ -357,8 +356,8 @@ def variant_comparison(
 
 def _span(effect: float, lo: float, hi: float, unit: str = "") -> str:
     """``+0.12 [-0.05, +0.30]`` (the interval left out where no test ran)."""
-    inside = f" [{lo:+.2f}, {hi:+.2f}]" if math.isfinite(lo) and math.isfinite(hi) else ""
-    return f"{effect:+.2f}{unit}{inside}"
+    text = intervals.interval_text(effect, lo, hi)
+    return text.replace(" [", f"{unit} [", 1) if " [" in text else f"{text}{unit}"
 
 
 def _detail(d: Mapping[str, Any], name: str) -> str:

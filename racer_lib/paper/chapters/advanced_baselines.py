@@ -141,16 +141,25 @@ def baselines_figure(
     budget: float,
 ) -> plt.Figure:
     """One panel per judge: each method's OOD-mean accuracy against cost across the budgets
-    (:func:`set_mean` of ``runs``), the two fixed modes (of ``ends``) and the table's
-    ``budget`` dotted."""
+    (each seed's :func:`set_mean` of ``runs``, then their mean over the seeds with its 95 %
+    t-interval as bars: the interval the claims are decided on), the two fixed modes (of
+    ``ends``) and the table's ``budget`` dotted."""
     fig, axes = plt.subplots(1, len(judges), figsize=(3.1 * len(judges), 3.4), squeeze=False)
     fig.subplots_adjust(wspace=0.28)
-    ood = set_mean(runs, benchmarks, ["judge", "method", "budget"])
+    per_seed = set_mean(runs, benchmarks, ["judge", "method", "budget", "seed"])
+    ood = per_seed.groupby(["judge", "method", "budget"], sort=True).agg(
+        accuracy_mean=("accuracy", "mean"),
+        accuracy_sd=("accuracy", "std"),
+        cost_mean=("cost", "mean"),
+        cost_sd=("cost", "std"),
+        seeds=("accuracy", "size"),
+    )
+    ood = ood.reset_index()
     ood_ends = set_mean(ends, benchmarks, ["judge", "method"]).set_index("method")
     for ax, judge in zip(axes[0], judges):
         e = ood_ends[ood_ends["judge"] == judge]
         plots.endpoints(ax, e["cost"].to_dict(), e["accuracy"].to_dict())
-        plots.method_curves(ax, ood[ood["judge"] == judge], methods, errorbars=False)
+        plots.method_curves(ax, ood[ood["judge"] == judge], methods)
         ax.axvline(budget, color="black", ls=":", lw=1)
         ax.set(title=judge, xlabel="realized cost ratio (OOD mean)")
     axes[0][0].set_ylabel("accuracy (%), OOD mean")

@@ -136,8 +136,9 @@ def beta_findings(folder: str | Path, provenance: str) -> pd.DataFrame:
 
 def beta_panels(table) -> plt.Figure:
     """Accuracy and realized cost against the entropy weight β, one line per budget: the means
-    and sds over seeds of :func:`beta_table`, the β values equally
-    spaced, the budgets dashed on the cost panel."""
+    over seeds of :func:`beta_table` with their 95 % t-intervals over the seeds (the interval
+    the claims are decided on, :func:`racer_lib.paper.plots.seed_interval`), the β values
+    equally spaced, the budgets dashed on the cost panel."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     fig.subplots_adjust(wspace=0.3)
     position = {b: i for i, b in enumerate(sorted(table["beta"].unique()))}
@@ -147,7 +148,7 @@ def beta_panels(table) -> plt.Figure:
             ax.errorbar(
                 x,
                 sub[f"{q}_mean"],
-                yerr=sub[f"{q}_sd"].fillna(0),
+                yerr=plots.seed_interval(sub, q),
                 marker="o",
                 capsize=3,
                 label=f"C = {budget:g}",

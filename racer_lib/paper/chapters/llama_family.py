@@ -265,7 +265,9 @@ def matched_random_figure(table, xlabel: str, title: str) -> plt.Figure:
     """RACER against the fixed modes and Random (a
     :func:`matched_random_table`): the two modes and their chord,
     RACER's
-    means over seeds with one sd in both directions, labelled by budget, Random at matched cost
+    means over seeds with their 95 % t-intervals over the seeds in both directions (the
+    interval the claims are decided on, :func:`racer_lib.paper.plots.seed_interval`), labelled
+    by budget, Random at matched cost
     right below each of them and Random at RACER's rate further along the chord."""
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     ends = table[table["method"] != "RACER"].set_index("method")
@@ -274,8 +276,8 @@ def matched_random_figure(table, xlabel: str, title: str) -> plt.Figure:
     ax.errorbar(
         racer["cost_mean"],
         racer["accuracy_mean"],
-        xerr=racer["cost_sd"].fillna(0),
-        yerr=racer["accuracy_sd"].fillna(0),
+        xerr=plots.seed_interval(racer, "cost"),
+        yerr=plots.seed_interval(racer, "accuracy"),
         color=plots.METHOD_COLORS["RACER"],
         marker="o",
         ms=5,

@@ -33,7 +33,7 @@ import pandas as pd
 import torch
 
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.evaluation.intervals import wilson_interval
+from racer_lib.evaluation.intervals import t_half_width, wilson_interval
 from racer_lib.paper import experiments, registry, shift
 from racer_lib.paper.shift import CHEAPER, COSTLIER, ablation_plan, shift_rows
 from racer_lib.records import schema as rec
@@ -245,9 +245,11 @@ def violation_rates(runs: pd.DataFrame, taus_c: Sequence[float]) -> pd.DataFrame
 
 def shift_panels(runs, budget: float) -> plt.Figure:
     """Fig. 3, one panel per scenario of :func:`shift_rows`: every run's
-    accuracy against cost on the shifted set (small points) and each method's mean ± one sd
-    over seeds (large markers with bars), ACER in black, RACER-R in blues and RACER-C in
-    oranges (darker for a smaller temperature, the stronger robustness), and the budget."""
+    accuracy against cost on the shifted set (small points, one per seed) and each method's
+    mean over seeds with its 95 % t-interval (large markers with bars: the interval its claims
+    are decided on, :func:`racer_lib.evaluation.intervals.t_half_width`), ACER in black,
+    RACER-R in blues and RACER-C in oranges (darker for a smaller temperature, the stronger
+    robustness), and the budget."""
     methods = runs.drop_duplicates("method")[["method", "variant", "tau"]]
     palette = {"ACER": "black"}
     for cmap, variant in ((plt.cm.Blues, "RACER-R"), (plt.cm.Oranges, "RACER-C")):
@@ -274,8 +276,8 @@ def shift_panels(runs, budget: float) -> plt.Figure:
             ax.errorbar(
                 sub["cost"].mean(),
                 sub["accuracy"].mean(),
-                xerr=sub["cost"].std(),
-                yerr=sub["accuracy"].std(),
+                xerr=np.nan_to_num(t_half_width(sub["cost"].std(), len(sub))),
+                yerr=np.nan_to_num(t_half_width(sub["accuracy"].std(), len(sub))),
                 color=palette[name],
                 marker=markers[variant],
                 ms=7,
