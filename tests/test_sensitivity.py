@@ -274,8 +274,10 @@ def test_claim_robustness_reads_planted_verdicts():
     robust = ch.claim_robustness(points).set_index("key")
     assert list(robust.reset_index().columns) == [
         "key", "claim", "simulators", "holds_in", "fails_in", "share", "effect_median",
-        "effect_min", "effect_max", "unit", "depends_most_on", "flip_threshold", "summary",
+        "effect_min", "effect_max", "unit", "depends_most_on", "flip_threshold",
+        "effect_scope", "summary",
     ]  # fmt: skip
+    assert (robust["effect_scope"] == ch.EFFECT_SCOPE).all()  # why sizes differ (issue 42)
     plausible = points[(points["design"] != "control") & (points["key"] == "frontier_random_id")]
     row = robust.loc["frontier_random_id"]
     assert row["simulators"] == len(plausible) == 10
