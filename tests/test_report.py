@@ -602,6 +602,17 @@ def test_the_robustness_column_reads_the_sensitivity_chapter(tmp_path):
     assert list(alone["robustness"]) == [""]  # the chapter did not run in this profile
 
 
+def test_the_robustness_column_says_why_its_effect_is_smaller_than_the_chapters():
+    """Fig. 4's area: +49 in its chapter beside +6.4 over chapter 16's simulators; the column
+    says the second is measured on that chapter's small designs (issue 42)."""
+    row = {"simulators": 15, "holds_in": 15, "share": 1.0, "effect_median": 6.4,
+           "effect_min": 3.0, "effect_max": 9.0, "unit": "pts x cost"}  # fmt: skip
+    plain = report.robustness_text(row)
+    scoped = report.robustness_text({**row, "effect_scope": "on small sets"})
+    assert scoped == plain.replace("(+3 to +9)", "(+3 to +9) on small sets")
+    assert "at the median simulator (+3 to +9) on small sets" in scoped
+
+
 def _mixed_report(tmp_path):
     """A report of claims of every kind: emergent differences and findings, a given
     difference, a level, an identity and a claim whose chapter did not run."""

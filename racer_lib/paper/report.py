@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from racer_lib.evaluation import intervals
 from racer_lib.evaluation.verdicts import ALPHA, MIN_SEEDS
 from racer_lib.paper import registry as stems
 from racer_lib.paper.claim_rules import (
@@ -185,6 +186,8 @@ def robustness_text(row: Mapping[str, Any]) -> str:
             f"; effect {effect[0]:+.3g}{unit} at the median simulator "
             f"({effect[1]:+.3g} to {effect[2]:+.3g})"
         )
+        if isinstance(row.get("effect_scope"), str) and row["effect_scope"]:
+            text += f" {row['effect_scope']}"  # why its size is not the chapter's effect
     if isinstance(row.get("depends_most_on"), str) and row["depends_most_on"]:
         text += f"; depends most on {row['depends_most_on']}"
     flip = row.get("flip_threshold")
@@ -310,8 +313,8 @@ def _effect_text(row: Mapping[str, Any]) -> str:
     if effect is None or not np.isfinite(effect):
         return ""
     if lo is None or not (np.isfinite(lo) and np.isfinite(hi)):
-        return f"{effect:+.2f}"
-    return f"{effect:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+        return intervals.interval_text(effect)
+    return intervals.interval_text(effect, lo, hi)  # never "-0.01 [-0.01, -0.01]"
 
 
 def _sesoi_text(row: Mapping[str, Any]) -> str:
