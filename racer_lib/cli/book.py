@@ -142,7 +142,9 @@ def _add_check(parser: argparse.ArgumentParser) -> None:
         "(offline). Fails (exit 1) on a console error, a broken local link or image, an "
         "element wider than the text column, an image without a caption or with a path as alt "
         "text, a figure whose text reads below 9 pt, unrendered TeX, an absolute path of this "
-        "machine, or a script loaded from another host. Writes a screenshot of every page."
+        "machine, a script loaded from another host, a table or figure numbering that skips "
+        "or names a table not shown, an object's repr, standard error, a warning or a download "
+        "line in a cell's output. Writes a screenshot of every page."
     )
     parser.add_argument(
         "--html", type=Path, default=Path("book/_build/html"), help="the built book's HTML folder"
