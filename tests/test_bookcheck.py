@@ -2,7 +2,7 @@
 clean page, fail a wide table, an uncaptioned image and a console error (each on its own
 page), and pass the smoke build's book; and the checks of a page's own HTML
 (racer_lib.book.pagecheck): a numbering gap, a number without its table, an object's repr,
-stderr, a warning and a download line, each on fixtures cut from the pages of 6d1c1ee. The
+stderr, a warning and a download line, each on fixtures cut from the built pages of issue 42. The
 browser tests need Debian's chromium and chromium-driver (.ci/run installs them); without them
 they skip."""
 
@@ -189,7 +189,7 @@ def test_cli_check_exits_1_and_replaces_only_its_screenshots(site, tmp_path, cap
     assert (shots / "index.png").stat().st_size > 0
 
 
-#: One page per defect class of issue 42, as the pages of 6d1c1ee show it (a clean page first).
+#: One page per defect class of issue 42, as the built pages showed it (a clean page first).
 DEFECTS = {
     None: _table("7.1")
     + _table("7.2")

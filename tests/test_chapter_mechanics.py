@@ -238,7 +238,7 @@ def test_monotone_reward_holds_for_a_planted_rise_and_fails_for_a_flat_curve():
 
 def _dipping(seed, epochs=30):
     """:func:`_rising` with a dip of 2 points of reward over epochs 10 to 15, then the rise again
-    (Fig. 6.1 at B = 2 on the sim build of 6d1c1ee: a 2.4-point dip under mean ρ 0.94)."""
+    (Fig. 6.1 at B = 2 on the sim build: a 2.4-point dip under mean ρ 0.94)."""
     curve = _rising(seed, epochs)
     curve[10:16] -= np.array([0.01, 0.02, 0.02, 0.02, 0.015, 0.01])
     return curve
