@@ -9,5 +9,6 @@
 - ``staging``: the executed notebook as the reader sees it;
 - ``chapter``: what every chapter does around its results (set-up, tables, figures, glued
   numbers); ``page``: how they appear on the page;
-- ``bookcheck``: every page opened in headless Chromium; ``cite``: BibTeX from CITATION.cff.
+- ``bookcheck``: every page opened in headless Chromium; ``cite``: BibTeX from CITATION.cff
+  and the "cite this page" box; ``verdict``: the verdict panel that opens the report.
 """

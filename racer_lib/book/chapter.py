@@ -23,6 +23,7 @@ import pandas as pd
 from racer_lib.book import page
 from racer_lib.errors import RacerError
 from racer_lib.paper import plots
+from racer_lib.paper.evidence import ANCHORS_JSON
 from racer_lib.records.io import atomic_write
 from racer_lib.records.schema import combined_provenance  # noqa: F401  (chapters call chapter.combined_provenance)
 
@@ -37,12 +38,17 @@ def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
     plots.set_style()
     out = Path(results_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _NUMBERS.update(chapter=_chapter_number(out), figure=0, table=0)
+    _NUMBERS.update(chapter=_chapter_number(out), figure=0, table=0, out=out)
+    _SHOWN.clear()
+    (out / ANCHORS_JSON).unlink(missing_ok=True)  # a re-executed chapter starts afresh
     return out
 
 
-#: The chapter being run and how many figures and tables it has shown (captions' numbers).
-_NUMBERS: dict[str, Any] = {"chapter": "", "figure": 0, "table": 0}
+#: The chapter being run, its output folder and how many figures and tables it has shown
+#: (captions' numbers).
+_NUMBERS: dict[str, Any] = {"chapter": "", "figure": 0, "table": 0, "out": None}
+#: What the chapter has shown so far: one entry per figure and table (see :func:`_next_number`).
+_SHOWN: list[dict[str, str]] = []
 #: Rows of a table shown in full; a longer one is collapsed under a "show all" toggle.
 _MAX_ROWS = 15
 
@@ -53,9 +59,23 @@ def _chapter_number(results_dir: str | os.PathLike) -> str:
     return str(int(head)) if head.isdigit() else ""
 
 
-def _next_number(kind: str) -> str:
+def _next_number(kind: str, **about: str) -> str:
+    """The next number of a ``kind`` (``figure`` or ``table``), recorded with its page anchor
+    (:func:`racer_lib.book.page.anchor`) and ``about`` it (``file``: the PNG or CSV it shows,
+    ``paper``: the paper's artifact it regenerates, ``caption``) in the chapter's
+    :data:`ANCHORS_JSON`, so that the report can link a claim to its evidence."""
     _NUMBERS[kind] += 1
-    return f"{_NUMBERS['chapter']}.{_NUMBERS[kind]}" if _NUMBERS["chapter"] else str(_NUMBERS[kind])
+    number = (
+        f"{_NUMBERS['chapter']}.{_NUMBERS[kind]}" if _NUMBERS["chapter"] else str(_NUMBERS[kind])
+    )
+    if _NUMBERS["out"] is not None:
+        _SHOWN.append({"kind": kind, "number": number, "anchor": page.anchor(kind, number)})
+        _SHOWN[-1].update({k: str(v) for k, v in about.items() if v})
+        text = json.dumps(_SHOWN, indent=1, ensure_ascii=False) + "\n"
+        atomic_write(
+            Path(_NUMBERS["out"]) / ANCHORS_JSON, lambda tmp: Path(tmp).write_text(text, "utf-8")
+        )
+    return number
 
 
 def _shown_path(path: str | os.PathLike) -> str:
@@ -102,20 +122,34 @@ def save_figure(
     regenerates (``paper``, e.g. ``"Fig. 4"``) and a line saying where its records come from;
     ``alt`` describes it for a reader who cannot see it (both are required to show it).
     """
+    if not show:
+        plots.stamp(fig, provenance)
+        saved = plots.save(fig, path)
+        print(f"wrote {_shown_path(saved)}")
+        plt.close(fig)
+        return saved
+    from IPython.display import HTML, display
+
+    html = figure(fig, path, provenance, caption=caption, alt=alt, paper=paper)
+    display(HTML(html), metadata={"racer": {"figure": Path(path).name}})
+    return Path(path)
+
+
+def figure(
+    fig: plt.Figure, path: str | os.PathLike, provenance: str, *, caption: str, alt: str, paper=""
+) -> str:
+    """What :func:`save_figure` shows, as HTML to place elsewhere on the page (a panel glued
+    above the code): ``fig`` stamped, saved as PNG (path printed), numbered, captioned and
+    recorded among the chapter's anchors (:func:`anchors`); closes ``fig``."""
+    if not caption.strip() or not alt.strip():
+        raise ValueError(f"{path}: a shown figure needs a caption and an alt text")
     plots.stamp(fig, provenance)
     saved = plots.save(fig, path)
     print(f"wrote {_shown_path(saved)}")
-    if show:
-        if not caption.strip() or not alt.strip():
-            raise ValueError(f"{path}: a shown figure needs a caption and an alt text")
-        from IPython.display import HTML, display
-
-        html = page.figure_html(
-            fig, saved, _next_number("figure"), caption, alt, provenance, paper=paper
-        )
-        display(HTML(html), metadata={"racer": {"figure": str(saved.name)}})
+    number = _next_number("figure", file=saved.name, paper=paper, caption=caption)
+    html = page.figure_html(fig, saved, number, caption, alt, provenance, paper=paper)
     plt.close(fig)
-    return saved
+    return html
 
 
 def show(
@@ -144,7 +178,7 @@ def show(
     if "provenance" in frame.columns and frame["provenance"].nunique(dropna=False) == 1:
         provenance = provenance or str(frame["provenance"].iloc[0])
         frame = frame.drop(columns="provenance")
-    number = _next_number("table")
+    number = _next_number("table", file=Path(csv).name if csv else "", caption=caption)
     return HTML(
         page.table_html(
             frame,
@@ -161,7 +195,8 @@ def show_html(table: str, caption: str, provenance: str | None = None, verbatim:
     marks) as :func:`show` displays a DataFrame: numbered, captioned, with its provenance."""
     from IPython.display import HTML
 
-    return HTML(page.wrap_table(table, _next_number("table"), caption, provenance, verbatim))
+    number = _next_number("table", caption=caption)
+    return HTML(page.wrap_table(table, number, caption, provenance, verbatim))
 
 
 class Prose:
