@@ -47,7 +47,7 @@ def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
 #: The chapter being run, its output folder and how many figures and tables it has shown
 #: (captions' numbers).
 _NUMBERS: dict[str, Any] = {"chapter": "", "figure": 0, "table": 0, "out": None}
-#: What the chapter has shown so far: one entry per figure and table (see :func:`_next_number`).
+#: What the chapter has shown so far: one entry per figure and table (see :func:`_record`).
 _SHOWN: list[dict[str, str]] = []
 #: Rows of a table shown in full; a longer one is collapsed under a "show all" toggle.
 _MAX_ROWS = 15
@@ -59,23 +59,38 @@ def _chapter_number(results_dir: str | os.PathLike) -> str:
     return str(int(head)) if head.isdigit() else ""
 
 
-def _next_number(kind: str, **about: str) -> str:
-    """The next number of a ``kind`` (``figure`` or ``table``), recorded with its page anchor
+def _next_number(kind: str) -> str:
+    _NUMBERS[kind] += 1
+    return f"{_NUMBERS['chapter']}.{_NUMBERS[kind]}" if _NUMBERS["chapter"] else str(_NUMBERS[kind])
+
+
+def _record(kind: str, number: str, **about: str) -> None:
+    """Record a figure or table on the page with its anchor
     (:func:`racer_lib.book.page.anchor`) and ``about`` it (``file``: the PNG or CSV it shows,
     ``paper``: the paper's artifact it regenerates, ``caption``) in the chapter's
     :data:`ANCHORS_JSON`, so that the report can link a claim to its evidence."""
-    _NUMBERS[kind] += 1
-    number = (
-        f"{_NUMBERS['chapter']}.{_NUMBERS[kind]}" if _NUMBERS["chapter"] else str(_NUMBERS[kind])
+    anchor = page.anchor(kind, number)
+    if _NUMBERS["out"] is None or any(s["anchor"] == anchor for s in _SHOWN):
+        return
+    _SHOWN.append({"kind": kind, "number": number, "anchor": anchor})
+    _SHOWN[-1].update({k: str(v) for k, v in about.items() if v})
+    text = json.dumps(_SHOWN, indent=1, ensure_ascii=False) + "\n"
+    atomic_write(
+        Path(_NUMBERS["out"]) / ANCHORS_JSON, lambda tmp: Path(tmp).write_text(text, "utf-8")
     )
-    if _NUMBERS["out"] is not None:
-        _SHOWN.append({"kind": kind, "number": number, "anchor": page.anchor(kind, number)})
-        _SHOWN[-1].update({k: str(v) for k, v in about.items() if v})
-        text = json.dumps(_SHOWN, indent=1, ensure_ascii=False) + "\n"
-        atomic_write(
-            Path(_NUMBERS["out"]) / ANCHORS_JSON, lambda tmp: Path(tmp).write_text(text, "utf-8")
-        )
-    return number
+
+
+def _displayed(html: str, kind: str, number: str, **about: str) -> Any:
+    """``html`` as an IPython ``HTML`` object that records its anchor (:func:`_record`) when,
+    and only when, it is displayed: a table numbered but never shown gets no anchor."""
+    from IPython.display import HTML
+
+    class Shown(HTML):
+        def _repr_html_(self):
+            _record(kind, number, **about)
+            return super()._repr_html_()
+
+    return Shown(html)
 
 
 def _shown_path(path: str | os.PathLike) -> str:
@@ -146,7 +161,8 @@ def figure(
     plots.stamp(fig, provenance)
     saved = plots.save(fig, path)
     print(f"wrote {_shown_path(saved)}")
-    number = _next_number("figure", file=saved.name, paper=paper, caption=caption)
+    number = _next_number("figure")
+    _record("figure", number, file=saved.name, paper=paper, caption=caption)
     html = page.figure_html(fig, saved, number, caption, alt, provenance, paper=paper)
     plt.close(fig)
     return html
@@ -170,33 +186,35 @@ def show(
     the caption's provenance line (``provenance`` gives it directly). A table longer than
     ``max_rows`` rows shows its first rows with the rest under a "show all" toggle; ``csv``
     (the file the table was saved to) is offered for download beside the caption;
-    ``verbatim`` marks cells quoted as written (judges' answers, which may hold TeX).
+    ``verbatim`` marks cells quoted as written (judges' answers, which may hold TeX). The
+    table's anchor is recorded (:func:`_record`) when it is displayed.
     """
-    from IPython.display import HTML
-
     frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
     if "provenance" in frame.columns and frame["provenance"].nunique(dropna=False) == 1:
         provenance = provenance or str(frame["provenance"].iloc[0])
         frame = frame.drop(columns="provenance")
-    number = _next_number("table", file=Path(csv).name if csv else "", caption=caption)
-    return HTML(
+    number = _next_number("table")
+    return _displayed(
         page.table_html(
             frame,
             number,
             caption,
             provenance,
             page.TableLayout(digits, index, max_rows, csv, verbatim),
-        )
+        ),
+        "table",
+        number,
+        file=Path(csv).name if csv else "",
+        caption=caption,
     )
 
 
 def show_html(table: str, caption: str, provenance: str | None = None, verbatim: bool = False):
     """Display a table already rendered as HTML (``<table>...</table>``, e.g. one with coloured
     marks) as :func:`show` displays a DataFrame: numbered, captioned, with its provenance."""
-    from IPython.display import HTML
-
-    number = _next_number("table", caption=caption)
-    return HTML(page.wrap_table(table, number, caption, provenance, verbatim))
+    number = _next_number("table")
+    html = page.wrap_table(table, number, caption, provenance, verbatim)
+    return _displayed(html, "table", number, caption=caption)
 
 
 class Prose:

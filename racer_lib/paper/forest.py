@@ -66,6 +66,8 @@ _CALIBRATED_ONLY = "reproduced on the calibrated simulator only"
 _LABEL_CHARS = 30
 _ROW_IN = 0.155
 _WIDTH_IN = 6.75
+#: The tallest the plot gets (it must fit the report's first screen beside its legend).
+_MAX_HEIGHT_IN = 5.4
 #: The x axis's ticks, in SESOIs.
 _TICKS = (-100, -10, -1, 0, 1, 10, 100)
 
@@ -158,7 +160,9 @@ def forest_plot(claims: pd.DataFrame) -> plt.Figure:
     finite = rows[["x", "x_lo", "x_hi"]].abs().to_numpy(dtype=float)
     finite = finite[np.isfinite(finite)]
     limit = max(3.0, 1.4 * float(finite.max())) if finite.size else 3.0
-    height = _ROW_IN * sum(sizes) + 0.45 * len(groups) + 0.4
+    frame = 0.45 * len(groups) + 0.4  # titles and the axis
+    row = min(_ROW_IN, (_MAX_HEIGHT_IN - frame) / sum(sizes))  # rows squeezed, never the font
+    height = row * sum(sizes) + frame
     fig, axes = plt.subplots(
         len(groups),
         1,
