@@ -181,8 +181,8 @@ def cite_box(cff_path: str | os.PathLike, commit: str = "", profile: str = "") -
         f"<i>{html.escape(str(ref.get('collection-title') or ref.get('journal') or ''))}</i>."
     )
     return (
-        '<aside class="racer-cite" id="cite-this-page"><p><b>Cite this page</b> (a claim of '
-        "the report by its permalink, <code>#claim-…</code>): "
+        '<aside class="racer-cite" id="cite-this-page"><p><b>Cite this page</b> (one claim of '
+        "the report: add its row's permalink, <code>#claim-…</code>): "
         f"{companion}</p><p>It reproduces: {paper}</p><p>BibTeX for both: "
         f'<a href="{CITE_TOKEN}">How to cite</a>.</p></aside>'
     )

@@ -136,10 +136,9 @@ def rates_html(bench_dir: str | os.PathLike = BENCH_DIR) -> str:
                 "measures it."
             )
     return (
-        '<div class="racer-verdict-rates"><p><b>The protocol, measured</b> (on the '
-        "<code>sim</code> build; each with the command that measures it):</p><ul>"
-        + "".join(f"<li>{item}</li>" for item in items)
-        + "</ul></div>"
+        '<div class="racer-verdict-rates"><p><b>The protocol, measured</b> (as recorded in '
+        "<code>results/bench</code>, not by this build; the command after each measures it "
+        "again):</p><ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul></div>"
     )
 
 

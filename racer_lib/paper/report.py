@@ -284,8 +284,10 @@ _CELL = re.compile(r"<td>(.*?)</td>", re.S)
 
 
 def _escaped(text: Any) -> str:
-    """``text`` as pandas' ``to_html`` writes a cell (``&``, ``<`` and ``>`` escaped)."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """``text`` as pandas' ``to_html`` writes a cell (``&``, ``<`` and ``>`` escaped), its
+    white space collapsed (pandas strips a cell's ends)."""
+    text = " ".join(str(text).split())
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def linked(shown: str, table: pd.DataFrame, chapters: Iterable[str]) -> str:
@@ -302,7 +304,7 @@ def linked(shown: str, table: pd.DataFrame, chapters: Iterable[str]) -> str:
 
     def row(m: re.Match) -> str:
         cells = _CELL.findall(m.group(1))
-        r = claims.get(tuple(cells[:2]))
+        r = claims.get(tuple(" ".join(c.split()) for c in cells[:2]))
         if r is None:
             return m.group(0)
         link = r["link"] if r["chapter"] in ran and isinstance(r["link"], str) else ""
