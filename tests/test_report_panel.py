@@ -129,6 +129,15 @@ def test_a_claims_evidence_is_the_best_match_among_what_its_chapter_showed(artif
     assert evidence.evidence_anchor({"artifact": artifact, "csv": csv}, SHOWN) == anchor
 
 
+def test_a_findings_evidence_is_the_table_of_its_chapters_findings():
+    shown = [*SHOWN, {"kind": "table", "anchor": "table-7-4", "caption": "Fig. 4's readings."}]
+    row = {"artifact": "Fig. 4", "csv": "07_budget_frontier/frontier_findings.csv"}
+    assert evidence.evidence_anchor(row, shown) == "figure-7-1"
+    assert evidence.evidence_anchor({**row, "rule": "finding"}, shown) == "table-7-4"
+    section = {"artifact": "§5.3 text", "csv": "", "rule": "finding"}
+    assert evidence.evidence_anchor(section, shown) == "figure-7-1"
+
+
 def test_no_shown_item_no_anchor():
     assert evidence.evidence_anchor({"artifact": "Fig. 4", "csv": "a/b.csv"}, []) == ""
     tables = [SHOWN[0]]

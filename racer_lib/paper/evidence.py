@@ -6,7 +6,9 @@ functions that show; each entry's ``anchor`` is the element's id on the chapter'
 ``figure-7-1``). :func:`evidence_anchor` picks the entry that is a claim's evidence, first
 found of:
 
-1. the table that offers the CSV the claim's rule read for download;
+1. the table that offers the CSV the claim's rule read for download; for a chapter's own
+   finding (rule ``finding``), next the table whose caption names the claim's artifact (the
+   chapter's findings, decided there);
 2. the figure that regenerates the claim's artifact of the paper (``Fig. 4`` for a claim on
    ``Fig. 4`` or ``Fig. 3(b)`` for ``Fig. 3``);
 3. a table or figure whose caption names that artifact;
@@ -81,6 +83,11 @@ def evidence_anchor(row: Mapping[str, Any], shown: Sequence[Mapping[str, str]]) 
         lambda s: s["kind"] == "figure",
         lambda s: s["kind"] == "table",
     ]
+    if row.get("rule") == "finding":  # decided in its chapter: the table of its findings
+        checks.insert(
+            1,
+            lambda s: bool(paper) and s["kind"] == "table" and _names(s.get("caption", ""), paper),
+        )
     for check in checks:
         found = next((s for s in shown if check(s)), None)
         if found is not None:
