@@ -229,6 +229,9 @@ def test_the_rates_say_what_was_measured_and_what_was_not(tmp_path):
     assert f"{fpr['hits']} of {fpr['trials']} decisions on null builds" in rates
     assert f"{power['hits']} of {power['trials']} decisions" in rates
     assert "Status stability" in rates and rates.count("not measured in this build") == 1
+    stability = found["status_stability"]
+    met = "met" if stability["meets_target"] else "not met"
+    assert f"(goal ≥ {100 * stability['target']:.1f} %, {met})" in rates
 
 
 def test_the_cite_box_names_the_companion_the_paper_the_commit_and_the_profile():

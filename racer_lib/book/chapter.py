@@ -5,6 +5,9 @@ table with :func:`save_table` and each figure with :func:`save_figure`. Both put
 provenance on what they write (a ``provenance`` column first; the figure's stamp) and print
 where the file went, so a reader of the executed notebook sees every output path. A sentence
 that states a result of the run is generated from the CSVs the run wrote (:class:`Prose`).
+Each figure and table shown is recorded with its anchor on the page in the chapter's
+``anchors.json`` (:data:`racer_lib.paper.evidence.ANCHORS_JSON`), where the reproduction
+report finds each claim's evidence.
 """
 
 from __future__ import annotations
@@ -151,11 +154,17 @@ def save_figure(
 
 
 def figure(
-    fig: plt.Figure, path: str | os.PathLike, provenance: str, *, caption: str, alt: str, paper=""
+    fig: plt.Figure,
+    path: str | os.PathLike,
+    provenance: str,
+    *,
+    caption: str,
+    alt: str,
+    paper: str = "",
 ) -> str:
     """What :func:`save_figure` shows, as HTML to place elsewhere on the page (a panel glued
     above the code): ``fig`` stamped, saved as PNG (path printed), numbered, captioned and
-    recorded among the chapter's anchors (:func:`anchors`); closes ``fig``."""
+    recorded among the chapter's anchors (:func:`_record`); closes ``fig``."""
     if not caption.strip() or not alt.strip():
         raise ValueError(f"{path}: a shown figure needs a caption and an alt text")
     plots.stamp(fig, provenance)

@@ -78,6 +78,14 @@ def _when(measure: dict[str, Any]) -> str:
     return f" (measured {date}, commit <code>{html.escape(str(commit))}</code>)" if date else ""
 
 
+def _goal(measure: dict[str, Any], sign: str) -> str:
+    """``goal ≤ 5.0 %, met``: a measure's target and whether it was met (empty without one)."""
+    if measure.get("target") is None:
+        return "no goal set"
+    met = {True: ", met", False: ", not met"}.get(measure.get("meets_target"), "")
+    return f"goal {sign} {_pct(measure['target'])}{met}"
+
+
 def _verdict_rates(found: dict[str, Any], command: str) -> list[str]:
     """The false-positive rate, power and stability of ``verdicts.json`` as list items."""
     fpr, power = found.get("false_positive_rate", {}), found.get("power", {})
@@ -88,7 +96,7 @@ def _verdict_rates(found: dict[str, Any], command: str) -> list[str]:
         lo, hi = fpr["wilson_95"]
         items.append(
             f"<b>False-positive rate</b> {_pct(fpr['rate'])} (95 % Wilson {_pct(lo)} to "
-            f"{_pct(hi)}; goal ≤ {_pct(fpr['target'])}): {fpr['hits']} of {fpr['trials']} "
+            f"{_pct(hi)}; {_goal(fpr, '≤')}): {fpr['hits']} of {fpr['trials']} "
             f"decisions on null builds read <i>reproduced</i>{when}."
         )
     if power:
@@ -101,7 +109,8 @@ def _verdict_rates(found: dict[str, Any], command: str) -> list[str]:
         total = round(stability["same_in_all"] / stability["status_stability"])
         seeds = ", ".join(str(s) for s in stability.get("seeds", []))
         items.append(
-            f"<b>Status stability</b> {_pct(stability['status_stability'])}: "
+            f"<b>Status stability</b> {_pct(stability['status_stability'])} "
+            f"({_goal(stability, '≥')}): "
             f"{stability['same_in_all']} of {total} claims keep their status over master "
             f"seeds {seeds}; {movable.get('hits')} of {movable.get('trials')} emergent claims "
             f"({_pct(movable.get('rate', 0))}){_when(stability)}."
