@@ -271,3 +271,41 @@ def test_every_report_row_links_to_an_anchor_on_its_chapters_page(smoke):
     hrefs = re.findall(r'href="([^"#][^"]*#[^"]+)"', text)
     assert not bookcheck.broken_links(f"notebooks/{report_page.name}", hrefs, html, {})
     assert 'id="cite-this-page"' in text and "{glue" not in text
+
+
+@pytest.mark.skipif(
+    not (shutil.which("chromium") and shutil.which("chromedriver")),
+    reason="Debian's chromium and chromium-driver are not installed",
+)
+def test_the_browser_check_fails_a_report_whose_verdict_is_below_the_fold(tmp_path):
+    """Chapter 01 as it was before the panel: parameters and code output above the counts."""
+    layout = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">'
+        '</head><body style="margin:0"><article class="bd-article">{}</article></body></html>'
+    )
+    panel = (
+        '<div class="racer-bottom-line"><p>The bottom line.</p></div><div class="racer-verdict">'
+        '<figure><img alt="A forest plot." style="display:block;width:10px;height:300px" '
+        'src="data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22 width=%2210%22 '
+        'height=%22300%22/%3E"><figcaption>Figure 1.1.</figcaption></figure>'
+        '<table class="racer-verdict-legend"><tr><td>15</td></tr></table></div>'
+        '<aside id="cite-this-page">Cite this page</aside>'
+    )
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "index.html").write_text(layout.format("<p>home</p>"))
+    for name, spacer in (("ok", 100), ("low", 700)):
+        folder = tmp_path / name / "notebooks"
+        folder.mkdir(parents=True)
+        body = f'<div style="height:{spacer}px">parameters, code</div>{panel}'
+        (folder / "01_reproduction_report.html").write_text(layout.format(body))
+        (tmp_path / name / "index.html").write_text(layout.format("<p>home</p>"))
+    shots = tmp_path / "shots"
+    problems = {}
+    for name in ("ok", "low"):
+        results = bookcheck.check_book(tmp_path / name, screenshots=shots / name)
+        problems[name] = [p for r in results for p in r.problems if p.kind == bookcheck.SCREEN]
+    assert problems["ok"] == []
+    below = {p.detail.split(" ends")[0] for p in problems["low"]}
+    assert below == {"the forest plot", "the claims per status (counts and legend)"}
+    assert (shots / "ok" / "report_first_screen.png").is_file()
+    assert (shots / "ok" / "report_forest_plot.png").is_file()
