@@ -145,6 +145,6 @@ format: $(STAMP_TEST)
 	$(BIN)/ruff format racer_lib tests benchmarks
 	$(BIN)/ruff check --fix racer_lib tests benchmarks
 
-clean:  # keeps the recorded benchmarks, results/bench
+clean:  # keeps the recorded benchmarks, results/bench, and the committed screenshots, results/screens
 	rm -rf build book/_build
-	find results -mindepth 1 -maxdepth 1 ! -name bench -exec rm -rf {} + 2>/dev/null || true
+	find results -mindepth 1 -maxdepth 1 ! -name bench ! -name screens -exec rm -rf {} + 2>/dev/null || true

@@ -254,7 +254,7 @@ def test_show_html_numbers_and_captions_a_rendered_table(tmp_path, displayed):
     chapter.setup(tmp_path / "02_judging")
     chapter.show_html("<table><tr><td>$x$</td></tr></table>", "Quoted.", "generated", True)
     (html,) = displayed
-    assert html.data.startswith('<div class="racer-table racer-verbatim">')
+    assert html.data.startswith('<div class="racer-table racer-verbatim" id="table-2-1">')
     assert "Table 2.1." in html.data and "Real judge outputs" in html.data
     assert html.data.endswith("<table><tr><td>$x$</td></tr></table></div>")
 

@@ -34,6 +34,7 @@ MODES = {"instruct": "Vanilla", "reasoning": "CoT"}
 CELLS = ["both_right", "only_reasoning", "only_instruct", "both_wrong"]
 OUTPUTS = [
     "agreement_patterns.csv",
+    "anchors.json",
     "cot_effect.csv",
     "delta_accuracy_by_judge.csv",
     "delta_accuracy_by_subset.csv",
@@ -160,8 +161,9 @@ def test_writes_every_output_and_says_so(run):
     printed = "".join(
         o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
     )
-    for name in set(OUTPUTS) - {"prose.csv"}:  # each writer prints the path it wrote (Prose
-        # displays its sentences instead; tests/test_prose.py checks them)
+    # each writer prints the path it wrote (Prose displays its sentences instead, checked by
+    # tests/test_prose.py; anchors.json lists what the page shows, tests/test_report_panel.py)
+    for name in set(OUTPUTS) - {"prose.csv", "anchors.json"}:
         assert f"wrote {results / name}" in printed
     source_cell = next(c for c in nb.cells if "data.location()" in c.source)
     text = "".join(o.get("text", "") for o in source_cell.outputs)

@@ -701,8 +701,12 @@ def test_the_page_shows_each_status_in_full_with_its_chapter_linked():
         (claims.NOT_REPRODUCIBLE, None, 1),
         (claims.NOT_REPRODUCIBLE, "release", 1),
     ]
-    shown = "<tr><td>07_budget_frontier</td><td>13_motivation</td></tr>"
-    page = report.linked(shown, table, ["07_budget_frontier"])
+    from racer_lib.book.page import TableLayout, table_html
+
+    page = "".join(  # each view as chapter.show renders it (tests/test_report_panel.py: links)
+        report.linked(table_html(v, "1.1", "c", None, TableLayout()), table, ["07_budget_frontier"])
+        for _, _, v in report.claims_views(table)
+    )
     assert '<td><a href="07_budget_frontier.html">07_budget_frontier</a></td>' in page
     assert "<td>13_motivation</td>" in page  # did not run: plain text
     assert '<th style="min-width: 16em">claim</th>' in report.linked("<th>claim</th>", table, [])

@@ -9,6 +9,9 @@
 - **A quiet console**: the theme's colour mode defaults to ``light`` (an empty mode is logged
   as an error by the theme's script).
 - **A favicon** at the root as well (the redirecting ``index.html`` has no icon link).
+- **Cite this page**: every page ends with the box ``racer book build`` writes into the staged
+  book (``_cite_box.html``, :func:`racer_lib.book.cite.cite_box`), with the page's address and
+  the link to the "How to cite" page filled in.
 - **The book's stylesheet and script** (``_static/racer.css``, ``_static/racer.js``): a wider
   text column, compact tables, click-to-enlarge figures.
 """
@@ -30,10 +33,27 @@ def _not_thebe(asset) -> bool:
     return not (any(name.endswith(f) for f in THEBE_FILES) or "THEBE_JS_URL" in body)
 
 
+#: The box's file in the staged book and its stand-ins (racer_lib.book.cite).
+CITE_BOX, PAGE_TOKEN, CITE_TOKEN = "_cite_box.html", "@RACER_PAGE@", "@RACER_CITE@"
+
+
+def _cite_box(app) -> str:
+    from pathlib import Path
+
+    if not hasattr(app, "_racer_cite_box"):
+        path = Path(app.srcdir) / CITE_BOX
+        app._racer_cite_box = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return app._racer_cite_box
+
+
 def _page_context(app, pagename, templatename, context, doctree) -> None:
     for key in ("script_files", "css_files"):
         if key in context:
             context[key] = [asset for asset in context[key] if _not_thebe(asset)]
+    box = _cite_box(app)
+    if box and doctree is not None and "body" in context:
+        cite = context["pathto"]("cite") if "cite" in app.env.found_docs else "#"
+        context["body"] += box.replace(PAGE_TOKEN, f"{pagename}.html").replace(CITE_TOKEN, cite)
 
 
 def _favicon_at_root(app, exc) -> None:

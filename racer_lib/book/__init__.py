@@ -10,5 +10,6 @@
 - ``chapter``: what every chapter does around its results (set-up, tables, figures, glued
   numbers); ``page``: how they appear on the page;
 - ``bookcheck``: every page opened in headless Chromium, ``pagecheck``: what a page's HTML
-  should never show (numbering gaps, reprs, stderr); ``cite``: BibTeX from CITATION.cff.
+  should never show (numbering gaps, reprs, stderr); ``cite``: BibTeX from CITATION.cff
+  and the "cite this page" box; ``verdict``: the verdict panel that opens the report.
 """

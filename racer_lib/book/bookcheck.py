@@ -17,6 +17,8 @@ Debian's ChromeDriver: no browser is downloaded at run time) and reports, per pa
 ``numbering``, ``repr``, ``stderr``, ``warning``, ``download``: what the page's HTML says that a
               reader should never meet, a table numbered and never shown, an object's repr, a
               cell's standard error, a warning or a download line (:mod:`racer_lib.book.pagecheck`).
+``screen``    the report's bottom line, claims per status and forest plot not all within its
+              first 900 px (:func:`first_screen`), or a chapter without its "cite this page" box.
 
 External hosts are unreachable from the browser (its resolver maps every name but the
 loopback's to nothing), so a page that needs the network shows it as console errors too.
@@ -391,6 +393,7 @@ def _check_page(
         if _is_external(url):
             problems.append(Problem(page, "external", f"loads {url} from another host"))
     problems += _text_problems(page, html)
+    problems += _screen_problems(driver, page, screenshots)
     shot = None
     if screenshots is not None:
         name = requested.replace("/", "__")[: -len(".html")]
@@ -438,3 +441,99 @@ def summary(results: Sequence[PageResult]) -> str:
         + ("" if not bad else ": " + ", ".join(f"{k} {n}" for k, n in counts.items() if n))
     )
     return "\n".join(lines)
+
+
+# --- the report's first screen (issue 42) ------------------------------------------------------
+
+#: The reproduction report's page, whose verdict must be read without scrolling.
+REPORT_PAGE = "notebooks/01_reproduction_report.html"
+#: How far down the report's page its counts, legend and forest plot must lie (CSS px).
+FIRST_SCREEN_PX = 900
+#: What the report's first screen must hold, each found by a selector of its page.
+FIRST_SCREEN = {
+    "the bottom line": ".racer-bottom-line",
+    "the claims per status (counts and legend)": ".racer-verdict-legend",
+    "the forest plot": ".racer-verdict figure img",
+}
+#: A problem with the report's first screen, or a page without its "cite this page" box.
+SCREEN = "screen"
+KINDS = (*KINDS, SCREEN)
+
+_PLACED = """
+const found = {};
+for (const [name, selector] of Object.entries(arguments[0])) {
+  const el = document.querySelector(selector);
+  const r = el && el.getBoundingClientRect();
+  found[name] = el ? [r.top + window.scrollY, r.bottom + window.scrollY] : null;
+}
+return {found: found, cite: !!document.querySelector('#cite-this-page')};
+"""
+
+
+def first_screen(placed: dict[str, list[float] | None], page: str = REPORT_PAGE) -> list[Problem]:
+    """Problems with the report's first screen: each of :data:`FIRST_SCREEN` must be on the
+    page and end within :data:`FIRST_SCREEN_PX` of its top (``placed``: name to ``[top,
+    bottom]`` in CSS px from the page's top, or None where it is missing)."""
+    problems = []
+    for name, where in placed.items():
+        if where is None:
+            problems.append(Problem(page, SCREEN, f"{name} is not on the page"))
+        elif where[1] > FIRST_SCREEN_PX:
+            problems.append(
+                Problem(
+                    page,
+                    SCREEN,
+                    f"{name} ends {where[1]:.0f} px down the page, below the first "
+                    f"{FIRST_SCREEN_PX} px",
+                )
+            )
+    return problems
+
+
+def _screen_problems(driver, page: str, screenshots: Path | None) -> list[Problem]:
+    """The report's first screen (:func:`first_screen`, with screenshots of it and of its
+    forest plot) and, on every chapter's page, its "cite this page" box."""
+    seen = driver.execute_script(_PLACED, FIRST_SCREEN)
+    problems = []
+    if page.startswith("notebooks/") and not seen["cite"]:
+        problems.append(Problem(page, SCREEN, 'no "cite this page" box'))
+    if page != REPORT_PAGE:
+        return problems
+    if screenshots is not None:
+        _screen_shots(driver, screenshots)
+    return problems + first_screen(seen["found"], page)
+
+
+_PANEL_RECT = """
+const el = document.querySelector('.racer-verdict');
+if (!el) { return null; }
+const r = el.getBoundingClientRect();
+return [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height];
+"""
+
+
+def _screen_shots(driver, screenshots: Path) -> None:
+    """The report's first screen (a 1280 x 900 window) and its verdict panel, as PNGs in
+    ``screenshots`` (``report_first_screen.png``, ``report_forest_plot.png``)."""
+    screenshots.mkdir(parents=True, exist_ok=True)
+    panel = driver.execute_script(_PANEL_RECT)
+    shots = {"report_first_screen.png": [0, 0, WIDTH, FIRST_SCREEN_PX]}
+    if panel:
+        shots["report_forest_plot.png"] = [max(0, panel[0] - 8), max(0, panel[1] - 8)] + [
+            panel[2] + 16,
+            panel[3] + 16,
+        ]
+    for name, (x, y, width, height) in shots.items():
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {
+                "width": WIDTH,
+                "height": int(max(FIRST_SCREEN_PX, y + height)),
+                "deviceScaleFactor": 1,
+                "mobile": False,
+            },
+        )
+        clip = {"x": x, "y": y, "width": width, "height": height, "scale": 1}
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "clip": clip})
+        (screenshots / name).write_bytes(base64.b64decode(shot["data"]))
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

@@ -29,6 +29,7 @@ from racer_lib.paper import registry
 
 _INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it
 _CITATION_INCLUDE = "_citation.md"  # BibTeX from CITATION.cff; book/cite.md includes it
+_CITE_BOX = "_cite_box.html"  # the "cite this page" box; book/_ext/racer_book.py ends pages with it
 _TOC_NOTEBOOK_PREFIX = "notebooks/"
 _IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -236,6 +237,8 @@ def _stage_book(profile: Profile, layout: Layout) -> Path:
         else "This checkout has no `CITATION.cff`, so there is nothing to cite from yet.\n"
     )
     (staging / _CITATION_INCLUDE).write_text(citation, encoding="utf-8")
+    box = cite.cite_box(cff, cite.build_commit(layout.root), profile.name) if cff.is_file() else ""
+    (staging / _CITE_BOX).write_text(box, encoding="utf-8")
     rerun = staging / "rerun.md"
     if rerun.is_file():
         rerun.write_text(

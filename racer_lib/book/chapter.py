@@ -5,6 +5,9 @@ table with :func:`save_table` and each figure with :func:`save_figure`. Both put
 provenance on what they write (a ``provenance`` column first; the figure's stamp) and print
 where the file went, so a reader of the executed notebook sees every output path. A sentence
 that states a result of the run is generated from the CSVs the run wrote (:class:`Prose`).
+Each figure and table shown is recorded with its anchor on the page in the chapter's
+``anchors.json`` (:data:`racer_lib.paper.evidence.ANCHORS_JSON`), where the reproduction
+report finds each claim's evidence.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pandas as pd
 from racer_lib.book import page
 from racer_lib.errors import RacerError
 from racer_lib.paper import plots
+from racer_lib.paper.evidence import ANCHORS_JSON
 from racer_lib.records.io import atomic_write
 from racer_lib.records.schema import combined_provenance  # noqa: F401  (chapters call chapter.combined_provenance)
 
@@ -37,12 +41,17 @@ def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
     plots.set_style()
     out = Path(results_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _NUMBERS.update(chapter=_chapter_number(out), figure=0, table=0)
+    _NUMBERS.update(chapter=_chapter_number(out), figure=0, table=0, out=out)
+    _SHOWN.clear()
+    (out / ANCHORS_JSON).unlink(missing_ok=True)  # a re-executed chapter starts afresh
     return out
 
 
-#: The chapter being run and how many figures and tables it has shown (captions' numbers).
-_NUMBERS: dict[str, Any] = {"chapter": "", "figure": 0, "table": 0}
+#: The chapter being run, its output folder and how many figures and tables it has shown
+#: (captions' numbers).
+_NUMBERS: dict[str, Any] = {"chapter": "", "figure": 0, "table": 0, "out": None}
+#: What the chapter has shown so far: one entry per figure and table (see :func:`_record`).
+_SHOWN: list[dict[str, str]] = []
 #: Rows of a table shown in full; a longer one is collapsed under a "show all" toggle.
 _MAX_ROWS = 15
 
@@ -56,6 +65,35 @@ def _chapter_number(results_dir: str | os.PathLike) -> str:
 def _next_number(kind: str) -> str:
     _NUMBERS[kind] += 1
     return f"{_NUMBERS['chapter']}.{_NUMBERS[kind]}" if _NUMBERS["chapter"] else str(_NUMBERS[kind])
+
+
+def _record(kind: str, number: str, **about: str) -> None:
+    """Record a figure or table on the page with its anchor
+    (:func:`racer_lib.book.page.anchor`) and ``about`` it (``file``: the PNG or CSV it shows,
+    ``paper``: the paper's artifact it regenerates, ``caption``) in the chapter's
+    :data:`ANCHORS_JSON`, so that the report can link a claim to its evidence."""
+    anchor = page.anchor(kind, number)
+    if _NUMBERS["out"] is None or any(s["anchor"] == anchor for s in _SHOWN):
+        return
+    _SHOWN.append({"kind": kind, "number": number, "anchor": anchor})
+    _SHOWN[-1].update({k: str(v) for k, v in about.items() if v})
+    text = json.dumps(_SHOWN, indent=1, ensure_ascii=False) + "\n"
+    atomic_write(
+        Path(_NUMBERS["out"]) / ANCHORS_JSON, lambda tmp: Path(tmp).write_text(text, "utf-8")
+    )
+
+
+def _displayed(html: str, kind: str, number: str, **about: str) -> Any:
+    """``html`` as an IPython ``HTML`` object that records its anchor (:func:`_record`) when,
+    and only when, it is displayed: a table numbered but never shown gets no anchor."""
+    from IPython.display import HTML
+
+    class Shown(HTML):
+        def _repr_html_(self):
+            _record(kind, number, **about)
+            return super()._repr_html_()
+
+    return Shown(html)
 
 
 def _shown_path(path: str | os.PathLike) -> str:
@@ -105,20 +143,41 @@ def save_figure(
     regenerates (``paper``, e.g. ``"Fig. 4"``) and a line saying where its records come from;
     ``alt`` describes it for a reader who cannot see it (both are required to show it).
     """
+    if not show:
+        plots.stamp(fig, provenance)
+        saved = plots.save(fig, path)
+        print(f"wrote {_shown_path(saved)}")
+        plt.close(fig)
+        return saved
+    from IPython.display import HTML, display
+
+    html = figure(fig, path, provenance, caption=caption, alt=alt, paper=paper)
+    display(HTML(html), metadata={"racer": {"figure": Path(path).name}})
+    return None
+
+
+def figure(
+    fig: plt.Figure,
+    path: str | os.PathLike,
+    provenance: str,
+    *,
+    caption: str,
+    alt: str,
+    paper: str = "",
+) -> str:
+    """What :func:`save_figure` shows, as HTML to place elsewhere on the page (a panel glued
+    above the code): ``fig`` stamped, saved as PNG (path printed), numbered, captioned and
+    recorded among the chapter's anchors (:func:`_record`); closes ``fig``."""
+    if not caption.strip() or not alt.strip():
+        raise ValueError(f"{path}: a shown figure needs a caption and an alt text")
     plots.stamp(fig, provenance)
     saved = plots.save(fig, path)
     print(f"wrote {_shown_path(saved)}")
-    if show:
-        if not caption.strip() or not alt.strip():
-            raise ValueError(f"{path}: a shown figure needs a caption and an alt text")
-        from IPython.display import HTML, display
-
-        html = page.figure_html(
-            fig, saved, _next_number("figure"), caption, alt, provenance, paper=paper
-        )
-        display(HTML(html), metadata={"racer": {"figure": str(saved.name)}})
+    number = _next_number("figure")
+    _record("figure", number, file=saved.name, paper=paper, caption=caption)
+    html = page.figure_html(fig, saved, number, caption, alt, provenance, paper=paper)
     plt.close(fig)
-    return None if show else saved
+    return html
 
 
 def render(
@@ -135,21 +194,23 @@ def render(
     """``table`` as :func:`show` displays it, numbered and captioned, but not displayed: an
     ``IPython.display.HTML`` for a cell that changes the HTML before displaying it (the report
     links its claims tables). It takes the next table number: display what it returns."""
-    from IPython.display import HTML
-
     frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
     if "provenance" in frame.columns and frame["provenance"].nunique(dropna=False) == 1:
         provenance = provenance or str(frame["provenance"].iloc[0])
         frame = frame.drop(columns="provenance")
     number = _next_number("table")
-    return HTML(
+    return _displayed(
         page.table_html(
             frame,
             number,
             caption,
             provenance,
             page.TableLayout(digits, index, max_rows, csv, verbatim),
-        )
+        ),
+        "table",
+        number,
+        file=Path(csv).name if csv else "",
+        caption=caption,
     )
 
 
@@ -187,9 +248,11 @@ def show_html(
 ) -> None:
     """Display a table already rendered as HTML (``<table>...</table>``, e.g. one with coloured
     marks) as :func:`show` displays a DataFrame: numbered, captioned, with its provenance."""
-    from IPython.display import HTML, display
+    from IPython.display import display
 
-    display(HTML(page.wrap_table(table, _next_number("table"), caption, provenance, verbatim)))
+    number = _next_number("table")
+    html = page.wrap_table(table, number, caption, provenance, verbatim)
+    display(_displayed(html, "table", number, caption=caption))
 
 
 class Prose:

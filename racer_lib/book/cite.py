@@ -3,11 +3,14 @@
 The book's "How to cite" page includes what :func:`citation_page` writes at each build: the
 paper's entry (``preferred-citation``), the companion's entry (the software: title, version,
 release date, licence, the repository's address when ``repository-code`` gives one, and the
-commit this build was made from), and the links the file gives.
+commit this build was made from), and the links the file gives. Every page ends with the
+"cite this page" box of :func:`cite_box`: the companion and the paper in one line each, the
+commit and profile that built the page, and the page's own address.
 """
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import subprocess
@@ -135,4 +138,51 @@ def citation_page(cff_path: str | os.PathLike, commit: str = "") -> str:
         "**This companion** (code and rebuilt results)\n\n```bibtex\n"
         + _software_bibtex(cff, commit)
         + "\n```\n"
+    )
+
+
+#: Stand-ins in :func:`cite_box`'s HTML that ``book/_ext/racer_book.py`` fills in per page:
+#: the page's address in the book and the link to the "How to cite" page.
+PAGE_TOKEN, CITE_TOKEN = "@RACER_PAGE@", "@RACER_CITE@"
+
+
+def _names(authors: list[dict[str, Any]]) -> str:
+    return ", ".join(
+        " ".join(str(a.get(k, "")) for k in ("given-names", "family-names")).strip()
+        or str(a.get("name", ""))
+        for a in authors
+    )
+
+
+def cite_box(cff_path: str | os.PathLike, commit: str = "", profile: str = "") -> str:
+    """The "cite this page" box (HTML) of every page: this companion (authors, title, version,
+    the ``commit`` and ``profile`` that built the book, the page's address) and the paper it
+    reproduces, from ``CITATION.cff``; :data:`PAGE_TOKEN` and :data:`CITE_TOKEN` stand for the
+    page's address and the link to the "How to cite" page."""
+    cff = _read_cff(cff_path)
+    ref = cff.get("preferred-citation", {}) or {}
+    built = ", ".join(
+        part
+        for part in (
+            f"version {cff['version']}" if cff.get("version") else "",
+            f"commit <code>{html.escape(commit)}</code>" if commit else "",
+            f"profile <code>{html.escape(profile)}</code>" if profile else "",
+        )
+        if part
+    )
+    year = str(cff.get("date-released", ""))[:4]
+    companion = (
+        f"{html.escape(_names(cff.get('authors', [])))} ({year}). "
+        f"<i>{html.escape(str(cff['title']))}</i>, {built}, page <code>{PAGE_TOKEN}</code>."
+    )
+    paper = (
+        f"{html.escape(_names(ref.get('authors', [])))} ({ref.get('year', '')}). "
+        f"{html.escape(str(ref.get('title', '')))}. "
+        f"<i>{html.escape(str(ref.get('collection-title') or ref.get('journal') or ''))}</i>."
+    )
+    return (
+        '<aside class="racer-cite" id="cite-this-page"><p><b>Cite this page</b> (one claim of '
+        "the report: add its row's permalink, <code>#claim-…</code>): "
+        f"{companion}</p><p>It reproduces: {paper}</p><p>BibTeX for both: "
+        f'<a href="{CITE_TOKEN}">How to cite</a>.</p></aside>'
     )

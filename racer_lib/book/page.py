@@ -45,6 +45,12 @@ def provenance_line(provenance: str | None) -> str:
     return CAPTION_LINES.get(provenance, f"Records: {provenance}.")
 
 
+def anchor(kind: str, number: str) -> str:
+    """The page anchor of a numbered figure or table: ``anchor("figure", "7.1")`` is
+    ``figure-7-1`` (a link to ``07_budget_frontier.html#figure-7-1`` opens at it)."""
+    return f"{kind}-{number.replace('.', '-')}"
+
+
 def png_size(path: str | os.PathLike) -> tuple[int, int]:
     """Width and height in pixels of a PNG file (from its header)."""
     with open(path, "rb") as f:
@@ -91,7 +97,7 @@ def figure_html(
     data = base64.b64encode(png.read_bytes()).decode("ascii")
     regenerates = f"Regenerates the paper's {html.escape(paper)}. " if paper else ""
     return (
-        f'<figure class="racer-figure" id="figure-{number.replace(".", "-")}">'
+        f'<figure class="racer-figure" id="{anchor("figure", number)}">'
         f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}" '
         f'width="{width_css}" data-width-px="{width_css}" data-font-pt="{font:g}" '
         f'data-file="{html.escape(png.name)}" title="Click to enlarge">'
@@ -175,7 +181,7 @@ def wrap_table(
         f'<span class="racer-provenance">{html.escape(provenance_line(provenance))}</span>'
         f"{link}</p>"
     )
-    return f'<div class="{kind}">{head}{table}{extra}</div>'
+    return f'<div class="{kind}" id="{anchor("table", number)}">{head}{table}{extra}</div>'
 
 
 @dataclass(frozen=True)

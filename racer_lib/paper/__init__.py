@@ -11,5 +11,7 @@
   decides "by construction"), the smallest effect of interest of each quantity a claim is
   decided against, what the rules share (reading a chapter's CSVs, one value per seed), the
   rules that decide a claim, every claim of the paper as data, the engine that decides claims
-  on a results folder (the chapters use it, never the report), and the reproduction report.
+  on a results folder (the chapters use it, never the report), and the reproduction report;
+- ``forest``, ``evidence``: the report's forest plot of the emergent claims, and where each
+  claim's evidence is on its chapter's page (the figure or table anchor) with its permalink.
 """

@@ -31,6 +31,7 @@ simulator's uncalibrated choices.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from racer_lib.paper.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, STA
 from racer_lib.paper.claims_table import CLAIMS
 from racer_lib.paper.effects import EFFECTS
 from racer_lib.paper.engine import evaluate_claim
+from racer_lib.paper.evidence import claim_id
 
 __all__ = [  # the tolerances and claims are read from here by the report's chapter
     "ACCURACY_TOLERANCE",
@@ -280,15 +282,54 @@ def claims_views(table: pd.DataFrame) -> list[tuple[str, str | None, pd.DataFram
 _PAGE_MIN_WIDTH = {"artifact": 5, "claim": 16, "over simulators": 10, "why": 12}
 
 
+_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
+_CELL = re.compile(r"<td>(.*?)</td>", re.S)
+
+
+def _escaped(text: Any) -> str:
+    """``text`` as pandas' ``to_html`` writes a cell (``&``, ``<`` and ``>`` escaped), its
+    white space collapsed (pandas strips a cell's ends)."""
+    text = " ".join(str(text).split())
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def linked(shown: str, table: pd.DataFrame, chapters: Iterable[str]) -> str:
     """``shown``, the HTML of a claims table as :func:`racer_lib.book.chapter.show` displays it
-    (:func:`claims_views`), with each chapter that ran linked to its page (``link`` of
-    ``table``, relative to this chapter's page; a chapter that did not run stays plain text)
-    and the text columns at least :data:`_PAGE_MIN_WIDTH` wide."""
+    (:func:`claims_views`, :func:`emergent_view`), with each claim linked to its evidence:
+    ``link`` of ``table`` (its chapter's page and the anchor of the figure or table that is its
+    evidence, :func:`racer_lib.paper.evidence.with_evidence`), on the chapter's name where the
+    row has one, else on the artifact's; a chapter that did not run stays plain text. A row
+    with the chapter's name is the claim's permalink: its id is
+    :func:`racer_lib.paper.evidence.claim_id` and its artifact links to it. The text columns
+    are at least :data:`_PAGE_MIN_WIDTH` wide."""
     ran = set(chapters)
-    for stem, link in set(zip(table["chapter"], table["link"], strict=True)):
-        if stem in ran and isinstance(link, str):
-            shown = shown.replace(f"<td>{stem}</td>", f'<td><a href="{link}">{stem}</a></td>')
+    claims = {(_escaped(r["artifact"]), _escaped(r["claim"])): r for r in table.to_dict("records")}
+
+    def row(m: re.Match) -> str:
+        cells = _CELL.findall(m.group(1))
+        r = claims.get(tuple(" ".join(c.split()) for c in cells[:2]))
+        if r is None:
+            return m.group(0)
+        link = r["link"] if r["chapter"] in ran and isinstance(r["link"], str) else ""
+        body, head = m.group(1), "<tr>"
+        first = f"<td>{cells[0]}</td>"
+        if f"<td>{r['chapter']}</td>" in body:
+            ident = claim_id(r["artifact"], r["claim"])
+            head = f'<tr id="{ident}">'
+            body = body.replace(
+                first,
+                f'<td><a class="racer-permalink" href="#{ident}" title="Permalink to this '
+                f'claim">{cells[0]}</a></td>',
+                1,
+            )
+            if link:
+                chapter = f"<td>{r['chapter']}</td>"
+                body = body.replace(chapter, f'<td><a href="{link}">{r["chapter"]}</a></td>')
+        elif link:
+            body = body.replace(first, f'<td><a href="{link}">{cells[0]}</a></td>', 1)
+        return head + body + "</tr>"
+
+    shown = _ROW.sub(row, shown)
     for column, em in _PAGE_MIN_WIDTH.items():
         shown = shown.replace(f"<th>{column}</th>", f'<th style="min-width: {em}em">{column}</th>')
     return shown
