@@ -46,6 +46,10 @@ def cmd_records_import(args: argparse.Namespace) -> int:
     from racer_lib.judging import outputs
     from racer_lib.records.summary import mode_summary
 
+    if args.format == "table":
+        return _import_table(args)
+    if args.table is not None:
+        raise InputError("--table is for --format table")
     if args.format == "judgebench" and args.order is not None:
         raise InputError("--order is for --format llmbar (JudgeBench outputs hold both orders)")
     if args.format == "judgebench":  # llmbar's --instruct and --reasoning name evaluators
@@ -83,6 +87,91 @@ def cmd_records_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table_map(args: argparse.Namespace):
+    """The map of ``--map-file`` with ``--map``, ``--label-map``, ``--verdict-map``,
+    ``--prices`` and ``--judge`` on top (:class:`racer_lib.records.table.TableMap`)."""
+    from racer_lib.records import table as tb
+
+    base = tb.read_map_file(args.map_file) if args.map_file else tb.TableMap()
+    given = tb.TableMap(
+        columns=tb.parse_pairs(args.map or "", "--map"),
+        labels=tb.parse_pairs(args.label_map or "", "--label-map"),
+        verdicts=tb.parse_pairs(args.verdict_map or "", "--verdict-map"),
+        prices=tb.parse_prices(args.prices or ""),
+        judge=args.judge,
+    )
+    tmap = base.merged(given)
+    tmap.check(str(args.map_file) if args.map_file and not args.map else "the column map")
+    return tmap
+
+
+def _import_table(args: argparse.Namespace) -> int:
+    """``racer records import --format table``: a table in the engineer's own columns."""
+    from racer_lib.records import io as rio
+    from racer_lib.records import table as tb
+    from racer_lib.records.summary import mode_summary
+
+    if args.table is None:
+        raise InputError("--format table needs --table FILE (.csv, .jsonl or .parquet)")
+    for flag in ("instruct", "reasoning", "llmbar_dir", "subset", "order"):
+        if getattr(args, flag) is not None:
+            raise InputError(f"--{flag.replace('_', '-')} is not for --format table")
+    refuse_overwrite([("--out", args.out)], [("table", args.table), ("map file", args.map_file)])
+    tmap = _table_map(args)
+    records = tb.table_records(tb.read_table(args.table), tmap, args.table)
+    rio.write_records(records, args.out)
+    records = rio.read_records(args.out)
+    s = mode_summary(records).iloc[0]
+    cost = "priced cost (instruct output-token equivalents)" if tmap.prices else "output tokens"
+    print(
+        f"wrote {args.out}: {len(records):,} judge records of {records['judge'].iloc[0]} from "
+        f"{args.table}; accuracy instruct {s['acc_instruct']:.2f} %, reasoning "
+        f"{s['acc_reasoning']:.2f} %, cost ratio {s['cost_ratio']:.2f} ({cost}); split "
+        f"'all': give them train/valid/test with racer records split {args.out} --out FILE"
+    )
+    return 0
+
+
+def _add_table_options(parser: argparse.ArgumentParser) -> None:
+    from racer_lib.records.table import FIELDS, PRICE_KEYS
+
+    group = parser.add_argument_group(
+        "--format table",
+        "A CSV, JSONL or parquet table in your own column names (racer_lib.records.table). "
+        "Cost: output tokens by default; with --prices, input x input price + output x "
+        "output price per mode, in instruct output-token equivalents.",
+    )
+    group.add_argument("--table", type=Path, help="the table (.csv, .jsonl or .parquet)")
+    group.add_argument(
+        "--map",
+        metavar="FIELD=COLUMN,...",
+        help=f"which of your columns holds each field (fields: {', '.join(FIELDS)}); a field "
+        "whose column bears its name needs no entry",
+    )
+    group.add_argument(
+        "--map-file",
+        type=Path,
+        help="a YAML file with columns:, labels:, verdicts:, prices: and judge: (the flags "
+        "override it)",
+    )
+    group.add_argument(
+        "--label-map",
+        metavar="VALUE=A|B,...",
+        help="your label values as the preferred response (e.g. 1=A,2=B; A and B need none)",
+    )
+    group.add_argument(
+        "--verdict-map",
+        metavar="VALUE=A|B|unparseable,...",
+        help="your verdict values (e.g. first=A,second=B,*=unparseable; * is every other value)",
+    )
+    group.add_argument(
+        "--prices",
+        metavar="KEY=PRICE,...",
+        help=f"price per token (keys {', '.join(PRICE_KEYS)}; default 0 per input and 1 per "
+        "output token, i.e. the cost is the output tokens)",
+    )
+
+
 def _add_import(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Judge outputs made by other tools as judge records (racer_lib.judging.outputs), one "
@@ -95,7 +184,7 @@ def _add_import(parser: argparse.ArgumentParser) -> None:
         "--reasoning o1-mini.jsonl --out records/jb.parquet; racer records import --format "
         "llmbar --llmbar-dir LLMBar --judge GPT-4 --out records/llmbar-gpt4.parquet"
     )
-    parser.add_argument("--format", required=True, choices=("judgebench", "llmbar"))
+    parser.add_argument("--format", required=True, choices=("judgebench", "llmbar", "table"))
     for mode, default in (("instruct", "Vanilla"), ("reasoning", "CoT")):
         parser.add_argument(
             f"--{mode}",
@@ -119,7 +208,49 @@ def _add_import(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--order", choices=("original", "swapped"), help="llmbar: the game order")
     parser.add_argument("--out", required=True, type=Path, help="records file (.parquet or .csv)")
+    _add_table_options(parser)
     parser.set_defaults(handler=cmd_records_import)
+
+
+def cmd_records_split(args: argparse.Namespace) -> int:
+    """``racer records split``: train/valid/test, stratified by label, seeded."""
+    from racer_lib.records import io as rio
+    from racer_lib.records.table import SPLITS, assign_splits
+
+    refuse_overwrite(
+        [("--out", args.out)],
+        [("records file", args.records), ("embeddings file", rio.embeddings_path(args.records))],
+    )
+    try:
+        fractions = [float(f) for f in args.fractions.split(",")]
+    except ValueError:
+        raise InputError(f"--fractions: {args.fractions!r} is not three numbers") from None
+    records = assign_splits(rio.read_records(args.records), fractions, args.seed)
+    rio.write_records(records, args.out)
+    counts = records["split"].value_counts()
+    print(
+        f"wrote {args.out}: "
+        + ", ".join(f"{counts.get(s, 0):,} {s}" for s in SPLITS)
+        + f" (stratified by label, seed {args.seed}); embed it with racer pairs embed {args.out}"
+    )
+    return 0
+
+
+def _add_split(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Give every record a split (train, valid, test) in the given fractions, within each "
+        "label (stratified), the rows shuffled by a seeded generator; writes a new file."
+    )
+    parser.add_argument("records", type=Path, help="records file (.parquet or .csv)")
+    parser.add_argument("--out", type=Path, required=True, help="records file to write")
+    parser.add_argument(
+        "--fractions",
+        default="0.6,0.2,0.2",
+        metavar="TRAIN,VALID,TEST",
+        help="the three splits' shares (default 0.6,0.2,0.2)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffle (default 0)")
+    parser.set_defaults(handler=cmd_records_split)
 
 
 def routes_path(records_path: Path) -> Path:
@@ -231,10 +362,16 @@ RECORDS = Noun(
         ),
         Verb(
             "import",
-            "JudgeBench or LLMBar judge outputs -> judge records (racer_lib.judging.outputs)",
+            "JudgeBench or LLMBar judge outputs, or a table in your own columns -> judge records",
             "racer records import --format judgebench --instruct haiku.jsonl --reasoning "
             "o1-mini.jsonl --out records/jb.parquet",
             _add_import,
+        ),
+        Verb(
+            "split",
+            "give records train/valid/test splits, stratified by label, seeded",
+            "racer records split records/mine.parquet --out records/mine-split.parquet",
+            _add_split,
         ),
         Verb(
             "route",
