@@ -272,16 +272,22 @@ def _check_route_out(args: argparse.Namespace, out: Path, epath: Path) -> None:
 
 
 def cmd_records_route(args: argparse.Namespace) -> int:
-    """``racer records route``: a saved router's decisions for every pair of a record file."""
-    import numpy as np
+    """``racer records route``: a saved router's decisions for every pair of a record file, by
+    the decision rule its file states (:mod:`racer_lib.routing.decision`)."""
     import pandas as pd
 
-    from racer_lib.evaluation.metrics import policy_point
+    from racer_lib.evaluation.metrics import held_out_report
     from racer_lib.records import files
     from racer_lib.records import io as rio
     from racer_lib.records import schema as rec
+    from racer_lib.routing.decision import route
     from racer_lib.routing.policy import Router
 
+    if args.seed is not None:
+        raise InputError(
+            "--seed: a router's decisions follow the rule its file states (racer router info "
+            "ROUTER); train with --rule sampled --rule-seed S for seeded draws"
+        )
     epath = rio.embeddings_path(args.records)
     out = args.out or routes_path(args.records)
     _check_route_out(args, out, epath)
@@ -301,20 +307,20 @@ def cmd_records_route(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     x = rio.align_embeddings(records, emb, epath, args.records)
-    p = router.p_reasoning(x).astype(np.float64)
-    decision = (np.random.default_rng(args.seed).random(len(p)) < p).astype(np.int8)
+    p, decision, rule = route(router, records["id"].to_numpy(), x)
     routes = pd.DataFrame({"id": records["id"], "p_reasoning": p, "decision": decision})
     rio.atomic_write(out, lambda tmp: routes.to_csv(tmp, index=False))
-    point = policy_point(records, p, rec.CostUnit(router.tokens_per_unit))
+    unit = rec.CostUnit(router.tokens_per_unit)
+    point = held_out_report(records, decision, unit, router.budget)["methods"][0]
     print(
-        f"wrote {out}: {len(records):,} pairs routed, reasoning on {decision.mean():.1%} "
-        f"(seed {args.seed}; expected rate {point['reasoning_rate']:.1%})"
+        f"wrote {out}: {len(records):,} pairs routed by the router's rule {rule.describe()}, "
+        f"reasoning on {point['reasoning_rate']:.1%}"
     )
+    met = "within" if point["cost"] <= router.budget else "OVER"
     print(
-        f"expected accuracy {point['accuracy']:.2f} %, realized cost ratio "
-        f"{point['cost']:.3f} (All-Instruct = 1); router budget C = {router.budget:g} cost "
-        f"units of its training set (1 unit = {router.tokens_per_unit:.1f} instruct tokens), "
-        f"expected cost here {point['train_cost']:.3f} of those units"
+        f"accuracy {point['accuracy']:.2f} %, realized cost {point['cost']:.3f} cost units "
+        f"({met} the router's budget C = {router.budget:g}; 1 unit = "
+        f"{router.tokens_per_unit:.1f} instruct tokens of its training set)"
     )
     return 0
 
@@ -323,9 +329,10 @@ def _add_route(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Apply a saved router (routing.policy.Router) to every pair of a record file, using "
         "the embeddings beside it (which must come from the router's embedder, at its "
-        "dimension). Writes a CSV with columns id, p_reasoning, decision (1 = reasoning, a "
-        "Bernoulli draw from p_reasoning) and prints the expected accuracy and realized cost "
-        "ratio on these records."
+        "dimension). Writes a CSV with columns id, p_reasoning, decision (1 = reasoning, by "
+        "the decision rule the router file states: argmax or sampled, racer router info) and "
+        "prints the accuracy and realized cost of those decisions in the router's cost unit, "
+        "as racer router evaluate reports them."
     )
     parser.add_argument(
         "records",
@@ -342,8 +349,8 @@ def _add_route(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed",
         type=int,
-        default=0,
-        help="seed of the decisions' draws (numpy default_rng; default 0)",
+        help="no longer taken: the router file's rule decides (racer router train --rule "
+        "sampled --rule-seed S)",
     )
     parser.set_defaults(handler=cmd_records_route)
 
@@ -376,7 +383,7 @@ RECORDS = Noun(
         Verb(
             "route",
             "route the pairs of a record file with a saved router",
-            "racer records route records/qwen3-4b.parquet --router router.pt --seed 0",
+            "racer records route records/qwen3-4b.parquet --router router.pt",
             _add_route,
         ),
     ),

@@ -68,6 +68,7 @@ def _train_and_valid(records, validation_fraction: float, seed: int):
 
 def cmd_router_train(args: argparse.Namespace) -> int:
     """``racer router train``: a router for a budget, saved as a checked router file."""
+    from racer_lib.evaluation.metrics import held_out_report
     from racer_lib.records import io as rio
     from racer_lib.records import schema as rec
     from racer_lib.records.sources import sha256sum
@@ -110,8 +111,13 @@ def cmd_router_train(args: argparse.Namespace) -> int:
         precision=args.precision,
         embedder=emb.embedder or None,
         progress=not args.quiet,
+        rule=args.rule,
+        rule_seed=args.rule_seed,
     )
     router.fit(x[train], r[train], t[train], x[valid], r[valid], t[valid])
+    ids = records["id"].to_numpy()
+    ruled = held_out_report(records[valid], router.predict(x[valid], ids[valid]), unit, budget)
+    realized = ruled["methods"][0]
     trained_on = {
         "records": str(args.records),
         "records_sha256": sha256sum(args.records),
@@ -119,13 +125,19 @@ def cmd_router_train(args: argparse.Namespace) -> int:
         "judge": str(records["judge"].iloc[0]),
         "train_pairs": int(train.sum()),
         "valid_pairs": int(valid.sum()),
+        "valid_rule_accuracy": realized["accuracy"],
+        "valid_rule_cost": realized["cost"],
+        "valid_rule_reasoning_rate": realized["reasoning_rate"],
     }
     router.save(args.out, trained_on=trained_on)
-    within = "within" if router.valid_cost_ <= budget else "over"
+    within = "within" if realized["cost"] <= budget else "over"
     print(
-        f"kept seed {router.seed_}, epoch {router.best_epoch_}: validation accuracy "
-        f"{100 * router.valid_accuracy_:.2f} %, cost {router.valid_cost_:.3f} ({within} budget "
-        f"{budget:.4g}); lambda {router.lam_:.4g}"
+        f"kept seed {router.seed_}, epoch {router.best_epoch_} (lambda {router.lam_:.4g}); on "
+        f"the validation pairs, by its rule {router.decision_rule().describe()}: accuracy "
+        f"{realized['accuracy']:.2f} %, realized cost {realized['cost']:.3f} ({within} budget "
+        f"{budget:.4g}), reasoning on {realized['reasoning_rate']:.1%} (expectation over the "
+        f"policy, the selection rule: accuracy {100 * router.valid_accuracy_:.2f} %, cost "
+        f"{router.valid_cost_:.3f})"
     )
     print(f"wrote {args.out}")
     return 0
@@ -189,6 +201,16 @@ def _add_train(parser: argparse.ArgumentParser) -> None:
         help="embed the pairs first with this encoder (racer pairs embed; cached), writing the "
         "embeddings beside the records",
     )
+    parser.add_argument(
+        "--rule",
+        choices=("argmax", "sampled"),
+        default="argmax",
+        help="the decision rule saved in the router file, which every routing command applies: "
+        "argmax (reasoning iff p_reasoning > 1/2; default) or sampled (a draw per pair)",
+    )
+    parser.add_argument(
+        "--rule-seed", type=int, default=0, help="seed of the sampled rule's draws (default 0)"
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=cmd_router_train)
 
@@ -221,32 +243,45 @@ def _add_training_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}", choices=choices, default=default, help=help_)
 
 
-def cmd_router_evaluate(args: argparse.Namespace) -> int:
-    """``racer router evaluate``: a saved router on held-out pairs, beside the baselines."""
+def routed_report(router, path: Path, split: str | None = None) -> dict:
+    """The router's decisions by its own rule (:func:`racer_lib.routing.decision.route`) on the
+    pairs of ``path`` (those of ``split``), as :func:`held_out_report` reports them, with the
+    rule: what ``router evaluate``, ``router info --records`` and ``records route`` print."""
     from racer_lib.evaluation.metrics import held_out_report
     from racer_lib.records import schema as rec
-    from racer_lib.routing.policy import Router
-    from racer_lib.routing.routed import more_probable
+    from racer_lib.routing.decision import route
 
-    records, x, emb, epath = _records_and_embeddings(args.records)
-    router = Router.load(args.router)
+    records, x, emb, epath = _records_and_embeddings(path)
     router.check(emb.dim, emb.embedder or None, file=str(epath))
-    if args.split is not None:
-        keep = (records["split"] == args.split).to_numpy()
+    if split is not None:
+        keep = (records["split"] == split).to_numpy()
         if not keep.any():
             found = ", ".join(sorted(records["split"].unique()))
-            raise InputError(f"{args.records}: no pairs of split {args.split!r} (splits: {found})")
+            raise InputError(f"{path}: no pairs of split {split!r} (splits: {found})")
         records, x = records[keep], x[keep]
-    decisions = more_probable(router.p_reasoning(x))
+    p, decisions, rule = route(router, records["id"].to_numpy(), x)
     report = held_out_report(
         records, decisions, rec.CostUnit(router.tokens_per_unit), router.budget
     )
+    return {"rule": rule.config(), "rule_text": rule.describe(), **report,
+            "ids": records["id"].tolist(), "p_reasoning": p.tolist(),
+            "decisions": decisions.tolist()}  # fmt: skip
+
+
+def cmd_router_evaluate(args: argparse.Namespace) -> int:
+    """``racer router evaluate``: a saved router on held-out pairs, beside the baselines."""
+    from racer_lib.routing.policy import Router
+
+    router = Router.load(args.router)
+    report = routed_report(router, args.records, args.split)
     report = {
         "records": str(args.records),
         "split": args.split,
         "router": str(args.router),
         **report,
     }
+    for key in ("ids", "p_reasoning", "decisions"):
+        report.pop(key)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -254,7 +289,7 @@ def cmd_router_evaluate(args: argparse.Namespace) -> int:
     print(
         f"{report['pairs']:,} pairs ({where}{args.records}), budget C = {router.budget:g} "
         f"(1 unit = {router.tokens_per_unit:.1f} instruct tokens); {100 * report['level']:g} % "
-        "intervals over pairs"
+        f"intervals over pairs; decision rule {report['rule_text']}"
     )
     print(f"{'method':<28} {'accuracy %':>22} {'cost':>22} {'reasoning':>10}")
     for m in report["methods"]:
@@ -272,10 +307,10 @@ def cmd_router_evaluate(args: argparse.Namespace) -> int:
 
 def _add_evaluate(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Route the pairs of a record file with a saved router (each pair its more probable "
-        "mode) and report accuracy, realized cost (the router's unit) and reasoning rate "
-        "beside All-Instruct, All-Reasoning and Random at the router's reasoning rate, with "
-        "intervals over pairs, and whether the budget was met."
+        "Route the pairs of a record file with a saved router (by the decision rule its file "
+        "states: argmax or sampled) and report accuracy, realized cost (the router's unit) "
+        "and reasoning rate beside All-Instruct, All-Reasoning and Random at the router's "
+        "reasoning rate, with intervals over pairs, and whether the budget was met."
     )
     parser.add_argument("records", type=Path, help="records file; embeddings beside it")
     parser.add_argument("--router", required=True, type=Path, help="router file")
@@ -286,10 +321,12 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
 
 def cmd_router_info(args: argparse.Namespace) -> int:
     """``racer router info``: what a router file says about itself."""
+    from racer_lib.routing.decision import DecisionRule
     from racer_lib.routing.policy import Router
 
     router = Router.load(args.router)
     meta = router.config.get("estimator", {})
+    rule = DecisionRule.of(router)
     info = {
         "router": str(args.router),
         "budget": router.budget,
@@ -304,9 +341,20 @@ def cmd_router_info(args: argparse.Namespace) -> int:
         "epochs": router.config.get("epochs"),
         "best_epoch": router.config.get("best_epoch"),
         "version": router.version,
+        "rule": rule.config(),
+        "rule_text": rule.describe(),
         **{k: meta.get(k) for k in ("valid_accuracy_", "valid_cost_", "lam_", "seed_")},
         "trained_on": meta.get("trained_on"),
     }
+    if args.records is not None:
+        report = routed_report(router, args.records, args.split)
+        info["routed"] = {
+            "records": str(args.records),
+            "split": args.split,
+            "pairs": report["pairs"],
+            **{k: report["methods"][0][k] for k in ("accuracy", "cost", "reasoning_rate")},
+            "budget_met": report["budget_met"],
+        }
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -318,11 +366,23 @@ def cmd_router_info(args: argparse.Namespace) -> int:
             print(f"{key.rstrip('_')}: {value}")
     if not meta:
         print("(saved by the book's trainer, not `racer router train`: no validation figures)")
+    else:
+        print(
+            "(valid_accuracy and valid_cost: expectations over the policy, the selection rule; "
+            "trained_on.valid_rule_*: the pairs routed by the file's rule)"
+        )
     return 0
 
 
 def _add_info(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("router", type=Path, help="router file")
+    parser.add_argument(
+        "--records",
+        type=Path,
+        help="also route this records file's pairs by the router's rule and print the realized "
+        "accuracy and cost (as router evaluate and records route report them)",
+    )
+    parser.add_argument("--split", help="with --records: only the pairs of this split")
     parser.add_argument("--json", action="store_true", help="print as JSON")
     parser.set_defaults(handler=cmd_router_info)
 

@@ -8,7 +8,9 @@
 - ``store``: trained routers stored by the hash of their configuration and inputs;
 - ``baselines``: RouterBench-KNN, RouteLLM-MF, M-IRT and the budget-matching rule;
 - ``routed``: route-then-judge, a saved router picking the one mode each pair is judged in;
-- ``estimator``: :class:`RacerRouter`, RACER as a scikit-learn estimator on arrays.
+- ``estimator``: :class:`RacerRouter`, RACER as a scikit-learn estimator on arrays;
+- ``decision``: the one decision rule a router file states (argmax or sampled), applied by
+  every command that routes.
 """
 
 from __future__ import annotations
