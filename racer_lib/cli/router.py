@@ -73,6 +73,7 @@ def cmd_router_train(args: argparse.Namespace) -> int:
     from racer_lib.records import schema as rec
     from racer_lib.records.sources import sha256sum
     from racer_lib.routing import RacerRouter
+    from racer_lib.routing.decision import degenerate
 
     refuse_overwrite(
         [("--out", args.out)],
@@ -87,11 +88,12 @@ def cmd_router_train(args: argparse.Namespace) -> int:
         raise InputError(f"{args.out}: --out is a folder; give the router file to write")
     r, t = rec.correct_matrix(records), rec.token_matrix(records)
     per_pair = budget * unit.tokens_per_unit
+    per_pair = f"{per_pair:.1f}" if per_pair < 1e15 else "unlimited"
     print(
         f"training on {int(train.sum()):,} pairs of {args.records} ({records['judge'].iloc[0]}), "
         f"selecting on {int(valid.sum()):,}; embeddings {emb.dim}-d "
         f"({emb.embedder or 'unnamed embedder'}); budget C = {budget:.4g} "
-        f"(1 unit = {unit.tokens_per_unit:.1f} instruct tokens: {per_pair:.1f} tokens per pair); "
+        f"(1 unit = {unit.tokens_per_unit:.1f} instruct tokens: {per_pair} tokens per pair); "
         f"{args.variant}, {args.seeds} seed(s), {args.epochs} epochs"
     )
     router = RacerRouter(
@@ -130,6 +132,17 @@ def cmd_router_train(args: argparse.Namespace) -> int:
         "valid_rule_reasoning_rate": realized["reasoning_rate"],
     }
     router.save(args.out, trained_on=trained_on)
+    if router.router_.budget < budget:
+        print(
+            f"note: budget C = {budget:.4g} is above the dearest routing's cost (every pair's "
+            f"dearer mode): the constraint is inactive; trained and saved at C = "
+            f"{router.router_.budget:.4g}"
+        )
+        budget = router.router_.budget
+    endpoints = {m["method"]: m for m in ruled["methods"][1:3]}
+    note = degenerate(realized["reasoning_rate"], budget, endpoints)
+    if note:
+        print(f"warning: {note}")
     within = "within" if realized["cost"] <= budget else "over"
     print(
         f"kept seed {router.seed_}, epoch {router.best_epoch_} (lambda {router.lam_:.4g}); on "

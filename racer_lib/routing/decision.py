@@ -34,7 +34,7 @@ from racer_lib.judging.spec import DECISIONS, item_seed
 if TYPE_CHECKING:  # torch is imported only where a router is loaded
     from racer_lib.routing.policy import Router
 
-__all__ = ["RULES", "DecisionRule", "decide", "more_probable", "route"]
+__all__ = ["RULES", "DecisionRule", "decide", "degenerate", "more_probable", "route"]
 
 RULES = ("argmax", "sampled")
 #: The rule's name in ``racer judge run --decision`` (:data:`racer_lib.judging.spec.DECISIONS`).
@@ -124,3 +124,44 @@ def route(router: Router, ids, x) -> tuple[np.ndarray, np.ndarray, DecisionRule]
     rule = DecisionRule.of(router)
     p = router.p_reasoning(x).astype(np.float64)
     return p, rule.decide(ids, p), rule
+
+
+#: A router that reasons on at most this share of pairs, or at least 1 minus it, is named
+#: degenerate (:func:`degenerate`): within a point of All-Instruct or All-Reasoning.
+DEGENERATE_RATE = 0.01
+
+
+def degenerate(reasoning_rate: float, budget: float, endpoints: dict) -> str | None:
+    """One line naming a router that routes (nearly) every pair to one mode, with what to try,
+    or ``None``. ``reasoning_rate`` is the share of (validation) pairs its rule sends to
+    reasoning; ``endpoints`` maps ``All-Instruct`` and ``All-Reasoning`` to their
+    ``accuracy`` (%) and ``cost`` on the same pairs, in the budget's unit."""
+    instruct, reasoning = endpoints["All-Instruct"], endpoints["All-Reasoning"]
+    gain = reasoning["accuracy"] - instruct["accuracy"]
+    if reasoning_rate <= DEGENERATE_RATE:
+        head = (
+            f"degenerate router: it reasons on {reasoning_rate:.1%} of the validation pairs, "
+            f"All-Instruct in effect (budget C = {budget:.4g}; All-Reasoning costs "
+            f"{reasoning['cost']:.3g} at {gain:+.1f} points of accuracy)"
+        )
+        if gain <= 0:
+            return head + "; reasoning does not help on these pairs, so this may be right"
+        return head + (
+            "; try a larger learning rate (--lr 1e-3 to 5e-2) and more --epochs on a few "
+            "hundred pairs, --arch linear, a larger --dual-step, or a larger budget"
+        )
+    if reasoning_rate >= 1 - DEGENERATE_RATE:
+        head = (
+            f"degenerate router: it reasons on {reasoning_rate:.1%} of the validation pairs, "
+            f"All-Reasoning in effect (All-Reasoning costs {reasoning['cost']:.3g}"
+        )
+        if budget >= reasoning["cost"]:
+            return head + (
+                f", within the budget C = {budget:.4g}): no routing is needed at this budget; "
+                "give a budget below All-Reasoning's cost to route"
+            )
+        return head + (
+            f", over the budget C = {budget:.4g}); try a larger --dual-step or more --epochs "
+            "so that the cost multiplier lambda can act"
+        )
+    return None

@@ -183,6 +183,10 @@ class RacerRouter(BaseEstimator):
             x, r, t, xv, rv, tv = x[train], r[train], t[train], x[valid], r[valid], t[valid]
         unit = CostUnit.from_records(pd.DataFrame({mode_columns("instruct")["tokens"]: t[:, 0]}))
         budget = self._checked_budget(t / unit.tokens_per_unit, unit)
+        # A budget at or above the dearest routing's cost (every pair's dearer mode) on both
+        # sets constrains nothing: train at that cost (1e308 would overflow float32 sums).
+        dearest = max(float((c / unit.tokens_per_unit).max(axis=1).mean()) for c in (t, tv))
+        budget = min(budget, dearest * (1 + 1e-6) + 1e-6)
         configs = self._configs(budget, _seeds(self.n_seeds, policy_seeds))
         result = train_policies(
             _split("train", x, r, t, unit),
