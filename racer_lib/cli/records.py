@@ -283,6 +283,8 @@ def cmd_records_route(args: argparse.Namespace) -> int:
     from racer_lib.routing.decision import route
     from racer_lib.routing.policy import Router
 
+    if args.pace == "off" and (args.resume or args.limit is not None):
+        raise InputError("--resume and --limit are for a paced run (--pace dual or cap)")
     if args.seed is not None:
         raise InputError(
             "--seed: a router's decisions follow the rule its file states (racer router info "
@@ -308,9 +310,11 @@ def cmd_records_route(args: argparse.Namespace) -> int:
         )
     x = rio.align_embeddings(records, emb, epath, args.records)
     p, decision, rule = route(router, records["id"].to_numpy(), x)
+    unit = rec.CostUnit(router.tokens_per_unit)
+    if args.pace != "off":
+        return _route_paced(args, records, (p, decision, rule), router, out)
     routes = pd.DataFrame({"id": records["id"], "p_reasoning": p, "decision": decision})
     rio.atomic_write(out, lambda tmp: routes.to_csv(tmp, index=False))
-    unit = rec.CostUnit(router.tokens_per_unit)
     point = held_out_report(records, decision, unit, router.budget)["methods"][0]
     print(
         f"wrote {out}: {len(records):,} pairs routed by the router's rule {rule.describe()}, "
@@ -352,7 +356,142 @@ def _add_route(parser: argparse.ArgumentParser) -> None:
         help="no longer taken: the router file's rule decides (racer router train --rule "
         "sampled --rule-seed S)",
     )
+    _add_pace_options(parser)
     parser.set_defaults(handler=cmd_records_route)
+
+
+def pacer_path(out: Path) -> Path:
+    """``x.routes.csv`` -> ``x.routes.pacer.json``: the pacer's state beside its decisions."""
+    return out.with_name(out.name.removesuffix(out.suffix) + ".pacer.json")
+
+
+def _pacer(args: argparse.Namespace, router, threshold: float, costs, out: Path):
+    """The pacer of ``--pace`` (fresh, or with ``--resume`` the state saved beside ``out``,
+    its settings checked against these) and the rows already routed (a frame, or None)."""
+    import json
+
+    import pandas as pd
+
+    from racer_lib.routing.pacing import BudgetPacer, PacerState
+
+    cap_cost = args.cap_cost if args.cap_cost is not None else float(costs[:, 1].max())
+    settings = {
+        "budget": float(router.budget),
+        "threshold": float(threshold),
+        "eta": float(args.eta),
+        "mode": args.pace,
+        "slack": float(args.slack),
+        "cap_cost": cap_cost if args.pace == "cap" else None,
+    }
+    state_path = pacer_path(out)
+    if not args.resume:
+        return BudgetPacer(**settings), None
+    if not (state_path.is_file() and out.is_file()):
+        raise InputError(f"{state_path}: no paced run to resume (route with --pace first)")
+    saved = json.loads(state_path.read_text(encoding="utf-8"))
+    if saved.get("settings") != settings:
+        raise InputError(
+            f"{state_path}: the saved run was paced with {saved.get('settings')}, not "
+            f"{settings}; resume with the same router and options"
+        )
+    done = pd.read_csv(out, dtype={"id": str})
+    state = PacerState.from_dict(saved.get("state", {}), str(state_path))
+    if state.t != len(done):
+        raise InputError(f"{state_path}: state at pair {state.t}, {out} holds {len(done)} rows")
+    return BudgetPacer(**settings, state=state), done
+
+
+def _route_paced(args: argparse.Namespace, records, routed, router, out: Path) -> int:
+    """``records route --pace``: the rule's scores paced online (:class:`BudgetPacer`), the
+    pairs in file order, each observing its chosen mode's cost; the state saved beside."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from racer_lib.records import io as rio
+    from racer_lib.records import schema as rec
+
+    p, unpaced, rule = routed
+    ids = records["id"].to_numpy()
+    scores, threshold = rule.scores(ids, p)
+    costs = rec.CostUnit(router.tokens_per_unit).cost(records)
+    pacer, done = _pacer(args, router, threshold, costs, out)
+    start = 0 if done is None else len(done)
+    if done is not None and done["id"].tolist() != [str(i) for i in ids[:start]]:
+        raise InputError(f"{out}: its ids are not the first {start} pairs of {args.records}")
+    stop = len(ids) if args.limit is None else min(len(ids), start + args.limit)
+    every = max(1, (stop - start) // 10)
+    rows = []
+    for i in range(start, stop):
+        mu = pacer.state.mu
+        d = pacer.decide(scores[i])
+        pacer.observe(d, costs[i, d])
+        rows.append((ids[i], p[i], d, mu, pacer.state.spent))
+        if (i + 1 - start) % every == 0 or i + 1 == stop:
+            print(
+                f"pair {i + 1:,}: mean cost {pacer.mean_cost():.3f} (budget "
+                f"{router.budget:g}), price mu {pacer.state.mu:.3f}, reasoning on "
+                f"{pacer.state.reasoned / pacer.state.t:.1%}"
+            )
+    new = pd.DataFrame(rows, columns=["id", "p_reasoning", "decision", "mu", "cumulative_cost"])
+    routes = new if done is None else pd.concat([done, new], ignore_index=True)
+    rio.atomic_write(out, lambda tmp: routes.to_csv(tmp, index=False))
+    blob = {"settings": _settings_of(pacer), "state": pacer.state.to_dict()}
+    rio.atomic_write(pacer_path(out), lambda tmp: Path(tmp).write_text(json.dumps(blob)))
+    n = len(routes)
+    rows_ = np.arange(n)
+    unpaced_cost = float(costs[rows_, unpaced[:n]].mean())
+    met = "within" if pacer.mean_cost() <= router.budget else "OVER"
+    print(
+        f"wrote {out} and {pacer_path(out)}: {n:,} of {len(ids):,} pairs routed, paced "
+        f"({args.pace}) around the rule {rule.describe()}: realized mean cost "
+        f"{pacer.mean_cost():.3f} ({met} budget C = {router.budget:g}), accuracy "
+        f"{100 * rec.correct_matrix(records)[rows_, routes['decision']].mean():.2f} %; the rule "
+        f"alone: cost {unpaced_cost:.3f}" + ("; resume with --resume" if n < len(ids) else "")
+    )
+    return 0
+
+
+def _settings_of(pacer) -> dict:
+    return {
+        k: getattr(pacer, k) for k in ("budget", "threshold", "eta", "mode", "slack", "cap_cost")
+    }
+
+
+def _add_pace_options(parser: argparse.ArgumentParser) -> None:
+    from racer_lib.routing.pacing import BudgetPacer
+
+    group = parser.add_argument_group(
+        "pacing (racer_lib.routing.BudgetPacer, beyond the paper)",
+        "Keep the router's budget online: the pairs in file order, a dual price on cost "
+        "updated from each pair's observed cost (its chosen mode's tokens in the records).",
+    )
+    group.add_argument(
+        "--pace",
+        choices=("off", "dual", "cap"),
+        default="off",
+        help="off: the rule alone (default); dual: online dual descent on a cost price; cap: "
+        "dual plus a hard cap (cumulative cost <= C t + slack)",
+    )
+    group.add_argument(
+        "--eta",
+        type=float,
+        default=BudgetPacer.eta,
+        help=f"dual step (default {BudgetPacer.eta:g})",
+    )
+    group.add_argument("--slack", type=float, default=0.0, help="cap: slack (cost units)")
+    group.add_argument(
+        "--cap-cost",
+        type=float,
+        help="cap: the largest cost of one reasoning judgment (default: the records' largest)",
+    )
+    group.add_argument("--limit", type=int, help="route only the next N pairs (then --resume)")
+    group.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the paced run in --out from the state saved beside it",
+    )
 
 
 RECORDS = Noun(

@@ -108,6 +108,17 @@ class DecisionRule:
             return "argmax (reasoning iff p_reasoning > 1/2)"
         return f"sampled (a Bernoulli draw per pair from its id, seed {self.seed})"
 
+    def scores(self, ids, p_reasoning) -> tuple[np.ndarray, float]:
+        """Scores and a threshold such that ``score > threshold`` is this rule's decision:
+        ``argmax``: ``p`` and 1/2; ``sampled``: ``p - u`` and 0, ``u`` the pair's own draw.
+        What a :class:`racer_lib.routing.pacing.BudgetPacer` shifts by its price."""
+        p = np.asarray(p_reasoning, dtype=np.float64)
+        if self.name == "argmax":
+            return p, 0.5
+        ids = [str(i) for i in (range(len(p)) if ids is None else ids)]
+        u = [np.random.default_rng(item_seed(int(self.seed), i, "route")).random() for i in ids]
+        return p - np.asarray(u), 0.0
+
     def decide(self, ids, p_reasoning) -> np.ndarray:
         """Each pair's mode (0 instruct, 1 reasoning) under this rule; ``ids`` name the pairs
         (their draws' seeds under ``sampled``)."""
