@@ -66,14 +66,67 @@ def _train_and_valid(records, validation_fraction: float, seed: int):
     return train, valid
 
 
+def _estimator(args: argparse.Namespace, budget: float, embedder: str | None):
+    """The :class:`RacerRouter` ``router train``'s options describe."""
+    from racer_lib.routing import RacerRouter
+
+    return RacerRouter(
+        budget,
+        variant=args.variant,
+        tau_r=args.tau_r,
+        tau_c=args.tau_c,
+        beta=args.beta,
+        epochs=args.epochs,
+        lr=args.lr,
+        dual_step=args.dual_step,
+        batch_size=args.batch_size,
+        arch=args.arch,
+        n_seeds=args.seeds,
+        random_state=args.seed,
+        device=args.device,
+        precision=args.precision,
+        embedder=embedder,
+        progress=not args.quiet,
+        rule=args.rule,
+        rule_seed=args.rule_seed,
+    )
+
+
+def _report_trained(router, ruled: dict, budget: float) -> None:
+    """What ``router train`` says of the router it kept: an inactive budget, a degenerate
+    router (:func:`racer_lib.routing.decision.degenerate`), the validation figures by its rule
+    beside the selection rule's expectations."""
+    from racer_lib.routing.decision import degenerate
+
+    realized = ruled["methods"][0]
+    if router.router_.budget < budget:
+        print(
+            f"note: budget C = {budget:.4g} is above the dearest routing's cost (every pair's "
+            f"dearer mode): the constraint is inactive; trained and saved at C = "
+            f"{router.router_.budget:.4g}"
+        )
+        budget = router.router_.budget
+    endpoints = {m["method"]: m for m in ruled["methods"][1:3]}
+    note = degenerate(realized["reasoning_rate"], budget, endpoints)
+    if note:
+        print(f"warning: {note}")
+    within = "within" if realized["cost"] <= budget else "over"
+    print(
+        f"kept seed {router.seed_}, epoch {router.best_epoch_} (lambda {router.lam_:.4g}); on "
+        f"the validation pairs, by its rule {router.decision_rule().describe()}: accuracy "
+        f"{realized['accuracy']:.2f} %, realized cost {realized['cost']:.3f} ({within} budget "
+        f"{budget:.4g}), reasoning on {realized['reasoning_rate']:.1%} (expectation over the "
+        f"policy, the selection rule: accuracy {100 * router.valid_accuracy_:.2f} %, cost "
+        f"{router.valid_cost_:.3f})"
+    )
+
+
 def cmd_router_train(args: argparse.Namespace) -> int:
     """``racer router train``: a router for a budget, saved as a checked router file."""
     from racer_lib.evaluation.metrics import held_out_report
     from racer_lib.records import io as rio
     from racer_lib.records import schema as rec
     from racer_lib.records.sources import sha256sum
-    from racer_lib.routing import RacerRouter
-    from racer_lib.routing.decision import degenerate
 
     refuse_overwrite(
         [("--out", args.out)],
@@ -96,26 +149,7 @@ def cmd_router_train(args: argparse.Namespace) -> int:
         f"(1 unit = {unit.tokens_per_unit:.1f} instruct tokens: {per_pair} tokens per pair); "
         f"{args.variant}, {args.seeds} seed(s), {args.epochs} epochs"
     )
-    router = RacerRouter(
-        budget,
-        variant=args.variant,
-        tau_r=args.tau_r,
-        tau_c=args.tau_c,
-        beta=args.beta,
-        epochs=args.epochs,
-        lr=args.lr,
-        dual_step=args.dual_step,
-        batch_size=args.batch_size,
-        arch=args.arch,
-        n_seeds=args.seeds,
-        random_state=args.seed,
-        device=args.device,
-        precision=args.precision,
-        embedder=emb.embedder or None,
-        progress=not args.quiet,
-        rule=args.rule,
-        rule_seed=args.rule_seed,
-    )
+    router = _estimator(args, budget, emb.embedder or None)
     router.fit(x[train], r[train], t[train], x[valid], r[valid], t[valid])
     ids = records["id"].to_numpy()
     ruled = held_out_report(records[valid], router.predict(x[valid], ids[valid]), unit, budget)
@@ -132,26 +166,7 @@ def cmd_router_train(args: argparse.Namespace) -> int:
         "valid_rule_reasoning_rate": realized["reasoning_rate"],
     }
     router.save(args.out, trained_on=trained_on)
-    if router.router_.budget < budget:
-        print(
-            f"note: budget C = {budget:.4g} is above the dearest routing's cost (every pair's "
-            f"dearer mode): the constraint is inactive; trained and saved at C = "
-            f"{router.router_.budget:.4g}"
-        )
-        budget = router.router_.budget
-    endpoints = {m["method"]: m for m in ruled["methods"][1:3]}
-    note = degenerate(realized["reasoning_rate"], budget, endpoints)
-    if note:
-        print(f"warning: {note}")
-    within = "within" if realized["cost"] <= budget else "over"
-    print(
-        f"kept seed {router.seed_}, epoch {router.best_epoch_} (lambda {router.lam_:.4g}); on "
-        f"the validation pairs, by its rule {router.decision_rule().describe()}: accuracy "
-        f"{realized['accuracy']:.2f} %, realized cost {realized['cost']:.3f} ({within} budget "
-        f"{budget:.4g}), reasoning on {realized['reasoning_rate']:.1%} (expectation over the "
-        f"policy, the selection rule: accuracy {100 * router.valid_accuracy_:.2f} %, cost "
-        f"{router.valid_cost_:.3f})"
-    )
+    _report_trained(router, ruled, budget)
     print(f"wrote {args.out}")
     return 0
 
