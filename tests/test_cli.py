@@ -43,7 +43,7 @@ def test_racer_help_lists_every_command_with_an_example(capsys):
     assert info.value.code == 0
     lines = capsys.readouterr().out.splitlines()
     commands = registered_commands()
-    assert len(commands) == 17 and {n for n, _ in commands} == {n.name for n in cli.NOUNS}
+    assert len(commands) == 18 and {n for n, _ in commands} == {n.name for n in cli.NOUNS}
     for noun, verb in commands:
         at = next(i for i, line in enumerate(lines) if line.startswith(f"  {noun} {verb} "))
         example = next(line for line in lines[at + 1 :] if "racer " in line)

@@ -91,3 +91,9 @@ def test_records_route_paces_saves_its_state_and_resumes(tmp_path, capsys):
     assert cli.main([*route, "--out", str(part), "--resume"]) == 0
     pd.testing.assert_frame_equal(pd.read_csv(part), pd.read_csv(whole))
     assert (tmp_path / "part.pacer.json").read_text() == (tmp_path / "whole.pacer.json").read_text()
+
+
+def test_the_cli_default_step_is_the_pacers():
+    from racer_lib.cli import records as cli_records
+
+    assert cli_records.DEFAULT_ETA == BudgetPacer.eta

@@ -169,3 +169,11 @@ def test_the_readme_shows_the_fixtures_map():
     section = readme[readme.index("## Your own judge logs (a table)") :]
     block = re.search(r"```yaml\n(.*?)```", section, flags=re.S).group(1)
     assert yaml.safe_load(block) == yaml.safe_load(MAP.read_text(encoding="utf-8"))
+
+
+def test_the_help_names_the_fields_and_prices_the_importer_knows():
+    from racer_lib.cli import records as cli_records
+    from racer_lib.records import table
+
+    assert cli_records.TABLE_FIELDS.split(", ") == list(table.FIELDS)
+    assert cli_records.PRICE_KEYS.split(", ") == list(table.PRICE_KEYS)

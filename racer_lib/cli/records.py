@@ -132,9 +132,19 @@ def _import_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_table_options(parser: argparse.ArgumentParser) -> None:
-    from racer_lib.records.table import FIELDS, PRICE_KEYS
+#: racer_lib.records.table's FIELDS and PRICE_KEYS, for the help (which imports no pandas);
+#: tests/test_table_import.py checks that they agree.
+TABLE_FIELDS = (
+    "label, verdict_instruct, verdict_reasoning, tokens_instruct, tokens_reasoning, id, dataset, "
+    "subset, domain, split, judge, prompt, response_a, response_b, input_tokens_instruct, "
+    "input_tokens_reasoning, thinking_tokens_instruct, thinking_tokens_reasoning"
+)
+PRICE_KEYS = "instruct_input, instruct_output, reasoning_input, reasoning_output"
+#: racer_lib.routing.pacing.BudgetPacer's default dual step (checked by tests/test_pacing.py).
+DEFAULT_ETA = 0.005
 
+
+def _add_table_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "--format table",
         "A CSV, JSONL or parquet table in your own column names (racer_lib.records.table). "
@@ -145,7 +155,7 @@ def _add_table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--map",
         metavar="FIELD=COLUMN,...",
-        help=f"which of your columns holds each field (fields: {', '.join(FIELDS)}); a field "
+        help=f"which of your columns holds each field (fields: {TABLE_FIELDS}); a field "
         "whose column bears its name needs no entry",
     )
     group.add_argument(
@@ -167,7 +177,7 @@ def _add_table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--prices",
         metavar="KEY=PRICE,...",
-        help=f"price per token (keys {', '.join(PRICE_KEYS)}; default 0 per input and 1 per "
+        help=f"price per token (keys {PRICE_KEYS}; default 0 per input and 1 per "
         "output token, i.e. the cost is the output tokens)",
     )
 
@@ -460,8 +470,6 @@ def _settings_of(pacer) -> dict:
 
 
 def _add_pace_options(parser: argparse.ArgumentParser) -> None:
-    from racer_lib.routing.pacing import BudgetPacer
-
     group = parser.add_argument_group(
         "pacing (racer_lib.routing.BudgetPacer, beyond the paper)",
         "Keep the router's budget online: the pairs in file order, a dual price on cost "
@@ -477,8 +485,8 @@ def _add_pace_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--eta",
         type=float,
-        default=BudgetPacer.eta,
-        help=f"dual step (default {BudgetPacer.eta:g})",
+        default=DEFAULT_ETA,
+        help=f"dual step (default {DEFAULT_ETA:g})",
     )
     group.add_argument("--slack", type=float, default=0.0, help="cap: slack (cost units)")
     group.add_argument(

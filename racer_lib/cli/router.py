@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 
 from racer_lib.cli.common import Noun, Verb, positive_int, refuse_overwrite
@@ -127,9 +128,10 @@ def cmd_router_train(args: argparse.Namespace) -> int:
     from racer_lib.records import io as rio
     from racer_lib.records import schema as rec
     from racer_lib.records.sources import sha256sum
+    from racer_lib.routing.logistic import NAME, LogisticRouter, baseline_path
 
     refuse_overwrite(
-        [("--out", args.out)],
+        [("--out", args.out), ("the baseline beside --out", baseline_path(args.out))],
         [("records file", args.records), ("embeddings file", rio.embeddings_path(args.records))],
     )
     records, x, emb, epath = _records_and_embeddings(args.records, args.encoder, args.quiet)
@@ -150,7 +152,12 @@ def cmd_router_train(args: argparse.Namespace) -> int:
         f"{args.variant}, {args.seeds} seed(s), {args.epochs} epochs"
     )
     router = _estimator(args, budget, emb.embedder or None)
+    started = time.perf_counter()
     router.fit(x[train], r[train], t[train], x[valid], r[valid], t[valid])
+    seconds = [time.perf_counter() - started]
+    base = LogisticRouter(min(budget, router.router_.budget))
+    base.fit(x[train], r[train], t[train], x[valid], r[valid], t[valid])
+    seconds.append(time.perf_counter() - started - seconds[0])
     ids = records["id"].to_numpy()
     ruled = held_out_report(records[valid], router.predict(x[valid], ids[valid]), unit, budget)
     realized = ruled["methods"][0]
@@ -167,6 +174,14 @@ def cmd_router_train(args: argparse.Namespace) -> int:
     }
     router.save(args.out, trained_on=trained_on)
     _report_trained(router, ruled, budget)
+    point = held_out_report(records[valid], base.predict(x[valid]), unit, budget)["methods"][0]
+    print(
+        f"baseline beside it, {NAME} on the same embeddings, its threshold set on the "
+        f"validation pairs: accuracy {point['accuracy']:.2f} %, realized cost "
+        f"{point['cost']:.3f}, reasoning on {point['reasoning_rate']:.1%}; fitted in "
+        f"{seconds[1]:.2f} s (the router: {seconds[0]:.1f} s); wrote "
+        f"{base.save(baseline_path(args.out))}"
+    )
     print(f"wrote {args.out}")
     return 0
 
@@ -271,10 +286,11 @@ def _add_training_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}", choices=choices, default=default, help=help_)
 
 
-def routed_report(router, path: Path, split: str | None = None) -> dict:
+def routed_report(router, path: Path, split: str | None = None, baseline=None) -> dict:
     """The router's decisions by its own rule (:func:`racer_lib.routing.decision.route`) on the
     pairs of ``path`` (those of ``split``), as :func:`held_out_report` reports them, with the
-    rule: what ``router evaluate``, ``router info --records`` and ``records route`` print."""
+    rule: what ``router evaluate``, ``router info --records`` and ``records route`` print;
+    with a ``baseline`` (:class:`racer_lib.routing.logistic.LogisticRouter`), its row too."""
     from racer_lib.evaluation.metrics import held_out_report
     from racer_lib.records import schema as rec
     from racer_lib.routing.decision import route
@@ -288,9 +304,13 @@ def routed_report(router, path: Path, split: str | None = None) -> dict:
             raise InputError(f"{path}: no pairs of split {split!r} (splits: {found})")
         records, x = records[keep], x[keep]
     p, decisions, rule = route(router, records["id"].to_numpy(), x)
-    report = held_out_report(
-        records, decisions, rec.CostUnit(router.tokens_per_unit), router.budget
-    )
+    unit = rec.CostUnit(router.tokens_per_unit)
+    report = held_out_report(records, decisions, unit, router.budget)
+    if baseline is not None:
+        from racer_lib.routing.logistic import NAME
+
+        row = held_out_report(records, baseline.predict(x), unit, router.budget)["methods"][0]
+        report["methods"].append({**row, "method": NAME})
     return {"rule": rule.config(), "rule_text": rule.describe(), **report,
             "ids": records["id"].tolist(), "p_reasoning": p.tolist(),
             "decisions": decisions.tolist()}  # fmt: skip
@@ -298,10 +318,13 @@ def routed_report(router, path: Path, split: str | None = None) -> dict:
 
 def cmd_router_evaluate(args: argparse.Namespace) -> int:
     """``racer router evaluate``: a saved router on held-out pairs, beside the baselines."""
+    from racer_lib.routing.logistic import LogisticRouter, baseline_path
     from racer_lib.routing.policy import Router
 
     router = Router.load(args.router)
-    report = routed_report(router, args.records, args.split)
+    beside = baseline_path(args.router)
+    baseline = LogisticRouter.load(beside) if beside.exists() else None
+    report = routed_report(router, args.records, args.split, baseline)
     report = {
         "records": str(args.records),
         "split": args.split,
@@ -319,11 +342,11 @@ def cmd_router_evaluate(args: argparse.Namespace) -> int:
         f"(1 unit = {router.tokens_per_unit:.1f} instruct tokens); {100 * report['level']:g} % "
         f"intervals over pairs; decision rule {report['rule_text']}"
     )
-    print(f"{'method':<28} {'accuracy %':>22} {'cost':>22} {'reasoning':>10}")
+    print(f"{'method':<31} {'accuracy %':>22} {'cost':>22} {'reasoning':>10}")
     for m in report["methods"]:
         acc = f"{m['accuracy']:.2f} [{m['accuracy_lo']:.2f}, {m['accuracy_hi']:.2f}]"
         cost = f"{m['cost']:.3f} [{m['cost_lo']:.3f}, {m['cost_hi']:.3f}]"
-        print(f"{m['method']:<28} {acc:>22} {cost:>22} {m['reasoning_rate']:>10.1%}")
+        print(f"{m['method']:<31} {acc:>22} {cost:>22} {m['reasoning_rate']:>10.1%}")
     d = report["router_minus_random"]
     met = "met" if report["budget_met"] else "NOT met"
     print(
@@ -345,6 +368,112 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", help="only the pairs of this split (e.g. test)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(handler=cmd_router_evaluate)
+
+
+def _sweep_rows(args: argparse.Namespace, data, budgets: list[float]) -> list[dict]:
+    """For each budget: RACER (``router train``'s options) and the logistic baseline trained
+    on the train split, both routed on the held-out pairs (their rules), accuracy and cost."""
+    from racer_lib.evaluation.metrics import held_out_report
+    from racer_lib.records import schema as rec
+    from racer_lib.routing.logistic import LogisticRouter
+
+    records, x, emb, train, valid, held = data
+    r, t = rec.correct_matrix(records), rec.token_matrix(records)
+    unit = rec.CostUnit.from_records(records[train])
+    ids, rows = records["id"].to_numpy(), []
+    for budget in budgets:
+        router = _estimator(args, budget, emb.embedder or None)
+        router.fit(x[train], r[train], t[train], x[valid], r[valid], t[valid])
+        base = LogisticRouter(min(budget, router.router_.budget))
+        base.fit(x[train], r[train], t[train], x[valid], r[valid], t[valid])
+        for name, d in (
+            ("RACER", router.predict(x[held], ids[held])),
+            ("logistic", base.predict(x[held])),
+        ):
+            m = held_out_report(records[held], d, unit, budget)["methods"][0]
+            rows.append(
+                {
+                    "budget": budget,
+                    "router": name,
+                    **{k: m[k] for k in ("accuracy", "cost", "reasoning_rate")},
+                }
+            )
+    return rows
+
+
+def cmd_router_sweep(args: argparse.Namespace) -> int:
+    """``racer router sweep``: RACER and the logistic baseline over budgets, held out."""
+    import pandas as pd
+
+    try:
+        budgets = sorted(float(b) for b in args.budgets.split(","))
+    except ValueError:
+        raise InputError(f"--budgets: {args.budgets!r} is not a list of numbers") from None
+    records, x, emb, _ = _records_and_embeddings(args.records, args.encoder, args.quiet)
+    held = (records["split"] == args.split).to_numpy()
+    if not held.any():
+        raise InputError(
+            f"{args.records}: no pairs of split {args.split!r} to hold out (racer records split)"
+        )
+    train, valid = _train_and_valid(records[~held], args.validation_fraction, args.seed)
+    train, valid = (_expand(m, ~held) for m in (train, valid))
+    table = pd.DataFrame(_sweep_rows(args, (records, x, emb, train, valid, held), budgets))
+    table["within_budget"] = table["cost"] <= table["budget"]
+    print(f"{int(held.sum()):,} held-out pairs (split {args.split!r} of {args.records}):")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.plot is not None:
+        _plot_sweep(table, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _expand(mask, where):
+    """``mask`` over the rows ``where`` holds, as a mask over every row."""
+    import numpy as np
+
+    out = np.zeros(len(where), bool)
+    out[np.flatnonzero(where)[mask]] = True
+    return out
+
+
+def _plot_sweep(table, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for name, rows in table.groupby("router", sort=False):
+        ax.plot(rows["cost"], rows["accuracy"], marker="o", label=name)
+    ax.set_xlabel("realized cost on held-out pairs (training unit)")
+    ax.set_ylabel("accuracy (%)")
+    ax.legend()
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _add_sweep(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Train RACER and the logistic-regression baseline at each budget (train split, "
+        "validation split for selection and the baseline's threshold) and print both "
+        "accuracy-cost frontiers on the held-out split, each routed by its rule."
+    )
+    parser.add_argument("records", type=Path, help="records file; embeddings beside it")
+    parser.add_argument(
+        "--budgets", default="1.5,2,3,4,6", help="comma-separated budgets C (default 1.5,2,3,4,6)"
+    )
+    parser.add_argument("--split", default="test", help="the held-out split (default test)")
+    parser.add_argument("--plot", type=Path, help="also draw both frontiers to this PNG")
+    parser.add_argument("--variant", type=str.upper, default="RACER-R", help="RACER variant")
+    _add_training_options(parser)
+    parser.add_argument("--seeds", type=positive_int, default=1, help="routers per budget")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--validation-fraction", type=float, default=0.2)
+    parser.add_argument("--rule", choices=("argmax", "sampled"), default="argmax")
+    parser.add_argument("--rule-seed", type=int, default=0)
+    parser.add_argument("--encoder", metavar="NAME", help="embed the pairs first")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=cmd_router_sweep)
 
 
 def cmd_router_info(args: argparse.Namespace) -> int:
@@ -435,6 +564,12 @@ ROUTER = Noun(
             "a saved router on held-out pairs, beside All-Instruct, All-Reasoning and Random",
             "racer router evaluate records/gpt4.parquet --router gpt4.router.pt --split test",
             _add_evaluate,
+        ),
+        Verb(
+            "sweep",
+            "RACER and the logistic baseline over budgets: both frontiers on held-out pairs",
+            "racer router sweep records/gpt4.parquet --budgets 1.5,2,3,4 --plot sweep.png",
+            _add_sweep,
         ),
         Verb(
             "info",

@@ -11,6 +11,7 @@
 - ``estimator``: :class:`RacerRouter`, RACER as a scikit-learn estimator on arrays;
 - ``decision``: the one decision rule a router file states (argmax or sampled), applied by
   every command that routes;
+- ``logistic``: :class:`LogisticRouter`, the logistic-regression baseline beside every router;
 - ``pacing``: :class:`BudgetPacer`, the budget kept online by a dual price on cost (beyond the
   paper).
 """
@@ -22,7 +23,13 @@ from racer_lib._exports import lazy_exports
 #: What a user imports from ``racer_lib.routing``, and the module each name lives in: loaded on
 #: first use, so importing one module of the package (the book's store, ``racer judge run``)
 #: imports neither scikit-learn nor PyTorch for it.
-_EXPORTS = {"RacerRouter": "estimator", "BudgetPacer": "pacing", "PacerState": "pacing"}
+_EXPORTS = {
+    "RacerRouter": "estimator",
+    "budget_scorer": "estimator",
+    "BudgetPacer": "pacing",
+    "PacerState": "pacing",
+    "LogisticRouter": "logistic",
+}
 
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

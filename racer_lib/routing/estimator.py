@@ -50,7 +50,7 @@ from racer_lib.routing.train import (
     train_policies,
 )
 
-__all__ = ["RacerRouter", "RouterNotFittedError"]
+__all__ = ["RacerRouter", "RouterNotFittedError", "budget_scorer"]
 
 _META = "estimator"  # the key of the estimator's metadata in a saved router's config
 _FITTED = ("lam_", "valid_accuracy_", "valid_cost_", "seed_", "seeds_", "best_epoch_")
@@ -466,3 +466,33 @@ def _plain(value):
 
 def _without(config: dict, key: str) -> dict:
     return {k: v for k, v in config.items() if k != key}
+
+
+def budget_scorer(X, tokens, budget: float | None = None, penalty: float = 1.0):
+    """A scorer for ``GridSearchCV`` and ``cross_val_score`` that respects the budget: the
+    routed accuracy (0 to 1) on the held-out fold minus ``penalty`` per cost unit by which the
+    realized cost (:meth:`RacerRouter.cost`) exceeds ``budget`` (default: each candidate's own
+    ``budget``; give the deployment's budget to compare candidates of other budgets).
+
+    Accuracy alone (``RacerRouter.score``) picks the largest budget of a grid; this picks the
+    most accurate candidate that keeps the budget on held-out pairs. ``X`` and ``tokens`` are
+    the arrays given to the search (the scorer finds a fold's rows by their embedding)::
+
+        search = GridSearchCV(RacerRouter(), {"budget": [2, 3, 4]},
+                              scoring=budget_scorer(X, tokens, budget=3))
+        search.fit(X, correct, tokens=tokens)
+    """
+    x = _matrix("X", X)
+    t = _pairs("tokens", tokens, len(x))
+    index = {row.tobytes(): i for i, row in enumerate(x)}
+
+    def score(estimator, X_fold, correct_fold) -> float:
+        rows = [index.get(row.tobytes()) for row in _matrix("X", X_fold)]
+        if any(i is None for i in rows):
+            raise InputError("budget_scorer: a fold holds rows that are not in its X")
+        accuracy = estimator.score(X_fold, correct_fold)
+        cost = estimator.cost(X_fold, t[rows])
+        limit = float(estimator.budget if budget is None else budget)
+        return accuracy - penalty * max(0.0, cost - limit)
+
+    return score
