@@ -95,3 +95,42 @@ def test_budget_scorer_makes_grid_search_respect_the_budget(mix):
     kept = GridSearchCV(base, grid, cv=2, scoring=scorer).fit(x, r, tokens=t)
     assert kept.best_params_["budget"] == 1.5
     assert kept.best_estimator_.cost(x, t) <= 2.0
+
+
+def test_sweep_holds_out_another_file_and_split_carries_the_embeddings(mix, capsys, tmp_path):
+    from racer_lib.routing.decision import over_budget
+
+    # records split keeps the pairs' embeddings beside the new file
+    resplit = tmp_path / "resplit.parquet"
+    argv = ["records", "split", str(mix), "--out", str(resplit), "--seed", "3"]
+    assert cli.main(argv) == 0
+    records, x = rio.load(resplit)
+    _, x_before = rio.load(mix)
+    np.testing.assert_array_equal(x, x_before)
+    # a second draw of the judge's records as the held-out file
+    other = tmp_path / "other.parquet"
+    argv = ["simulator", "generate", "--judge", "qwen3-4b", "--recipe", "training_mix"]
+    assert (
+        cli.main([*argv, "--scale", "0.03", "--dim", "16", "--seed", "1", "--out", str(other)]) == 0
+    )
+    capsys.readouterr()
+    argv = ["router", "sweep", str(resplit), "--held-out", str(other), "--budgets", "3", *FAST]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"{len(rio.read_records(other)):,} held-out pairs ({other})" in out
+    line = over_budget(5.0, 4.0)
+    assert "exceeds the budget C = 4 by 25.0 %" in line and "--pace dual" in line
+
+
+def test_export_env_sets_what_shell_cells_read(monkeypatch):
+    import os
+
+    monkeypatch.setenv("GONE", "x")
+    env = cli.export_env(OUT="/tmp/o", TRAINING={"epochs": 10, "dual_step": 1e-4},
+                         TRAIN={"subset": ["a", "b"]}, GONE=None)  # fmt: skip
+    assert env["TRAINING"] == "--epochs 10 --dual-step 0.0001"
+    assert env["TRAIN"] == "--subset a --subset b" and os.environ["OUT"] == "/tmp/o"
+    assert (
+        "GONE" not in os.environ
+        and os.environ["PATH"].split(os.pathsep)[0] == env["PATH"].split(os.pathsep)[0]
+    )

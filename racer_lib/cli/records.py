@@ -4,6 +4,7 @@ check them, make them from other tools' judge outputs, route their pairs with a 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -228,7 +229,7 @@ def cmd_records_split(args: argparse.Namespace) -> int:
     from racer_lib.records.table import SPLITS, assign_splits
 
     refuse_overwrite(
-        [("--out", args.out)],
+        [("--out", args.out), ("embeddings beside --out", rio.embeddings_path(args.out))],
         [("records file", args.records), ("embeddings file", rio.embeddings_path(args.records))],
     )
     try:
@@ -237,6 +238,11 @@ def cmd_records_split(args: argparse.Namespace) -> int:
         raise InputError(f"--fractions: {args.fractions!r} is not three numbers") from None
     records = assign_splits(rio.read_records(args.records), fractions, args.seed)
     rio.write_records(records, args.out)
+    embeddings = rio.embeddings_path(args.records)
+    if embeddings.is_file():  # the same pairs: their embeddings go beside the new file
+        emb = rio.read_embeddings(embeddings)
+        rio.align_embeddings(records, emb, embeddings, args.records)
+        shutil.copyfile(embeddings, rio.embeddings_path(args.out))
     counts = records["split"].value_counts()
     print(
         f"wrote {args.out}: "
@@ -336,6 +342,10 @@ def cmd_records_route(args: argparse.Namespace) -> int:
         f"({met} the router's budget C = {router.budget:g}; 1 unit = "
         f"{router.tokens_per_unit:.1f} instruct tokens of its training set)"
     )
+    if point["cost"] > router.budget:
+        from racer_lib.routing.decision import over_budget
+
+        print(f"warning: {over_budget(point['cost'], router.budget)}")
     return 0
 
 

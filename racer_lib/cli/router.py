@@ -353,6 +353,10 @@ def cmd_router_evaluate(args: argparse.Namespace) -> int:
         f"router minus Random at its rate: {d['effect']:+.2f} points [{d['lo']:+.2f}, "
         f"{d['hi']:+.2f}]; budget {met} (realized cost {report['methods'][0]['cost']:.3f})"
     )
+    if not report["budget_met"]:
+        from racer_lib.routing.decision import over_budget
+
+        print(f"warning: {over_budget(report['methods'][0]['cost'], router.budget)}")
     return 0
 
 
@@ -411,6 +415,14 @@ def cmd_router_sweep(args: argparse.Namespace) -> int:
         raise InputError(f"--budgets: {args.budgets!r} is not a list of numbers") from None
     records, x, emb, _ = _records_and_embeddings(args.records, args.encoder, args.quiet)
     held = (records["split"] == args.split).to_numpy()
+    if args.held_out is not None:  # another file's pairs, embedded by the same encoder
+        import numpy as np
+
+        other, x_other, emb_other, _ = _records_and_embeddings(args.held_out)
+        if (emb_other.dim, emb_other.embedder) != (emb.dim, emb.embedder):
+            raise InputError(f"{args.held_out}: embedded otherwise than {args.records}")
+        records = pd.concat([records[~held], other], ignore_index=True)
+        x, held = np.concatenate([x[~held], x_other]), np.arange(len(records)) >= (~held).sum()
     if not held.any():
         raise InputError(
             f"{args.records}: no pairs of split {args.split!r} to hold out (racer records split)"
@@ -419,7 +431,8 @@ def cmd_router_sweep(args: argparse.Namespace) -> int:
     train, valid = (_expand(m, ~held) for m in (train, valid))
     table = pd.DataFrame(_sweep_rows(args, (records, x, emb, train, valid, held), budgets))
     table["within_budget"] = table["cost"] <= table["budget"]
-    print(f"{int(held.sum()):,} held-out pairs (split {args.split!r} of {args.records}):")
+    where = args.held_out or f"split {args.split!r} of {args.records}"
+    print(f"{int(held.sum()):,} held-out pairs ({where}):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.plot is not None:
         _plot_sweep(table, args.plot)
@@ -463,10 +476,15 @@ def _add_sweep(parser: argparse.ArgumentParser) -> None:
         "--budgets", default="1.5,2,3,4,6", help="comma-separated budgets C (default 1.5,2,3,4,6)"
     )
     parser.add_argument("--split", default="test", help="the held-out split (default test)")
+    parser.add_argument(
+        "--held-out", type=Path, help="hold out this records file's pairs instead (embedded alike)"
+    )
     parser.add_argument("--plot", type=Path, help="also draw both frontiers to this PNG")
     parser.add_argument("--variant", type=str.upper, default="RACER-R", help="RACER variant")
     _add_training_options(parser)
-    parser.add_argument("--seeds", type=positive_int, default=1, help="routers per budget")
+    parser.add_argument(
+        "--seeds", "--n-seeds", type=positive_int, default=1, help="routers per budget"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--validation-fraction", type=float, default=0.2)
     parser.add_argument("--rule", choices=("argmax", "sampled"), default="argmax")

@@ -34,7 +34,7 @@ from racer_lib.judging.spec import DECISIONS, item_seed
 if TYPE_CHECKING:  # torch is imported only where a router is loaded
     from racer_lib.routing.policy import Router
 
-__all__ = ["RULES", "DecisionRule", "decide", "degenerate", "more_probable", "route"]
+__all__ = ["RULES", "DecisionRule", "decide", "degenerate", "more_probable", "over_budget", "route"]
 
 RULES = ("argmax", "sampled")
 #: The rule's name in ``racer judge run --decision`` (:data:`racer_lib.judging.spec.DECISIONS`).
@@ -176,3 +176,13 @@ def degenerate(reasoning_rate: float, budget: float, endpoints: dict) -> str | N
             "so that the cost multiplier lambda can act"
         )
     return None
+
+
+def over_budget(cost: float, budget: float) -> str:
+    """One line for a realized cost over the budget, with the remedies."""
+    return (
+        f"the realized cost {cost:.3f} exceeds the budget C = {budget:g} by "
+        f"{100 * (cost / budget - 1):.1f} %: these pairs cost more than the training pairs. "
+        "Keep it online with racer records route --pace dual (or --pace cap), choose a lower "
+        "budget with racer router sweep, or train against cost shifts (--variant RACER-C)"
+    )
