@@ -9,10 +9,12 @@ action; ``racer --help`` lists every command with one example.
 * ``racer judge run|merge`` (:mod:`~racer_lib.cli.judge`): judge pairs in both modes, then
   turn the run into judge records;
 * ``racer pairs embed`` (:mod:`~racer_lib.cli.pairs`): embed preference pairs for routing;
-* ``racer records validate|import|route`` (:mod:`~racer_lib.cli.records`): check record files,
-  import other tools' judge outputs, route a record file's pairs with a saved router;
-* ``racer router train|evaluate|info`` (:mod:`~racer_lib.cli.router`): train a router on
-  records under a budget, evaluate it on held-out pairs, describe a router file;
+* ``racer records validate|import|split|route`` (:mod:`~racer_lib.cli.records`): check record
+  files, import other tools' judge outputs or a table in one's own columns, split records,
+  route a record file's pairs with a saved router (paced online with ``--pace``);
+* ``racer router train|evaluate|sweep|info`` (:mod:`~racer_lib.cli.router`): train a router on
+  records under a budget (a logistic-regression baseline beside it), evaluate it on held-out
+  pairs, sweep budgets, describe a router file;
 * ``racer simulator check|generate`` (:mod:`~racer_lib.cli.simulator`): the calibrated
   simulator of judge records.
 
@@ -60,6 +62,7 @@ __all__ = [
     "DEPRECATED",
     "NOUNS",
     "build_parser",
+    "export_env",
     "cmd_book_build",
     "cmd_book_check",
     "cmd_data_fetch",
@@ -245,3 +248,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
+
+
+def export_env(**values) -> dict[str, str]:
+    """Set environment variables for shell cells that run ``racer ...`` (chapter 17) and
+    return them: each value as text, a mapping as command-line flags (``{"epochs": 10}`` ->
+    ``--epochs 10``, a list value repeating its flag: ``{"subset": ["a", "b"]}`` -> ``--subset
+    a --subset b``); a ``None`` value unsets its variable. ``PATH`` gets this interpreter's
+    folder first, where ``racer`` is installed."""
+
+    def text(value) -> str:
+        if isinstance(value, dict):
+            return " ".join(
+                f"--{k.replace('_', '-')} {v}"
+                for k, vs in value.items()
+                for v in (vs if isinstance(vs, (list, tuple)) else [vs])
+            )
+        return str(value)
+
+    env = {name: text(value) for name, value in values.items() if value is not None}
+    for name in [n for n, v in values.items() if v is None]:
+        os.environ.pop(name, None)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    os.environ.update(env)
+    return env

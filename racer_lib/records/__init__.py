@@ -7,6 +7,8 @@
 - :mod:`~racer_lib.records.files`: the one check of a path every reader makes before opening
   it (a folder, a symlink loop, a FIFO, text that is not UTF-8: one line each);
 - :mod:`~racer_lib.records.pairs`: preference pairs, their reader and validator;
+- :mod:`~racer_lib.records.table`: a table of judge outputs in the user's own column names as
+  records (``racer records import --format table``), and seeded, stratified splits;
 - :mod:`~racer_lib.records.simulate`, :mod:`~racer_lib.records.sets`: simulated judges and the
   chapters' sets (simulated or read from a records folder);
 - :mod:`~racer_lib.records.choices`: the simulator's uncalibrated choices, their plausible

@@ -480,3 +480,15 @@ def verify(files: Iterable[DataFile] | None = None, progress: bool = False) -> i
 def manifest_or_default(manifest: Manifest | None) -> Manifest:
     """``manifest``, or the repository's (:func:`load_manifest`) when it is ``None``."""
     return manifest if manifest is not None else load_manifest()
+
+
+def fetched_folder(source: str, anchor: str) -> tuple[Path | None, str]:
+    """Fetch every file of ``source`` (:func:`fetch_all`, checked) and return the folder
+    holding its file ``anchor`` (e.g. a repository's ``LICENSE``) with ``""``, or ``None``
+    with the first line of why they cannot be had (no mirror, no network)."""
+    manifest = load_manifest()
+    try:
+        fetch_all([f for f in manifest.files if f.source == source], progress=False)
+    except DataError as missing:
+        return None, str(missing).splitlines()[0]
+    return local_path(manifest.get(source, anchor)).parent, ""

@@ -8,7 +8,12 @@
 - ``store``: trained routers stored by the hash of their configuration and inputs;
 - ``baselines``: RouterBench-KNN, RouteLLM-MF, M-IRT and the budget-matching rule;
 - ``routed``: route-then-judge, a saved router picking the one mode each pair is judged in;
-- ``estimator``: :class:`RacerRouter`, RACER as a scikit-learn estimator on arrays.
+- ``estimator``: :class:`RacerRouter`, RACER as a scikit-learn estimator on arrays;
+- ``decision``: the one decision rule a router file states (argmax or sampled), applied by
+  every command that routes;
+- ``logistic``: :class:`LogisticRouter`, the logistic-regression baseline beside every router;
+- ``pacing``: :class:`BudgetPacer`, the budget kept online by a dual price on cost (beyond the
+  paper).
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from racer_lib._exports import lazy_exports
 #: What a user imports from ``racer_lib.routing``, and the module each name lives in: loaded on
 #: first use, so importing one module of the package (the book's store, ``racer judge run``)
 #: imports neither scikit-learn nor PyTorch for it.
-_EXPORTS = {"RacerRouter": "estimator"}
+_EXPORTS = {
+    "RacerRouter": "estimator",
+    "budget_scorer": "estimator",
+    "BudgetPacer": "pacing",
+    "PacerState": "pacing",
+    "LogisticRouter": "logistic",
+}
 
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

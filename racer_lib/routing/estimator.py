@@ -14,7 +14,9 @@ Data: ``X`` holds one embedding per pair, ``correct`` and ``tokens`` one column 
 ``(instruct, reasoning)`` (the paper's action ``a = 0, 1``). Costs are in the training rows'
 unit (:class:`racer_lib.records.schema.CostUnit`: mean instruct tokens, so All-Instruct costs
 1.0 on them), the unit ``budget`` is in. A routed pair takes the policy's more probable mode
-(:func:`racer_lib.routing.routed.more_probable`, the ``expected`` decision of route-then-judge).
+by the router's decision rule (:class:`racer_lib.routing.decision.DecisionRule`: ``argmax``,
+the more probable mode, by default; ``sampled``, a seeded draw per pair), which :meth:`save`
+writes into the router file so that every command routes by it.
 
 Randomness comes from ``random_state`` alone: one :class:`numpy.random.SeedSequence` gives the
 generator that holds out the validation rows and the seeds of the trained policies, so the same
@@ -38,8 +40,8 @@ from sklearn.exceptions import NotFittedError
 
 from racer_lib.errors import ConfigError, InputError, RacerError
 from racer_lib.records.schema import CostUnit, infeasible_budget, mode_columns
+from racer_lib.routing.decision import RULE_KEY, DecisionRule
 from racer_lib.routing.policy import ARCHS, Router
-from racer_lib.routing.routed import more_probable
 from racer_lib.routing.train import (
     PolicyConfig,
     Split,
@@ -48,7 +50,7 @@ from racer_lib.routing.train import (
     train_policies,
 )
 
-__all__ = ["RacerRouter", "RouterNotFittedError"]
+__all__ = ["RacerRouter", "RouterNotFittedError", "budget_scorer"]
 
 _META = "estimator"  # the key of the estimator's metadata in a saved router's config
 _FITTED = ("lam_", "valid_accuracy_", "valid_cost_", "seed_", "seeds_", "best_epoch_")
@@ -73,7 +75,9 @@ class RacerRouter(BaseEstimator):
     of the rows held out when ``fit`` gets no validation set; ``random_state`` (an int) seeds
     the hold-out and the policies; ``device`` and ``precision`` as in TrainSettings;
     ``embedder`` names the embeddings' encoder in a saved router (``racer judge run --router``
-    checks it); ``progress`` shows a progress bar.
+    checks it); ``progress`` shows a progress bar; ``rule`` and ``rule_seed`` the decision
+    rule (:class:`~racer_lib.routing.decision.DecisionRule`) that :meth:`predict` applies and
+    :meth:`save` writes into the router file.
 
     Fitted attributes: ``router_`` (:class:`~racer_lib.routing.policy.Router`), ``unit_``
     (:class:`~racer_lib.records.schema.CostUnit`), ``lam_`` (the multiplier at the selected
@@ -124,6 +128,8 @@ class RacerRouter(BaseEstimator):
         precision: str = TrainSettings.precision,
         embedder: str | None = None,
         progress: bool = False,
+        rule: str = "argmax",
+        rule_seed: int = 0,
     ):
         self.budget = budget
         self.variant = variant
@@ -144,6 +150,8 @@ class RacerRouter(BaseEstimator):
         self.precision = precision
         self.embedder = embedder
         self.progress = progress
+        self.rule = rule
+        self.rule_seed = rule_seed
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -175,6 +183,10 @@ class RacerRouter(BaseEstimator):
             x, r, t, xv, rv, tv = x[train], r[train], t[train], x[valid], r[valid], t[valid]
         unit = CostUnit.from_records(pd.DataFrame({mode_columns("instruct")["tokens"]: t[:, 0]}))
         budget = self._checked_budget(t / unit.tokens_per_unit, unit)
+        # A budget at or above the dearest routing's cost (every pair's dearer mode) on both
+        # sets constrains nothing: train at that cost (1e308 would overflow float32 sums).
+        dearest = max(float((c / unit.tokens_per_unit).max(axis=1).mean()) for c in (t, tv))
+        budget = min(budget, dearest * (1 + 1e-6) + 1e-6)
         configs = self._configs(budget, _seeds(self.n_seeds, policy_seeds))
         result = train_policies(
             _split("train", x, r, t, unit),
@@ -250,24 +262,29 @@ class RacerRouter(BaseEstimator):
         p1 = self.router_.p_reasoning(x).astype(np.float64)
         return np.column_stack([1 - p1, p1])
 
-    def predict(self, X) -> np.ndarray:
-        """Each pair's mode, 1 = reasoning: the more probable one (reasoning iff
-        ``pi(1 | z) > 1/2``, :func:`racer_lib.routing.routed.more_probable`)."""
-        return more_probable(self.predict_proba(X)[:, 1])
+    def decision_rule(self) -> DecisionRule:
+        """The rule :meth:`predict` applies (``rule``, ``rule_seed``)."""
+        return DecisionRule(self.rule, _integer("rule_seed", self.rule_seed, 0))
 
-    def score(self, X, correct, tokens=None) -> float:
+    def predict(self, X, ids=None) -> np.ndarray:
+        """Each pair's mode, 1 = reasoning, by the decision rule: ``argmax`` (reasoning iff
+        ``pi(1 | z) > 1/2``) or ``sampled`` (a draw per pair seeded by ``rule_seed`` and the
+        pair's id; ``ids`` default to the row numbers)."""
+        return self.decision_rule().decide(ids, self.predict_proba(X)[:, 1])
+
+    def score(self, X, correct, tokens=None, ids=None) -> float:
         """Accuracy (0 to 1) of the routed decisions: the mean of ``correct`` in each pair's
         chosen mode. ``tokens`` is not needed (checked when given)."""
-        d = self.predict(X)
+        d = self.predict(X, ids)
         r = _pairs("correct", correct, len(d), binary=True)
         if tokens is not None:
             _pairs("tokens", tokens, len(d))
         return float(r[np.arange(len(d)), d].mean())
 
-    def cost(self, X, tokens) -> float:
+    def cost(self, X, tokens, ids=None) -> float:
         """Realized mean cost of the routed decisions, in the fitted cost unit (``unit_``):
         the mean of each pair's chosen mode's tokens over ``unit_.tokens_per_unit``."""
-        d = self.predict(X)
+        d = self.predict(X, ids)
         t = _pairs("tokens", tokens, len(d))
         return float(t[np.arange(len(d)), d].mean() / self.unit_.tokens_per_unit)
 
@@ -305,7 +322,8 @@ class RacerRouter(BaseEstimator):
             "history": {c: self.history_[c].tolist() for c in self.history_},
             "trained_on": {k: _plain(v) for k, v in (trained_on or {}).items()},
         }
-        return replace(self.router_, config={**self.router_.config, _META: meta}).save(path)
+        config = {**self.router_.config, RULE_KEY: self.decision_rule().config(), _META: meta}
+        return replace(self.router_, config=config).save(path)
 
     @classmethod
     def load(cls, path) -> RacerRouter:
@@ -320,7 +338,7 @@ class RacerRouter(BaseEstimator):
             )
         names = cls._get_param_names()
         est = cls(**{k: v for k, v in meta["params"].items() if k in names})
-        est.router_ = replace(router, config=_without(router.config, _META))
+        est.router_ = replace(router, config=_without(_without(router.config, _META), RULE_KEY))
         est.unit_ = CostUnit(router.tokens_per_unit)
         for name in _FITTED:
             setattr(est, name, meta[name])
@@ -448,3 +466,33 @@ def _plain(value):
 
 def _without(config: dict, key: str) -> dict:
     return {k: v for k, v in config.items() if k != key}
+
+
+def budget_scorer(X, tokens, budget: float | None = None, penalty: float = 1.0):
+    """A scorer for ``GridSearchCV`` and ``cross_val_score`` that respects the budget: the
+    routed accuracy (0 to 1) on the held-out fold minus ``penalty`` per cost unit by which the
+    realized cost (:meth:`RacerRouter.cost`) exceeds ``budget`` (default: each candidate's own
+    ``budget``; give the deployment's budget to compare candidates of other budgets).
+
+    Accuracy alone (``RacerRouter.score``) picks the largest budget of a grid; this picks the
+    most accurate candidate that keeps the budget on held-out pairs. ``X`` and ``tokens`` are
+    the arrays given to the search (the scorer finds a fold's rows by their embedding)::
+
+        search = GridSearchCV(RacerRouter(), {"budget": [2, 3, 4]},
+                              scoring=budget_scorer(X, tokens, budget=3))
+        search.fit(X, correct, tokens=tokens)
+    """
+    x = _matrix("X", X)
+    t = _pairs("tokens", tokens, len(x))
+    index = {row.tobytes(): i for i, row in enumerate(x)}
+
+    def score(estimator, X_fold, correct_fold) -> float:
+        rows = [index.get(row.tobytes()) for row in _matrix("X", X_fold)]
+        if any(i is None for i in rows):
+            raise InputError("budget_scorer: a fold holds rows that are not in its X")
+        accuracy = estimator.score(X_fold, correct_fold)
+        cost = estimator.cost(X_fold, t[rows])
+        limit = float(estimator.budget if budget is None else budget)
+        return accuracy - penalty * max(0.0, cost - limit)
+
+    return score

@@ -11,8 +11,10 @@ each pair is judged once, in the chosen mode, by the resumable sharded run of
 :func:`racer_lib.judging.run.run_judging`. A resumed run reads the pinned decisions back, so
 a restart never changes a pair's mode.
 
-**Decisions** (:data:`DECISIONS`): ``expected``, the policy's more probable mode (reasoning iff
-``pi(1 | z) > 1/2``; a tie goes to the cheaper instruct mode), or ``sampled``, a draw
+**Decisions**: the rule the router file states
+(:class:`racer_lib.routing.decision.DecisionRule`, :func:`run_rule`), or for a file that states
+none, ``--decision`` (:data:`DECISIONS`): ``expected``, the policy's more probable mode
+(reasoning iff ``pi(1 | z) > 1/2``; a tie goes to the cheaper instruct mode), or ``sampled``, a draw
 ``a ~ Bernoulli(pi(1 | z))`` from the pair's own seed ``item_seed(seed, id, "route")``, so
 neither the shards nor a restart change a draw (``racer records route`` draws once for a whole file
 in row order instead).
@@ -40,17 +42,16 @@ import pandas as pd
 from racer_lib.errors import ConfigError
 from racer_lib.judging.merging import combine_orders
 from racer_lib.judging.spec import (
-    DECISIONS,
     ORDERS,
     JudgingError,
     RunSpec,
-    item_seed,
     shard_dir,
 )
 from racer_lib.judging.store import ROUTES_NAME, read_parts
 from racer_lib.records import files as rfiles
 from racer_lib.records import io as rio
 from racer_lib.records import schema as rec
+from racer_lib.routing.decision import decide, more_probable  # noqa: F401 (public here too)
 
 if TYPE_CHECKING:  # torch is imported only when a router is loaded
     from racer_lib.routing.policy import Router
@@ -89,24 +90,6 @@ def _router_fingerprint(router: Router) -> str:
     meta = {k: v for k, v in dataclasses.asdict(router).items() if k not in ("layers", "version")}
     h.update(json.dumps(meta, sort_keys=True, default=str).encode())
     return h.hexdigest()[:16]
-
-
-def more_probable(p_reasoning) -> np.ndarray:
-    """The ``expected`` decision: each pair's more probable mode, 1 (reasoning) iff
-    ``pi(1 | z) > 1/2``, a tie going to the cheaper instruct mode (0)."""
-    return (np.asarray(p_reasoning, dtype=np.float64) > 0.5).astype(np.int64)
-
-
-def decide(ids, p_reasoning: np.ndarray, decision: str, seed: int) -> np.ndarray:
-    """The mode of each pair (0 instruct, 1 reasoning) under rule ``decision`` (see the module
-    docstring); ``sampled`` draws from each pair's own seed, derived from ``seed``."""
-    if decision not in DECISIONS:
-        raise ConfigError(f"unknown decision {decision!r}; decisions are {', '.join(DECISIONS)}")
-    p = np.asarray(p_reasoning, dtype=np.float64)
-    if decision == "expected":
-        return more_probable(p)
-    u = [np.random.default_rng(item_seed(seed, str(i), "route")).random() for i in ids]
-    return (np.asarray(u) < p).astype(np.int64)
 
 
 def pair_embeddings(
@@ -157,6 +140,7 @@ def routing(
         "budget": float(router.budget),
         "tokens_per_unit": float(router.tokens_per_unit),
         "decision": decision,
+        "seed": int(seed),
     }
     return Routing(routes, config)
 
@@ -229,6 +213,24 @@ class RoutedResult:
         )
 
 
+def run_rule(router: Router, decision: str, seed: int):
+    """The decision rule of a route-then-judge run: the one the router file states
+    (:class:`racer_lib.routing.decision.DecisionRule`), or, for a file that states none,
+    ``--decision`` with ``--seed``. A ``--decision sampled`` against a file stating ``argmax``
+    is refused: one router, one rule."""
+    from racer_lib.routing.decision import RULE_KEY, DecisionRule
+
+    if router.config.get(RULE_KEY) is None:
+        return DecisionRule.from_judging(decision, seed)
+    rule = DecisionRule.of(router)
+    if decision != "expected" and decision != rule.judging_name:
+        raise ConfigError(
+            f"--decision {decision}: the router file states the rule {rule.describe()}; "
+            "every command routes by it (train another router with --rule to change it)"
+        )
+    return rule
+
+
 def execute_routed(run: RunSpec, pairs: pd.DataFrame | None = None, *, progress: bool = False):
     """``racer judge run --router ...``: route every pair of ``run``'s shard with the router
     file ``run.router`` (embeddings: :func:`pair_embeddings`), judge each once in its chosen
@@ -246,14 +248,15 @@ def execute_routed(run: RunSpec, pairs: pd.DataFrame | None = None, *, progress:
     if pairs is None:
         pairs = load_pairs(run.dataset, run.limit)
     x = pair_embeddings(pairs, router, run.embeddings, dataset=run.dataset)
-    plan = routing(pairs, router, x, run.decision, run.seed)
+    rule = run_rule(router, run.decision, run.seed)
+    plan = routing(pairs, router, x, rule.judging_name, rule.seed)
     shard = execute(run, pairs, progress=progress, routing=plan)
     folder = shard_dir(run.out, run.shard)
     routes = pd.read_csv(folder / ROUTES_NAME, dtype={"id": str})
     parts, _ = read_parts(folder)
     table = routed_table(routes, parts, pairs, router.tokens_per_unit)
     rio.atomic_write(folder / ROUTED_NAME, lambda tmp: table.to_csv(tmp, index=False))
-    row = routed_summary(table, router.budget, decision=run.decision, seed=run.seed)
+    row = routed_summary(table, router.budget, decision=rule.judging_name, seed=rule.seed)
     return RoutedResult(shard, table, row)
 
 
