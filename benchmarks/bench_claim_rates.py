@@ -33,7 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 from racer_lib.evaluation.intervals import wilson_interval  # noqa: E402
 from racer_lib.paper import engine  # noqa: E402
-from racer_lib.paper.claims_table import CLAIMS  # noqa: E402
+from racer_lib.paper.registry import claims  # noqa: E402
+
+CLAIMS = claims()
 
 RESULTS = Path(os.environ.get("CLAIM_RATES_RESULTS", ROOT / "results" / "sim"))
 REPLICATIONS = int(os.environ.get("CLAIM_RATES_REPLICATIONS", "1000"))

@@ -166,10 +166,10 @@ def test_add_status_keeps_the_columns_of_an_empty_table():
 
 
 def _comparisons():
-    from racer_lib.paper.claim_rules import Difference, Equivalence
-    from racer_lib.paper.claims_table import CLAIMS
+    from racer_lib.claims.rules import Difference, Equivalence
+    from racer_lib.paper.registry import claims
 
-    return [c for c in CLAIMS if isinstance(c.rule, (Difference, Equivalence))]
+    return [c for c in claims() if isinstance(c.rule, (Difference, Equivalence))]
 
 
 def test_every_comparison_is_decided_against_a_stated_smallest_effect():
@@ -185,7 +185,7 @@ def test_claims_on_one_quantity_cannot_both_hold_on_one_data_set():
     """For every directional claim and equivalence claim that share a quantity, no data set
     (means from far below to far above the SESOI, spreads from tight to wide) supports both:
     "lowers by at least the SESOI" and "alike within it"."""
-    from racer_lib.paper.claim_rules import Difference, Equivalence
+    from racer_lib.claims.rules import Difference, Equivalence
 
     pairs = [
         (d, e)
@@ -209,7 +209,7 @@ def test_claims_on_one_quantity_cannot_both_hold_on_one_data_set():
 def test_a_contradicting_margin_is_caught():
     """The check above fails on the old table's margins: a ±0.5 pt "alike" beside a "lowers"
     claim whose SESOI is 0.15 pt, on a data set at +0.3 pt."""
-    from racer_lib.paper.claim_rules import Difference, Equivalence
+    from racer_lib.claims.rules import Difference, Equivalence
     from racer_lib.paper.effects import ROUTER_ACCURACY
 
     lowers = Difference("x.csv", "accuracy", effect=ROUTER_ACCURACY)
@@ -231,3 +231,99 @@ def test_the_smallest_effects_follow_the_papers_numbers():
     gaps = [r - q for r, _, q, _ in paper.LLAMA_FAMILY.values()]
     assert effects.SELECTION_GAIN.sesoi == pytest.approx(min(gaps) / 2, abs=1e-3)
     assert all(e.sesoi > 0 for e in effects.EFFECTS.values())
+
+
+# ----------------------------------------------------------------------------------------
+# Claims as data of their chapter (issue 40): one engine below them, the report gathers them.
+
+
+def _beta_runs(folder, gain: float, seeds: int = 10) -> None:
+    """Chapter 09's runs CSV (its named constant) at C = 2: β = 0.01 ahead of β = 0 by
+    ``gain`` points on every seed, with a little noise."""
+    from racer_lib.paper.chapters import beta_sensitivity
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for seed in range(seeds):
+        for beta, acc in ((0.0, 70.0), (0.01, 70.0 + gain + 0.05 * rng.standard_normal())):
+            rows.append({"provenance": "simulated", "beta": beta, "budget": 2.0, "seed": seed,
+                         "accuracy": acc, "cost": 2.0})  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(folder / beta_sensitivity.RUNS_CSV, index=False)
+
+
+def test_a_new_claim_is_one_entry_in_its_chapters_module(tmp_path, monkeypatch):
+    """A claim added to one chapter module's ``CLAIMS`` (and nothing else) is gathered by the
+    registry, decided by the engine on the CSV that module names, shown by the report, and
+    decided on the chapter's own page by the same rule."""
+    from racer_lib.claims.rules import Claim, Difference
+    from racer_lib.paper import effects, registry, report
+    from racer_lib.paper.chapters import beta_sensitivity as ch
+
+    new = Claim(
+        "Table 3",
+        "β = 0.01 is more accurate than β = 0 at C = 2",
+        registry.BETA,
+        Difference(ch.RUNS_CSV, "accuracy", {"beta": 0.01}, {"beta": 0.0},
+                   where={"budget": 2.0}, effect=effects.ROUTER_ACCURACY),
+    )  # fmt: skip
+    folder = tmp_path / registry.BETA
+    _beta_runs(folder, gain=1.0)
+    before = report.report(tmp_path, "test", [registry.BETA])
+    assert new.claim not in set(before["claim"])
+
+    monkeypatch.setattr(ch, "CLAIMS", (*ch.CLAIMS, new))  # the one change
+    assert registry.claims([registry.BETA]) == ch.CLAIMS and new in registry.claims()
+    table = report.report(tmp_path, "test", [registry.BETA])
+    assert len(table) == len(before) + 1
+    row = table[table["claim"] == new.claim].iloc[0]
+    assert row["status"] == claims.REPRODUCED and row["emergent"]
+    assert row["csv"] == f"{registry.BETA}/{ch.RUNS_CSV}" and row["n"] == 10
+    assert row["sesoi"] == effects.ROUTER_ACCURACY.sesoi
+    page = ch.beta_findings(folder, "simulated")
+    assert list(page["finding"]) == [new.claim] and list(page["status"]) == [row["status"]]
+    # the same entry, on a folder where the gain is below the SESOI: not reproduced
+    _beta_runs(folder, gain=0.01)
+    low = report.report(tmp_path, "test", [registry.BETA])
+    assert low.loc[low["claim"] == new.claim, "status"].item() == claims.NOT_REPRODUCED
+
+
+def test_a_finding_is_found_by_the_key_its_chapter_writes_never_by_its_text(tmp_path):
+    """Every ``Finding`` of a chapter's claims names a key that chapter's code writes (a
+    constant of its module or of the shared module that writes the row); the rule has no
+    pattern to match a sentence with."""
+    import dataclasses
+    import inspect
+
+    from racer_lib.claims.rules import Finding
+    from racer_lib.paper import registry, shift
+
+    fields = {f.name for f in dataclasses.fields(Finding)}
+    assert fields == {"key", "files", "column"}
+    for stem in registry.STEMS:
+        module = registry.chapter_module(stem)
+        for claim in getattr(module, "CLAIMS", ()) if module is not None else ():
+            if isinstance(claim.rule, Finding):
+                source = inspect.getsource(module) + inspect.getsource(shift)
+                named = [k for k, v in vars(module).items() if k.isupper() and v == claim.rule.key]
+                named += [k for k, v in vars(shift).items() if k.isupper() and v == claim.rule.key]
+                assert named or claim.rule.key in str(getattr(module, "KEYS", {})), claim.claim
+                assert f'"{claim.rule.key}"' in source, claim.claim  # written once, as a constant
+    # a chapter's finding row carries the key its claim reads (chapter 06, on a small history)
+    from racer_lib.paper.chapters import training_dynamics as ch06
+
+    history = pd.DataFrame(
+        [{"budget": 2.0, "seed": s, "epoch": e, "train_reward": e + 0.01 * s}
+         for s in range(10) for e in range(1, 6)]
+    )  # fmt: skip
+    found = ch06.training_findings(history, "simulated")
+    (claim,) = [c for c in ch06.CLAIMS if isinstance(c.rule, Finding)]
+    assert list(found["key"]) == [claim.rule.key]
+    folder = tmp_path / registry.DYNAMICS
+    folder.mkdir()
+    found.to_csv(folder / ch06.FINDINGS_CSV, index=False)
+    outcome = claim.rule.evaluate(folder)
+    assert outcome.decision == found["decision"].item()
+    found.assign(key="renamed").to_csv(folder / ch06.FINDINGS_CSV, index=False)
+    with pytest.raises(Exception, match="no finding with key"):
+        claim.rule.evaluate(folder)  # the same text under another key is not this finding

@@ -42,6 +42,11 @@ from racer_lib.routing.store import PolicyStore, train_in_chunks, train_stored
 #: A named evaluation set: its records and their embeddings (rows aligned).
 Sets = Mapping[str, tuple[pd.DataFrame, np.ndarray]]
 LEAD = ("set", "method", "budget", "seed")
+#: The result CSVs two chapters write (the chapter that owns them, and chapter 16 per simulator,
+#: under the same names so that the same claims decide them): Fig. 4's runs, endpoints and areas
+#: above Random (chapter 07), Table 3's runs (09) and Table 7's (12).
+FRONTIER_RUNS_CSV, FRONTIER_ENDS_CSV = "frontier_runs.csv", "frontier_endpoints.csv"
+AREA_CSV, BETA_RUNS_CSV, LLAMA_RUNS_CSV = "area_above_random.csv", "beta_runs.csv", "llama_runs.csv"
 
 
 def grid(
@@ -341,3 +346,19 @@ def reference_rows(
 #: column of the findings tables): :mod:`racer_lib.records.simulate` draws judges' verdicts, costs
 # and : embeddings, and knows nothing of routers, baselines or their training.
 BASIS_LEARNED = "emerges: routers are trained; the simulator is given no router's result"
+
+
+def embed_quietly(pairs: pd.DataFrame, encoder: str) -> np.ndarray:
+    """:func:`racer_lib.records.embed.embed_pairs` without the progress bars that loading the
+    encoder draws (tqdm's warning that a kernel lacks ipywidgets, Hugging Face's bar), for a
+    page (chapter 14's)."""
+    import warnings
+
+    from racer_lib.records import embed
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        return embed.embed_pairs(pairs, encoder, progress=False)

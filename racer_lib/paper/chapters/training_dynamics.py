@@ -14,10 +14,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import Claim, Difference, Equivalence, Finding
 from racer_lib.evaluation import verdicts
 from racer_lib.paper import experiments, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
+from racer_lib.paper.effects import LAMBDA, TRAINING_COST
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.paper.numbers import TRAINING_CURVE_BUDGETS
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
@@ -25,8 +28,11 @@ from racer_lib.routing import train
 #: of a run's training reward with the epoch exceeds this, on average over the replicate seeds
 #: (a one-sided t-test; fixed before any run).
 MONOTONE_RHO = 0.9
-#: The finding's text (the reproduction report's claim matches it).
+#: The finding's text, and its key (column ``key``; the chapter's claim reads it).
 MONOTONE_FINDING = "reward increases monotonically over the epochs"
+MONOTONE_KEY = "reward_monotone"
+#: The CSVs the chapter writes: the training history (per epoch) and its findings.
+HISTORY_CSV, FINDINGS_CSV = "training_history.csv", "training_findings.csv"
 
 
 def train_replicates(
@@ -156,12 +162,13 @@ def training_findings(history: pd.DataFrame, provenance: str) -> pd.DataFrame:
     )
     row = {
         "finding": MONOTONE_FINDING,
+        "key": MONOTONE_KEY,
         "observed": f"{observed} (claim: mean ρ > {MONOTONE_RHO:g} at every budget)",
         "interval": verdict.interval_text(digits=3),
         **{k: v for k, v in verdict.columns().items() if k in VERDICT_COLUMNS},
         "basis": BASIS_LEARNED,
     }
-    return add_status([row], provenance, registry.DYNAMICS, "training_findings.csv")
+    return add_status([row], provenance, registry.DYNAMICS, FINDINGS_CSV)
 
 
 #: The panels of the training-dynamics figure (appendix C.1): history column and title.
@@ -191,3 +198,45 @@ def training_curves(history) -> plt.Figure:
         ax.set(xlabel="epoch", title=label)
     axes[0].legend()
     return fig
+
+
+_B0, _B1 = TRAINING_CURVE_BUDGETS[0], TRAINING_CURVE_BUDGETS[-1]
+#: The paper's claims this chapter tests (the reproduction report decides them).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Fig. 5",
+        f"λ grows under the tight budget B = {_B0:g} and collapses towards zero at B = {_B1:g} "
+        "(last epoch, paired on seed)",
+        registry.DYNAMICS,
+        Difference(
+            HISTORY_CSV,
+            "lambda",
+            {"budget": _B0},
+            {"budget": _B1},
+            unit="",
+            final="epoch",
+            effect=LAMBDA,
+        ),  # fmt: skip
+    ),
+    Claim(
+        "Fig. 5",
+        f"the training cost is driven to the budget: final cost within ±10 % of B = {_B0:g}",
+        registry.DYNAMICS,
+        Equivalence(
+            HISTORY_CSV,
+            "train_cost",
+            second_column="budget",
+            relative=True,
+            where={"budget": _B0},
+            final="epoch",
+            unit=" (cost / B - 1)",
+            effect=TRAINING_COST,
+        ),
+    ),
+    Claim(
+        "Fig. 5",
+        "the training reward increases monotonically over the epochs",
+        registry.DYNAMICS,
+        Finding(MONOTONE_KEY),
+    ),
+)
