@@ -1,10 +1,10 @@
 """Every numeric cell of the paper's tables is a claim of the reproduction report.
 
-The LaTeX tables of ``racer_paper.tex`` (beside the checkout, ``../shared/paper``) are parsed
-here: each numeric cell, at its row and column, must be quoted in the text of a claim of
-the chapters' claims (:func:`racer_lib.paper.registry.claims`) whose artifact is that table, and
-the claim's rule must read it: a :class:`~racer_lib.claims.rules.Level` comparing that column at that row with
-the same number, or one of the findings named in :data:`FINDINGS`. A cell no claim can test is on
+The LaTeX tables of ``racer_paper.tex`` (beside the checkout, ``../shared/paper``) are parsed here:
+each numeric cell, at its row and column, must be quoted in the text of one of the chapters' claims
+(:func:`racer_lib.paper.registry.claims`) whose artifact is that table, and the claim's rule must
+read it: a :class:`~racer_lib.claims.rules.Level` comparing that column at that row with the same
+number, or one of the findings named in :data:`FINDINGS`. A cell no claim can test is on
 :data:`EXCLUDED` with its reason. Conversely, no claim compares with a number the table does not
 print at the place the claim reads. The prompt and case-study tables (Tables 5, 6 and 8) hold no
 numeric cell.

@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from racer_lib.book import profiles
+from racer_lib.claims import rules
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS
-from racer_lib.claims import rules
 from racer_lib.paper import claims, engine, given, registry, report, shift
 from racer_lib.paper import numbers as paper
 from racer_lib.paper import rules as paper_rules
