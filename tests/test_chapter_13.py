@@ -309,7 +309,7 @@ def test_findings_are_decided_over_the_pairs(run, records):
     the discordant pairs) and Holm's correction: decisions, statuses and the row the
     reproduction report reads."""
     table = _csv(run, "findings.csv")
-    assert list(table.columns[:3]) == ["provenance", "finding", "observed"]
+    assert list(table.columns[:4]) == ["provenance", "finding", "key", "observed"]
     assert set(claims.VERDICT_COLUMNS) <= set(table.columns)
     assert list(table.columns[-2:]) == ["status", "basis"]
     assert list(table["finding"]) == [ch.LOWERS, ch.CELL_LE0, ch.MINORITY, ch.IMPROVES]

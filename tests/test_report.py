@@ -470,13 +470,14 @@ def test_a_finding_that_no_row_matches_is_not_reproducible(tmp_path):
     assert row["status"] == claims.NOT_REPRODUCIBLE and "wrote no" in row["reason"]
 
 
-#: Findings the simulator was given (racer_lib.paper.given) and emergent ones, per chapter.
+#: Findings the simulator was given (racer_lib.paper.given) and emergent ones, per chapter,
+#: with the key their chapter writes.
 FINDING_TEXTS = [
-    (registry.REASONING, "paper_findings.csv", "the headroom when the two modes disagree shrinks"),
-    (registry.SELF_ROUTING, "findings.csv", "self-routing reasons on more than 95 % of pairs"),
-    (registry.ROBUSTNESS, "ablation_findings.csv", "cheaper shift: every method within budget"),
-    (registry.FRONTIER, "frontier_findings.csv", "concave frontier at every budget"),
-    (registry.ROBUSTNESS, "ablation_findings.csv", "cheaper shift: RACER-R has the highest reward"),
+    (registry.REASONING, "paper_findings.csv", "the headroom shrinks", "headroom"),
+    (registry.SELF_ROUTING, "findings.csv", "self-routing reasons on 95 %", "reasons_always"),
+    (registry.ROBUSTNESS, "ablation_findings.csv", "every method within budget", "cheaper_within"),
+    (registry.FRONTIER, "frontier_findings.csv", "concave frontier at every budget", "concave"),
+    (registry.ROBUSTNESS, "ablation_findings.csv", "RACER-R has the highest reward", "highest"),
 ]
 
 
@@ -486,14 +487,14 @@ def test_the_report_status_of_a_finding_equals_the_chapters_own(tmp_path, proven
     """Computed from what is given (racer_lib.paper.given), the report's status of a finding
     equals the status racer_lib.paper.claims.add_status gave the chapter's row."""
     kinds = set()
-    for stem, name, text in FINDING_TEXTS:
-        (mine,) = _finding_rows((decision,), [text], provenance, [f"{stem}/{name}"])
+    for stem, name, text, key in FINDING_TEXTS:
+        (mine,) = _finding_rows((decision,), [text], provenance, [key])
         table = claims.add_status([mine], provenance, stem, name)
         _write(tmp_path, stem, name, table)
-        rule = rules.Finding(f"{stem}/{name}", files=name)
-        row = _one(rules.Claim("x", "x", stem, rule), tmp_path, chapters=(stem,))
+        row = _one(rules.Claim("x", "x", stem, rules.Finding(key, files=name)), tmp_path,
+                   chapters=(stem,))  # fmt: skip
         assert row["status"] == table["status"].iloc[0], (stem, text, row["reason"])
-        kinds.add(bool(given.given_by(stem, [given.Read(name, ("finding",), texts=(text,))])))
+        kinds.add(bool(given.given_by(stem, [given.Read(name, ("finding",), keys=(key,))])))
     assert kinds == {True, False}
 
 
@@ -799,9 +800,9 @@ def test_a_read_meets_a_given_quantity_only_on_its_rows_and_findings():
     assert not given.meets(STEM, given.Read("t.csv", ("a",)), q)  # every row: RACER's too
     assert not given.meets(STEM, given.Read("t.csv", ("b",), {"method": "All-Instruct"}), q)
     assert not given.meets("other", given.Read("t.csv", ("a",), {"method": "All-Instruct"}), q)
-    f = given.Quantity(STEM, "*findings*.csv", finding=r"headroom")  # (given: still a text)
-    assert given.meets(STEM, given.Read("paper_findings.csv", texts=("the headroom ...",)), f)
-    assert not given.meets(STEM, given.Read("paper_findings.csv", texts=("RACER beats",)), f)
+    f = given.Quantity(STEM, "*findings*.csv", findings=("headroom",))
+    assert given.meets(STEM, given.Read("paper_findings.csv", keys=("headroom",)), f)
+    assert not given.meets(STEM, given.Read("paper_findings.csv", keys=("the headroom",)), f)
 
 
 def test_a_level_claim_quotes_the_paper_numbers_it_compares_with():

@@ -1,14 +1,14 @@
-"""What a simulator was given, as a mechanism: a :class:`Given` parameter fixes
-:class:`Quantity` entries (a CSV of a chapter, its columns, rows and, for a findings CSV, the
-findings' keys), and a claim whose rule read (:class:`Read`) one of them is decided "by
-construction" on simulated records (:func:`given_by`). The table of what the paper's simulator
-was given is the paper's (:data:`racer_lib.paper.given.GIVEN`), passed in.
+"""What a simulator was given, as a mechanism: a :class:`Given` parameter fixes :class:`Quantity`
+entries (a CSV of a chapter, its columns, rows and, for a findings CSV, the keys its chapter's
+code writes beside the findings, never their texts), and a claim whose rule read (:class:`Read`)
+one of them is decided "by construction" on simulated records (:func:`given_by`). The table of
+what the paper's simulator was given is the paper's (:data:`racer_lib.paper.given.GIVEN`),
+passed in.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,26 +20,27 @@ __all__ = ["Given", "Quantity", "Read", "describe", "given_by", "meets"]
 class Quantity:
     """A quantity a chapter computes: a CSV of ``chapter`` (a name or a glob), its ``columns``
     (any column when empty), the rows where each column of ``where`` takes one of its values
-    (every row when empty), and for a findings CSV the findings whose text matches the regular
-    expression ``finding`` (case-insensitive; any when empty)."""
+    (every row when empty), and for a findings CSV the findings whose ``key`` (the column the
+    chapter's code writes, :data:`racer_lib.claims.rules.FINDING_KEY`) is one of ``findings``
+    (any when empty)."""
 
     chapter: str
     csv: str
     columns: tuple[str, ...] = ()
     where: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-    finding: str = ""
+    findings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Read:
     """What a rule read from its chapter's folder: the CSV's name, the ``columns``, the row
     selection ``where`` (column -> value or list of values) and, for a findings CSV, the
-    ``texts`` of the rows it matched."""
+    ``keys`` of the rows it matched."""
 
     csv: str
     columns: tuple[str, ...] = ()
     where: Mapping[str, Any] = field(default_factory=dict)
-    texts: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,8 @@ def meets(chapter: str, read: Read, quantity: Quantity) -> bool:
             return False
         if not set(_values(read.where[column])) <= set(_values(allowed)):
             return False
-    if quantity.finding:
-        return any(re.search(quantity.finding, t, re.IGNORECASE) for t in read.texts)
+    if quantity.findings:
+        return bool(set(quantity.findings) & set(read.keys))
     return True
 
 

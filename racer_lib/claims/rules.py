@@ -394,7 +394,6 @@ class Finding:
 
     key: str
     files: str = "*findings*.csv"
-    column: str = "finding"
     kind = "finding"
 
     def evaluate(self, folder: Path) -> Outcome:
@@ -432,7 +431,7 @@ class Finding:
                 stated = verdict_text(v) if math.isfinite(v.effect) else v.test
                 texts.append(f"{text} ({stated})" if text else stated)
             basis = rows["basis"].dropna().astype(str).unique() if "basis" in rows.columns else []
-            read = Read(path.name, (self.column,), texts=tuple(rows[self.column].astype(str)))
+            read = Read(path.name, ("finding",), keys=tuple(rows[FINDING_KEY].astype(str)))
             return Outcome(
                 " | ".join(texts),
                 verdict,

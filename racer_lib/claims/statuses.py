@@ -29,6 +29,7 @@ from typing import Any
 
 from racer_lib.claims import given as _given
 from racer_lib.claims.given import Given
+from racer_lib.claims.rules import FINDING_KEY
 from racer_lib.evaluation.verdicts import FAILS, HOLDS
 from racer_lib.evaluation.verdicts import INCONCLUSIVE as UNDECIDED
 
@@ -87,7 +88,7 @@ def add_status(
     or, for a check on one record draw, ``holds``; optionally ``level`` and ``basis``) with the
     verdict's columns (``p_other`` after them when given) and ``status`` (:func:`status_of`).
     Whether the simulator was given a finding is derived (:func:`racer_lib.claims.given.given_by`
-    on the ``given`` table and its text), never declared; a ``status`` the rows carry is
+    on the ``given`` table and its ``key``), never declared; a ``status`` the rows carry is
     replaced. ``basis`` goes last. A table without rows keeps its columns."""
     import pandas as pd
 
@@ -96,7 +97,8 @@ def add_status(
         table["finding"] = pd.Series(dtype=str)
     rows, given = [], tuple(given)
     for row in table.to_dict("records"):
-        read = _given.Read(csv, ("finding",), texts=(str(row["finding"]),))
+        key = row.get(FINDING_KEY)
+        read = _given.Read(csv, ("finding",), keys=(key,) if isinstance(key, str) else ())
         is_given = bool(_given.given_by(chapter, [read], given))
         verdict = _decision(row, is_given, provenance)
         level = bool(row.get("level", False))
