@@ -3,6 +3,8 @@ statuses of a finding, from its test's decision, what the simulator was given
 (racer_lib.paper.given, derived from the key the chapter writes beside the finding, never
 declared) and the records' provenance."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -354,3 +356,39 @@ def test_a_finding_is_found_by_the_key_its_chapter_writes_never_by_its_text(tmp_
     found.assign(key="renamed").to_csv(folder / ch06.FINDINGS_CSV, index=False)
     with pytest.raises(Exception, match="no finding with key"):
         claim.rule.evaluate(folder)  # the same text under another key is not this finding
+
+
+def _code(path) -> str:
+    """A module's source, or a notebook's code cells."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".md":
+        return text
+    return "\n".join(re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.S))
+
+
+def test_no_csv_a_claim_reads_is_named_twice():
+    """Each CSV a chapter's claims read (and each the "given" table names) is written as a
+    string once in the library and the notebooks' code: a constant that the code writing the
+    file, the claims reading it and the page use alike."""
+    from pathlib import Path
+
+    from racer_lib.paper import given, registry
+
+    root = Path(__file__).resolve().parents[1]
+    names = set()
+    for claim in registry.claims():
+        rule = claim.rule
+        for part in (rule, getattr(rule, "check", None), getattr(rule, "context", None)):
+            names |= {getattr(part, a, None) for a in ("csv", "runs", "ends")}
+    names |= {q.csv for g in given.GIVEN for q in g.fixes}
+    names = {n for n in names if isinstance(n, str) and "*" not in n}
+    assert len(names) > 15
+    sources = [
+        *sorted((root / "racer_lib").rglob("*.py")),
+        *sorted((root / "notebooks").glob("*.md")),
+    ]
+    code = {p: _code(p) for p in sources}
+    for name in sorted(names):
+        where = [p.relative_to(root).as_posix() for p, text in code.items() if f'"{name}"' in text]
+        count = sum(text.count(f'"{name}"') for text in code.values())
+        assert count == 1, (name, where)

@@ -5,8 +5,9 @@
 - ``chapters``: one module per chapter, with the recipes, findings, tables and figures only
   that chapter uses, and the paper's claims it tests (``CLAIMS``, with the CSVs they read as
   named constants);
-- ``experiments``, ``shift``, ``plots``: what several chapters share (router sweeps as tidy
-  rows, the matched-spend control under a shift, the figure style);
+- ``experiments``, ``shift``, ``plots``, ``files``: what several chapters share (router sweeps
+  as tidy rows, the matched-spend control under a shift, the figure style, the result CSVs more
+  than one module names);
 - ``claims``, ``given``, ``effects``, ``rules``, ``engine``, ``report``: the statuses of the
   chapters' findings, what the simulator was given (the "given" table, which decides "by
   construction"), the smallest effect of interest of each quantity a claim is decided against,

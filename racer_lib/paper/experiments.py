@@ -42,11 +42,6 @@ from racer_lib.routing.store import PolicyStore, train_in_chunks, train_stored
 #: A named evaluation set: its records and their embeddings (rows aligned).
 Sets = Mapping[str, tuple[pd.DataFrame, np.ndarray]]
 LEAD = ("set", "method", "budget", "seed")
-#: The result CSVs two chapters write (the chapter that owns them, and chapter 16 per simulator,
-#: under the same names so that the same claims decide them): Fig. 4's runs, endpoints and areas
-#: above Random (chapter 07), Table 3's runs (09) and Table 7's (12).
-FRONTIER_RUNS_CSV, FRONTIER_ENDS_CSV = "frontier_runs.csv", "frontier_endpoints.csv"
-AREA_CSV, BETA_RUNS_CSV, LLAMA_RUNS_CSV = "area_above_random.csv", "beta_runs.csv", "llama_runs.csv"
 
 
 def grid(

@@ -30,10 +30,19 @@ from collections.abc import Iterable
 from racer_lib.claims import given as _given
 from racer_lib.claims.given import Given, Quantity, Read, describe, meets
 from racer_lib.paper import registry as ch
+from racer_lib.paper.files import (
+    ABLATION_RUNS_CSV,
+    AGREEMENT_CSV,
+    DOMAINS_CSV,
+    FINDINGS_GLOB,
+    LLAMA_RUNS_CSV,
+    SELF_ROUTING_CSV,
+    STATISTICS_CSV,
+)
 
 __all__ = ["GIVEN", "Given", "Quantity", "Read", "describe", "given_by", "meets"]
 
-FINDINGS = "*findings*.csv"
+FINDINGS = FINDINGS_GLOB
 #: The keys of chapter 11's three findings (its ``KEY_*``): self-routing's share of "yes"
 #: answers fixes each. A quantity names a finding by the key its chapter's code writes beside
 #: it (``tests/test_given.py`` checks each key is one a chapter module defines).
@@ -46,9 +55,9 @@ CHEAPER_SHIFT = "(a) cheaper shift"
 def _endpoint(mode: str, column: str) -> tuple[Quantity, ...]:
     """The quantities a judge's accuracy of one mode fixes (``column``: of agreement tables)."""
     return (
-        Quantity(ch.REASONING, "agreement_patterns.csv", (column,)),
-        Quantity(ch.SELF_ROUTING, "self_routing_table.csv", (f"acc_all_{mode}",)),
-        Quantity(ch.LLAMA, "llama_runs.csv", (f"all_{mode}_accuracy",)),
+        Quantity(ch.REASONING, AGREEMENT_CSV, (column,)),
+        Quantity(ch.SELF_ROUTING, SELF_ROUTING_CSV, (f"acc_all_{mode}",)),
+        Quantity(ch.LLAMA, LLAMA_RUNS_CSV, (f"all_{mode}_accuracy",)),
         Quantity(ch.LLMBAR_JUDGES, FINDINGS, findings=("lowers",)),
     )
 
@@ -70,10 +79,10 @@ GIVEN: tuple[Given, ...] = (
         "JUDGES.cost_ratio",
         "each judge's cost ratio of reasoning on the training mixture, from the paper's tables",
         (
-            Quantity(ch.SELF_ROUTING, "self_routing_table.csv", ("cost_all_reasoning",)),
-            Quantity(ch.LLAMA, "llama_runs.csv", ("all_reasoning_cost",)),
+            Quantity(ch.SELF_ROUTING, SELF_ROUTING_CSV, ("cost_all_reasoning",)),
+            Quantity(ch.LLAMA, LLAMA_RUNS_CSV, ("all_reasoning_cost",)),
             # a subset's ratio is the cell's q_c times the judge's scale k_j, solved from it
-            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("cost_ratio",)),
+            Quantity(ch.ROBUSTNESS, STATISTICS_CSV, ("cost_ratio",)),
         ),
     ),
     Given(
@@ -94,7 +103,7 @@ GIVEN: tuple[Given, ...] = (
         "each judge's share of 'yes' answers to the self-routing prompt, from the paper's Table 9",
         (
             Quantity(ch.SELF_ROUTING, FINDINGS, findings=SELF_ROUTING_FINDINGS),
-            Quantity(ch.SELF_ROUTING, "self_routing_table.csv", ("reasoning_fraction",)),
+            Quantity(ch.SELF_ROUTING, SELF_ROUTING_CSV, ("reasoning_fraction",)),
         ),
     ),
     Given(
@@ -103,7 +112,7 @@ GIVEN: tuple[Given, ...] = (
         (
             Quantity(ch.MOTIVATION, FINDINGS, findings=("fig1a_gains",)),
             # the benchmarks' cells' gains set reasoning's accuracy there (§2.1's ΔAccuracy)
-            Quantity(ch.REASONING, "agreement_patterns.csv", ("acc_reasoning",)),
+            Quantity(ch.REASONING, AGREEMENT_CSV, ("acc_reasoning",)),
             Quantity(ch.REASONING, FINDINGS, findings=("fig2_gains",)),
             Quantity(ch.REASONING, FINDINGS, findings=("fig2_per_token",)),
             Quantity(ch.LLMBAR_JUDGES, FINDINGS, findings=("cell_le0",)),
@@ -113,13 +122,13 @@ GIVEN: tuple[Given, ...] = (
         "CELLS.ratio",
         "each cell's cost ratio of reasoning, the Skywork subsets' from the paper's Table 1",
         (
-            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("cost_ratio",)),
+            Quantity(ch.ROBUSTNESS, STATISTICS_CSV, ("cost_ratio",)),
             Quantity(ch.REASONING, FINDINGS, findings=("fig2_per_token",)),
             # OffsetBias's ratio below Magpie Ultra's: a router at its budget on the second
             # stays within it on the first at any reasoning rate (Fig. 3(a))
             Quantity(
                 ch.ROBUSTNESS,
-                "ablation_runs.csv",
+                ABLATION_RUNS_CSV,
                 ("cost", "violated"),
                 {"scenario": (CHEAPER_SHIFT,)},
             ),
@@ -130,8 +139,8 @@ GIVEN: tuple[Given, ...] = (
         "CELLS.size",
         "each cell's number of pairs, from the paper's Tables 1 and 4",
         (
-            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("pairs",)),
-            Quantity(ch.MOTIVATION, "benchmark_domains.csv"),
+            Quantity(ch.ROBUSTNESS, STATISTICS_CSV, ("pairs",)),
+            Quantity(ch.MOTIVATION, DOMAINS_CSV),
         ),
     ),
 )

@@ -63,6 +63,10 @@ from racer_lib.evaluation.intervals import wilson_interval
 from racer_lib.evaluation.verdicts import Verdict, conjunction
 from racer_lib.paper import effects, experiments, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
+from racer_lib.paper.files import ABLATION_FINDINGS_CSV as ABLATION_FINDINGS_CSV
+from racer_lib.paper.files import ABLATION_RUNS_CSV as ABLATION_RUNS_CSV
+from racer_lib.paper.files import CONTROL_FINDINGS_CSV as CONTROL_FINDINGS_CSV
+from racer_lib.paper.files import CONTROL_RUNS_CSV as CONTROL_RUNS_CSV
 from racer_lib.routing import train
 
 __all__ = [
@@ -121,10 +125,6 @@ MATCHED = "costlier shift: {name} beats the matched-spend control"
 #: The keys of Fig. 3's two findings (column ``key``; chapter 08's claims read them) and of a
 #: cost-robust variant's control finding (chapter 15's claim reads it).
 KEY_HIGHEST, KEY_MATCHED = "racer_r_highest", "matched_spend_control"
-#: The CSVs of Fig. 3 that chapter 08 writes and chapter 16 writes per simulator under the same
-#: names: the runs, the matched-spend controls' runs, and the two findings.
-ABLATION_RUNS_CSV, CONTROL_RUNS_CSV = "ablation_runs.csv", "control_runs.csv"
-ABLATION_FINDINGS_CSV, CONTROL_FINDINGS_CSV = "paper_findings.csv", "control_findings.csv"
 BASIS = (
     "emerges: routers are trained, then tested after a shift; no simulator or input is given "
     "the routers' response to the shift"

@@ -18,7 +18,7 @@ import pandas as pd
 
 from racer_lib.claims.rules import SEED, Claim, Difference, Equivalence
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.paper import experiments, plots, registry
+from racer_lib.paper import experiments, files, plots, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.effects import ROUTER_ACCURACY
 from racer_lib.paper.engine import rule_findings
@@ -29,8 +29,8 @@ from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
 #: The CSVs the chapter writes that its claims read (the runs, shared with chapter 16:
-#: :mod:`racer_lib.paper.experiments`) or that its page decides them in.
-RUNS_CSV, FINDINGS_CSV = experiments.BETA_RUNS_CSV, "beta_findings.csv"
+#: :mod:`racer_lib.paper.files`) or that its page decides them in.
+RUNS_CSV, FINDINGS_CSV = files.BETA_RUNS_CSV, "beta_findings.csv"
 
 
 def config_rows(

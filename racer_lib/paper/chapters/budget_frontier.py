@@ -25,7 +25,7 @@ import pandas as pd
 from racer_lib.claims.rules import RATIO_TOLERANCE, SEED, Claim, Difference, Finding
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import effects, experiments, plots, registry
+from racer_lib.paper import effects, experiments, files, plots, registry
 from racer_lib.paper import numbers as paper
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.rules import HalfCost
@@ -33,10 +33,10 @@ from racer_lib.records import schema as rec
 from racer_lib.routing import train
 
 #: The CSVs the chapter writes that its claims read: the runs, the fixed modes' endpoints, the
-#: areas above Random's chord (shared with chapter 16: :mod:`racer_lib.paper.experiments`) and
+#: areas above Random's chord (shared with chapter 16: :mod:`racer_lib.paper.files`) and
 #: the findings, with the keys of the findings (column ``key``).
-RUNS_CSV, ENDS_CSV = experiments.FRONTIER_RUNS_CSV, experiments.FRONTIER_ENDS_CSV
-AREA_CSV, FINDINGS_CSV = experiments.AREA_CSV, "frontier_findings.csv"
+RUNS_CSV, ENDS_CSV = files.FRONTIER_RUNS_CSV, files.FRONTIER_ENDS_CSV
+AREA_CSV, FINDINGS_CSV = files.AREA_CSV, "frontier_findings.csv"
 KEY_CONCAVE, KEY_OVER_INSTRUCT, KEY_OVER_REASONING = "concave", "over_instruct", "over_reasoning"
 
 OVER_INSTRUCT = "improves over All-Instruct on every judge and OOD benchmark"

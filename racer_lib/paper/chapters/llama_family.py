@@ -22,7 +22,7 @@ import pandas as pd
 from racer_lib.claims.rules import Claim, Difference, Finding
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import effects, experiments, numbers, plots, registry
+from racer_lib.paper import effects, experiments, files, numbers, plots, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
 from racer_lib.paper.engine import rule_findings
 from racer_lib.paper.experiments import BASIS_LEARNED
@@ -164,11 +164,11 @@ def matched_random_table(
 
 
 #: The finding's text and its key (column ``key``; the chapter's claim reads it), and the CSVs
-#: the chapter's claims read: the runs (shared with chapter 16, :mod:`racer_lib.paper.experiments`)
+#: the chapter's claims read: the runs (shared with chapter 16, :mod:`racer_lib.paper.files`)
 #: and the findings.
 SURPASSES = "RACER often surpasses All-Reasoning's accuracy at lower cost"
 KEY_SURPASSES = "surpasses_all_reasoning"
-RUNS_CSV, FINDINGS_CSV = experiments.LLAMA_RUNS_CSV, "findings.csv"
+RUNS_CSV, FINDINGS_CSV = files.LLAMA_RUNS_CSV, "findings.csv"
 
 
 def surpass_findings(runs: pd.DataFrame, provenance: str) -> pd.DataFrame:

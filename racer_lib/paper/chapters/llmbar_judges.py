@@ -41,7 +41,7 @@ from racer_lib.evaluation.metrics import (
     with_mean_tokens,
 )
 from racer_lib.evaluation.verdicts import ALPHA, FAILS, HOLDS, INCONCLUSIVE, Verdict
-from racer_lib.paper import plots, registry
+from racer_lib.paper import files, plots, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.records import llmbar
 from racer_lib.records.schema import MODES, UNPARSEABLE, mode_columns
@@ -133,7 +133,7 @@ CELL_LE0 = "at least one (judge, subset) cell has ΔAccuracy <= 0"
 MINORITY = "for every judge the pairs where exactly one mode is right are a minority"
 IMPROVES = "reasoning improves accuracy for every judge (CoT over Vanilla)"
 KEYS = {LOWERS: "lowers", CELL_LE0: "cell_le0", MINORITY: "minority", IMPROVES: "improves"}
-FINDINGS_CSV, AGREEMENT_CSV = "findings.csv", "agreement_patterns.csv"
+FINDINGS_CSV, AGREEMENT_CSV = "findings.csv", files.AGREEMENT_CSV
 
 
 def exact_share(k: int, m: int, sign: int, n: int, test: str, to_effect=lambda t: t) -> Verdict:

@@ -19,19 +19,19 @@ from racer_lib.claims.rules import RATIO_TOLERANCE, Claim, Finding, Level
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.metrics import BASIS_DOMAIN_GAINS
 from racer_lib.evaluation.verdicts import conjunction
-from racer_lib.paper import numbers, registry
+from racer_lib.paper import files, numbers, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.paper.files import ABLATION_RUNS_CSV
 from racer_lib.paper.plots import DOMAIN_COLORS
 from racer_lib.paper.rules import COUNT_TOLERANCE, paper_list
-from racer_lib.paper.shift import ABLATION_RUNS_CSV
 
 #: The domains whose judgments need structured verification (the paper's abstract: "e.g. math
 #: and coding"), where Fig. 1(a) says reasoning gains most; every other domain is "other".
 VERIFICATION_DOMAINS = ("math", "coding")
 
 #: The CSVs this chapter writes that carry statuses.
-DOMAINS_CSV, FINDINGS_CSV = "benchmark_domains.csv", "paper_findings.csv"
+DOMAINS_CSV, FINDINGS_CSV = files.DOMAINS_CSV, "paper_findings.csv"
 #: Chapter 08's runs, whose costs after the shift panel (b) reads.
 SHIFT_RUNS_CSV = ABLATION_RUNS_CSV
 #: The keys of Fig. 1's findings (column ``key`` of :data:`FINDINGS_CSV`; its claims read them).

@@ -26,7 +26,7 @@ import pandas as pd
 
 from racer_lib.claims.rules import Claim, Difference, Finding
 from racer_lib.evaluation.metrics import BASIS_DOMAIN_GAINS, headroom
-from racer_lib.paper import registry
+from racer_lib.paper import files, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.effects import MODE_GAIN
 from racer_lib.paper.plots import DOMAIN_COLORS, JUDGE_MARKERS, agreement_bars, legend_above
@@ -51,7 +51,7 @@ QWEN3_BY_SIZE = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
 FINDINGS_CSV = "paper_findings.csv"
 KEY_MATH_CODING, KEY_COST_EFFECTIVE, KEY_HEADROOM = "fig2_gains", "fig2_per_token", "headroom"
 #: The lower panel's table (:func:`agreement_patterns`).
-AGREEMENT_CSV = "agreement_patterns.csv"
+AGREEMENT_CSV = files.AGREEMENT_CSV
 #: The per-domain table (:func:`by_domain`) and the columns of it the page shows.
 BY_DOMAIN_CSV = "delta_accuracy_by_domain.csv"
 BY_DOMAIN_COLUMNS = ["judge", "dataset", "domain", "n", "acc_instruct", "acc_reasoning"]

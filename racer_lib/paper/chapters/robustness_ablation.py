@@ -35,7 +35,7 @@ import torch
 from racer_lib.claims.rules import RATIO_TOLERANCE, SEED, Claim, Difference, Finding, Level
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation.intervals import wilson_interval
-from racer_lib.paper import effects, experiments, registry, shift
+from racer_lib.paper import effects, experiments, files, registry, shift
 from racer_lib.paper.numbers import ABLATION_BUDGET, DATASET_STATISTICS
 from racer_lib.paper.rules import COUNT_TOLERANCE, paper_list
 from racer_lib.paper.shift import (
@@ -54,7 +54,7 @@ from racer_lib.routing import steps, train
 #: paper's 80/10/10; the simulator draws its own split with the replicate's seed).
 SPLIT_SHARES = (0.8, 0.1, 0.1)
 #: Table 1's subsets (:func:`subset_statistics`), a CSV the chapter's claims read.
-STATISTICS_CSV = "dataset_statistics.csv"
+STATISTICS_CSV = files.STATISTICS_CSV
 
 
 def subset_statistics(

@@ -16,7 +16,7 @@ import pandas as pd
 from racer_lib.claims.rules import Claim, Finding
 from racer_lib.evaluation.metrics import endpoints, policy_point, random_point
 from racer_lib.judging import prompts
-from racer_lib.paper import numbers, registry
+from racer_lib.paper import files, numbers, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.plots import legend_above, legend_in, relabel
 from racer_lib.paper.rules import level, paper_list
@@ -33,7 +33,7 @@ BASIS_FOLLOWS_SELF_ROUTE = (
 #: The CSVs the chapter writes that its claims read: the training mixture's table
 #: (:func:`mixture_table`) and :func:`self_routing_findings`, with the keys of the findings
 #: (column ``key``).
-TABLE_CSV, FINDINGS_CSV = "self_routing_table.csv", "findings.csv"
+TABLE_CSV, FINDINGS_CSV = files.SELF_ROUTING_CSV, "findings.csv"
 KEY_REASONS, KEY_ACCURACY, KEY_COST = "reasons_always", "accuracy_alike", "cost_alike"
 
 

@@ -44,14 +44,16 @@ from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
 from racer_lib.paper import experiments, shift
 from racer_lib.paper import registry as stems
-from racer_lib.paper.experiments import (
+from racer_lib.paper.files import (
+    ABLATION_RUNS_CSV,
     AREA_CSV,
     BETA_RUNS_CSV,
+    CONTROL_RUNS_CSV,
+    FINDINGS_GLOB,
     FRONTIER_ENDS_CSV,
     FRONTIER_RUNS_CSV,
     LLAMA_RUNS_CSV,
 )
-from racer_lib.paper.shift import ABLATION_RUNS_CSV, CONTROL_RUNS_CSV
 from racer_lib.records import choices, simulate
 from racer_lib.records.io import atomic_write
 from racer_lib.records.sets import judge_set
@@ -67,7 +69,7 @@ SHIFTED = "offsetbias"
 PLANTED = choices.Simulator(readable=1.0, cell_signal=1.5)
 #: The part of :func:`write_point` that writes each CSV a claim's rule reads.
 _FRONTIER = (FRONTIER_RUNS_CSV, FRONTIER_ENDS_CSV, AREA_CSV, BETA_RUNS_CSV)
-PARTS = {LLAMA_RUNS_CSV: "llama", ABLATION_RUNS_CSV: "ablation", "*findings*.csv": "ablation",
+PARTS = {LLAMA_RUNS_CSV: "llama", ABLATION_RUNS_CSV: "ablation", FINDINGS_GLOB: "ablation",
          **dict.fromkeys(_FRONTIER, "frontier")}  # fmt: skip
 #: The claims of Fig. 4 and Table 7 that compare RACER with Random.
 VERSUS_RANDOM = ("frontier_random_id", "frontier_random_ood", "frontier_area", "llama_vs_random")
