@@ -191,7 +191,7 @@ def stays_within(costs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[s
     """Fig. 1(b)'s caption as a findings row: RACER stays within budget after the shift where a
     standard router does not. A conjunction (:func:`racer_lib.evaluation.verdicts.conjunction`) of
     two one-sided bounds over the replicate seeds (:func:`over_budget`) at the claims table's margin
-    :data:`racer_lib.paper.claim_rules.RATIO_TOLERANCE`: RACER-C's ``cost / C - 1`` below it,
+    :data:`racer_lib.claims.rules.RATIO_TOLERANCE`: RACER-C's ``cost / C - 1`` below it,
     and ACER's above it (:func:`racer_lib.evaluation.verdicts.directional`)."""
     parts = {
         "RACER-C within budget": verdicts.directional(
