@@ -69,18 +69,20 @@ def emergent(claim: Claim, outcome: Outcome, given: Iterable[Given]) -> bool:
     return not _given.given_by(claim.chapter, outcome.reads, given)
 
 
-#: Why a level of a quantity the simulator was not given cannot be compared with the paper's
-#: number on simulated records.
+#: Why a level of a quantity the simulator was not given cannot be compared with the number a
+#: claim states, on simulated records (the paper's own text: ``racer_lib.paper.given``).
 NOT_GIVEN_LEVEL = (
-    "the paper's number of a quantity the simulator was not given (it emerges from training "
-    "routers): comparing it needs the paper's own judge records (the Qwen3 / Llama pairs judged "
-    "on a GPU, profile paper); the simulator is calibrated to the judges, not to a router"
+    "a number of a quantity the simulator was not given: comparing it needs the records the "
+    "number came from"
 )
 
 
-def decide(claim: Claim, outcome: Outcome, given: Iterable[Given]) -> tuple[str, str]:
+def decide(
+    claim: Claim, outcome: Outcome, given: Iterable[Given], level_reason: str = NOT_GIVEN_LEVEL
+) -> tuple[str, str]:
     """``(status, reason)`` of a claim whose rule gave ``outcome``, the simulator having been
-    given ``given`` (see :mod:`racer_lib.claims.statuses`)."""
+    given ``given`` (see :mod:`racer_lib.claims.statuses`); ``level_reason``: why a level of a
+    quantity it was not given is not reproducible here."""
     decision = outcome.decision
     if claim.rule.kind == "identity":
         return (VERIFIED, "") if decision == HOLDS else (NOT_REPRODUCED, "a numerical check failed")
@@ -92,7 +94,7 @@ def decide(claim: Claim, outcome: Outcome, given: Iterable[Given]) -> tuple[str,
     level = claim.rule.kind == "level"
     if not params:
         if level:
-            return NOT_REPRODUCIBLE, NOT_GIVEN_LEVEL
+            return NOT_REPRODUCIBLE, level_reason
         return status_of(decision, False, outcome.provenance), why_not
     why = "the simulator was given it: " + _given.describe(params)
     status = status_of(decision, True, outcome.provenance, level)
@@ -196,7 +198,12 @@ def claim_rates(
 
 
 def evaluate_claim(
-    claim: Claim, folder: Path | None, ran: bool, profile: str, given: Iterable[Given]
+    claim: Claim,
+    folder: Path | None,
+    ran: bool,
+    profile: str,
+    given: Iterable[Given],
+    level_reason: str = NOT_GIVEN_LEVEL,
 ) -> dict[str, Any]:
     """One row of the report (:data:`racer_lib.paper.report.REPORT_COLUMNS`): ``claim`` decided
     on its chapter's results ``folder`` (``ran``: the chapter is in ``profile``), the
@@ -226,7 +233,7 @@ def evaluate_claim(
     except NotAvailable as err:
         return row | {"status": NOT_REPRODUCIBLE, "reason": str(err)}
     given = tuple(given)
-    status, reason = decide(claim, outcome, given)
+    status, reason = decide(claim, outcome, given, level_reason)
     verdict = outcome.verdict
     if verdict is not None:
         row |= {k: getattr(verdict, k) for k in _VERDICT_FIELDS}
@@ -247,12 +254,16 @@ def decide_all(
     ran: Iterable[str],
     profile: str,
     given: Iterable[Given],
+    level_reason: str = NOT_GIVEN_LEVEL,
 ) -> list[dict[str, Any]]:
     """Every claim of ``claims`` decided on its chapter's folder under ``results_root`` (one
     folder per chapter stem; ``ran``: the stems the profile ran), one row each
     (:func:`evaluate_claim`), in the order of ``claims``."""
     root, ran, given = Path(results_root), set(ran), tuple(given)
-    return [evaluate_claim(c, root / c.chapter, c.chapter in ran, profile, given) for c in claims]
+    return [
+        evaluate_claim(c, root / c.chapter, c.chapter in ran, profile, given, level_reason)
+        for c in claims
+    ]
 
 
 def rule_findings(

@@ -1,5 +1,6 @@
 """The engine (:mod:`racer_lib.claims.engine`) bound to what the paper's simulator was given
-(:data:`racer_lib.paper.given.GIVEN`): a chapter decides its own ``CLAIMS`` with
+(:data:`racer_lib.paper.given.GIVEN`, and why a level it was not given is not reproducible here,
+:data:`racer_lib.paper.given.NOT_GIVEN_LEVEL`): a chapter decides its own ``CLAIMS`` with
 :func:`rule_findings` and :func:`evaluate_claim` while it runs; the report gathers every
 chapter's (:func:`racer_lib.paper.registry.claims`) with :func:`decide_all`.
 """
@@ -12,13 +13,12 @@ from typing import Any
 
 from racer_lib.claims import engine
 from racer_lib.claims.engine import (
-    NOT_GIVEN_LEVEL,
     RATE_REPLICATIONS,
     claim_rates,
     sensitivity_of,
 )
 from racer_lib.claims.rules import Claim, Outcome
-from racer_lib.paper.given import GIVEN
+from racer_lib.paper.given import GIVEN, NOT_GIVEN_LEVEL
 
 __all__ = [
     "NOT_GIVEN_LEVEL",
@@ -35,7 +35,7 @@ __all__ = [
 
 def decide(claim: Claim, outcome: Outcome) -> tuple[str, str]:
     """:func:`racer_lib.claims.engine.decide` with the paper's "given" table."""
-    return engine.decide(claim, outcome, GIVEN)
+    return engine.decide(claim, outcome, GIVEN, NOT_GIVEN_LEVEL)
 
 
 def emergent(claim: Claim, outcome: Outcome) -> bool:
@@ -45,14 +45,14 @@ def emergent(claim: Claim, outcome: Outcome) -> bool:
 
 def evaluate_claim(claim: Claim, folder: Path | None, ran: bool, profile: str) -> dict[str, Any]:
     """:func:`racer_lib.claims.engine.evaluate_claim` with the paper's "given" table."""
-    return engine.evaluate_claim(claim, folder, ran, profile, GIVEN)
+    return engine.evaluate_claim(claim, folder, ran, profile, GIVEN, NOT_GIVEN_LEVEL)
 
 
 def decide_all(
     claims: Iterable[Claim], results_root: str | Path, ran: Iterable[str], profile: str
 ) -> list[dict[str, Any]]:
     """:func:`racer_lib.claims.engine.decide_all` with the paper's "given" table."""
-    return engine.decide_all(claims, results_root, ran, profile, GIVEN)
+    return engine.decide_all(claims, results_root, ran, profile, GIVEN, NOT_GIVEN_LEVEL)
 
 
 def rule_findings(

@@ -40,14 +40,14 @@ from racer_lib.paper.files import (
     STATISTICS_CSV,
 )
 
-__all__ = ["GIVEN", "Given", "Quantity", "Read", "describe", "given_by", "meets"]
+__all__ = ["GIVEN", "NOT_GIVEN_LEVEL", "Given", "Quantity", "Read", "describe", "given_by", "meets"]
 
 FINDINGS = FINDINGS_GLOB
 #: The keys of chapter 11's three findings (its ``KEY_*``): self-routing's share of "yes"
 #: answers fixes each. A quantity names a finding by the key its chapter's code writes beside
-#: it (``tests/test_given.py`` checks each key is one a chapter module defines).
+#: it (``tests/test_claims.py`` checks each key is one a chapter module defines).
 SELF_ROUTING_FINDINGS = ("reasons_always", "accuracy_alike", "cost_alike")
-#: Chapter 08's first scenario (its ``SCENARIOS``; the claims table's ``_CHEAPER``): trained on
+#: Chapter 08's first scenario (``racer_lib.paper.shift.CHEAPER``, its claims' too): trained on
 #: Magpie Ultra, tested on OffsetBias, whose reasoning is relatively cheaper (``CELLS.ratio``).
 CHEAPER_SHIFT = "(a) cheaper shift"
 
@@ -143,6 +143,15 @@ GIVEN: tuple[Given, ...] = (
             Quantity(ch.MOTIVATION, DOMAINS_CSV),
         ),
     ),
+)
+
+
+#: Why a level of a quantity the simulator was not given cannot be compared with the paper's
+#: number on simulated records (the engine's reason for such a claim).
+NOT_GIVEN_LEVEL = (
+    "the paper's number of a quantity the simulator was not given (it emerges from training "
+    "routers): comparing it needs the paper's own judge records (the Qwen3 / Llama pairs judged "
+    "on a GPU, profile paper); the simulator is calibrated to the judges, not to a router"
 )
 
 
