@@ -22,6 +22,7 @@ from racer_lib.claims.statuses import (
     VERIFIED,
     status_of,
 )
+from racer_lib.paper.files import FINDINGS_CSV
 from racer_lib.paper.given import GIVEN
 
 __all__ = [
@@ -44,7 +45,7 @@ def add_status(
     findings: Iterable[Mapping[str, Any]] | Any,
     provenance: str,
     chapter: str,
-    csv: str = "findings.csv",
+    csv: str = FINDINGS_CSV,
 ):
     """:func:`racer_lib.claims.statuses.add_status` with the paper's "given" table."""
     return statuses.add_status(findings, provenance, chapter, csv, GIVEN)

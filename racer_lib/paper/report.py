@@ -43,6 +43,7 @@ import pandas as pd
 from racer_lib.claims.rules import ACCURACY_TOLERANCE, RATIO_TOLERANCE, Claim
 from racer_lib.claims.statuses import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, STATUSES
 from racer_lib.evaluation.verdicts import ALPHA, MIN_SEEDS
+from racer_lib.paper import files
 from racer_lib.paper import registry as stems
 from racer_lib.paper.effects import EFFECTS
 from racer_lib.paper.engine import decide_all
@@ -162,7 +163,7 @@ def headline(table: pd.DataFrame) -> pd.DataFrame:
 
 #: The simulator-sensitivity chapter and the CSV the report reads from it.
 SENSITIVITY = stems.SENSITIVITY
-ROBUSTNESS_CSV = "claim_robustness.csv"
+ROBUSTNESS_CSV = files.ROBUSTNESS_CSV
 
 
 def robustness_text(row: Mapping[str, Any]) -> str:

@@ -23,7 +23,7 @@ import pandas as pd
 from racer_lib.claims.rules import RATIO_TOLERANCE, Claim, Difference, Finding
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import effects, experiments, plots, registry
+from racer_lib.paper import effects, experiments, files, plots, registry
 from racer_lib.paper import numbers as paper
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED, Sets
@@ -36,7 +36,7 @@ from racer_lib.routing.store import PolicyStore, inputs_hash
 
 #: The CSVs the chapter writes that its claims read: the runs and the findings, with the key of
 #: its finding (column ``key``).
-RUNS_CSV, FINDINGS_CSV = "baselines_runs.csv", "findings.csv"
+RUNS_CSV, FINDINGS_CSV = "baselines_runs.csv", files.FINDINGS_CSV
 KEY_MOST_ACCURATE = "most_accurate"
 #: The columns of the findings (and members) table the page shows.
 SHOWN = ["finding", "observed", "effect", "lo", "hi", "p", "n", "test", "note", "status"]

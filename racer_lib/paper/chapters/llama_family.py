@@ -168,7 +168,7 @@ def matched_random_table(
 #: and the findings.
 SURPASSES = "RACER often surpasses All-Reasoning's accuracy at lower cost"
 KEY_SURPASSES = "surpasses_all_reasoning"
-RUNS_CSV, FINDINGS_CSV = files.LLAMA_RUNS_CSV, "findings.csv"
+RUNS_CSV, FINDINGS_CSV = files.LLAMA_RUNS_CSV, files.FINDINGS_CSV
 
 
 def surpass_findings(runs: pd.DataFrame, provenance: str) -> pd.DataFrame:

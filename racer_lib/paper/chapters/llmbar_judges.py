@@ -133,7 +133,7 @@ CELL_LE0 = "at least one (judge, subset) cell has ΔAccuracy <= 0"
 MINORITY = "for every judge the pairs where exactly one mode is right are a minority"
 IMPROVES = "reasoning improves accuracy for every judge (CoT over Vanilla)"
 KEYS = {LOWERS: "lowers", CELL_LE0: "cell_le0", MINORITY: "minority", IMPROVES: "improves"}
-FINDINGS_CSV, AGREEMENT_CSV = "findings.csv", files.AGREEMENT_CSV
+FINDINGS_CSV, AGREEMENT_CSV = files.FINDINGS_CSV, files.AGREEMENT_CSV
 
 
 def exact_share(k: int, m: int, sign: int, n: int, test: str, to_effect=lambda t: t) -> Verdict:

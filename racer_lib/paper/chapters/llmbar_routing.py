@@ -28,7 +28,7 @@ import pandas as pd
 from racer_lib.claims.rules import SEED, Claim, Difference
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import effects, experiments, plots, registry
+from racer_lib.paper import effects, experiments, files, plots, registry
 from racer_lib.paper.claims import EMERGENT_STATUSES, add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.paper.experiments import embed_quietly as embed_quietly  # the page's
@@ -333,7 +333,7 @@ def training_check_summary(
 #: run: RACER counts as at least as accurate as a rival when its per-seed paired difference is
 #: shown above ``-AT_LEAST_AS_ACCURATE_POINTS`` (the book's margin for "alike", half a point).
 AT_LEAST_AS_ACCURATE_POINTS = 0.5
-FINDINGS_CSV, RUNS_CSV = "findings.csv", "llmbar_routing_runs.csv"
+FINDINGS_CSV, RUNS_CSV = files.FINDINGS_CSV, "llmbar_routing_runs.csv"
 #: The findings' texts, per judge (the chapter's claim reads the runs, not these).
 OVER_RANDOM = "{judge}: RACER is more accurate than Random at every budget"
 OVER_ACER = "{judge}: RACER is at least as accurate as ACER on average"

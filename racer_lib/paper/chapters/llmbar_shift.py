@@ -38,7 +38,7 @@ import pandas as pd
 from racer_lib.claims.rules import Claim, Finding
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation.intervals import wilson_interval
-from racer_lib.paper import experiments, registry
+from racer_lib.paper import experiments, files, registry
 from racer_lib.paper.shift import (
     COST_ROBUST,
     KEY_MATCHED,
@@ -60,7 +60,7 @@ VALID_SHARE = 0.25
 SHIFT_KINDS = ("natural->adversarial", "adversarial->natural", "leave-one-out")
 #: The findings' CSV (read by the reproduction report) and the groups of the per-cell control
 #: comparison (:func:`control_tables`).
-FINDINGS_CSV = "findings.csv"
+FINDINGS_CSV = files.FINDINGS_CSV
 CONTROL_CELLS = ["method", "judge", "budget"]
 #: A glued value of the page, ``(name, csv, column, agg, where)`` for
 #: :meth:`racer_lib.book.chapter.Prose.value` (``agg`` ``text``: a word, for

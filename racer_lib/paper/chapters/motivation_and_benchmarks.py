@@ -31,9 +31,10 @@ from racer_lib.paper.rules import COUNT_TOLERANCE, paper_list
 VERIFICATION_DOMAINS = ("math", "coding")
 
 #: The CSVs this chapter writes that carry statuses.
-DOMAINS_CSV, FINDINGS_CSV = files.DOMAINS_CSV, "paper_findings.csv"
-#: Chapter 08's runs, whose costs after the shift panel (b) reads.
-SHIFT_RUNS_CSV = ABLATION_RUNS_CSV
+DOMAINS_CSV, FINDINGS_CSV = files.DOMAINS_CSV, files.PAPER_FINDINGS_CSV
+#: Chapter 08's runs, whose costs after the shift panel (b) reads, and chapter 04's per-domain
+#: table, from which panel (a) is drawn.
+SHIFT_RUNS_CSV, FIG2_BY_DOMAIN_CSV = ABLATION_RUNS_CSV, files.BY_DOMAIN_CSV
 #: The keys of Fig. 1's findings (column ``key`` of :data:`FINDINGS_CSV`; its claims read them).
 KEY_GAINS, KEY_WITHIN = "fig1a_gains", "fig1b_within"
 #: The text of Fig. 1(b)'s finding.

@@ -48,12 +48,12 @@ VERIFICATION = ("math", "coding")
 QWEN3_BY_SIZE = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
 #: The CSV the chapter writes :func:`fig2_findings` to (its claims read it), and the keys of
 #: its findings (column ``key``).
-FINDINGS_CSV = "paper_findings.csv"
+FINDINGS_CSV = files.PAPER_FINDINGS_CSV
 KEY_MATH_CODING, KEY_COST_EFFECTIVE, KEY_HEADROOM = "fig2_gains", "fig2_per_token", "headroom"
 #: The lower panel's table (:func:`agreement_patterns`).
 AGREEMENT_CSV = files.AGREEMENT_CSV
 #: The per-domain table (:func:`by_domain`) and the columns of it the page shows.
-BY_DOMAIN_CSV = "delta_accuracy_by_domain.csv"
+BY_DOMAIN_CSV = files.BY_DOMAIN_CSV
 BY_DOMAIN_COLUMNS = ["judge", "dataset", "domain", "n", "acc_instruct", "acc_reasoning"]
 BY_DOMAIN_COLUMNS += ["delta_accuracy", "cost_ratio"]
 #: The numbers the closing sentence states, as ``(name, csv, column, agg, where)`` for

@@ -33,7 +33,7 @@ BASIS_FOLLOWS_SELF_ROUTE = (
 #: The CSVs the chapter writes that its claims read: the training mixture's table
 #: (:func:`mixture_table`) and :func:`self_routing_findings`, with the keys of the findings
 #: (column ``key``).
-TABLE_CSV, FINDINGS_CSV = files.SELF_ROUTING_CSV, "findings.csv"
+TABLE_CSV, FINDINGS_CSV = files.SELF_ROUTING_CSV, files.FINDINGS_CSV
 KEY_REASONS, KEY_ACCURACY, KEY_COST = "reasons_always", "accuracy_alike", "cost_alike"
 
 

@@ -42,7 +42,7 @@ from scipy.stats import qmc
 from racer_lib.claims.rules import Claim, NotAvailable
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import experiments, shift
+from racer_lib.paper import experiments, files, shift
 from racer_lib.paper import registry as stems
 from racer_lib.paper.files import (
     ABLATION_RUNS_CSV,
@@ -59,6 +59,9 @@ from racer_lib.records.io import atomic_write
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
+#: How each claim's verdict moves over the simulators (:func:`claim_robustness`; the report
+#: reads it).
+ROBUSTNESS_CSV = files.ROBUSTNESS_CSV
 #: Every record of this chapter is drawn by the simulator (it has no real-data mode).
 PROVENANCE = "simulated"
 NO_FLIP = "no flip in range"
