@@ -1,7 +1,7 @@
 """Each emergent comparison claim's rule measured on its own build's data (issue 40).
 
 For every claim of the report decided by a per-seed comparison (a ``Difference`` or an
-``Equivalence`` with a smallest effect of interest), :func:`racer_lib.paper.engine.claim_rates`
+``Equivalence`` with a smallest effect of interest), :func:`racer_lib.claims.engine.claim_rates`
 resamples the seeds the ``sim`` build wrote for it, at its own sizes (the number of seeds and
 members that decided it):
 
@@ -33,7 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 from racer_lib.evaluation.intervals import wilson_interval  # noqa: E402
 from racer_lib.paper import engine  # noqa: E402
-from racer_lib.paper.claims_table import CLAIMS  # noqa: E402
+from racer_lib.paper.registry import claims  # noqa: E402
+
+CLAIMS = claims()
 
 RESULTS = Path(os.environ.get("CLAIM_RATES_RESULTS", ROOT / "results" / "sim"))
 REPLICATIONS = int(os.environ.get("CLAIM_RATES_REPLICATIONS", "1000"))

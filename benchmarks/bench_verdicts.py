@@ -8,7 +8,7 @@ run, on the CSVs the chapters write):
   ``profiles/verdicts.yaml`` (the chapters whose claims have a null, at small sizes, ten
   replicate seeds each) on the null simulator (:data:`NULL`: the embedding carries nothing, so
   no router can gain by selecting pairs), each with its own master seed. Over the claims that
-  have this null (``null="embedding"`` in :data:`racer_lib.paper.claims_table.CLAIMS`: every
+  have this null (``null="embedding"`` in the chapters' ``CLAIMS``: every
   gain from selecting pairs), the share of (claim, build) that read *reproduced*. Goal: at most
   5 % (:data:`FPR_TARGET`).
 * **power**: the same builds on a simulator with a planted signal (:data:`PLANTED`: the
@@ -51,7 +51,9 @@ sys.path.insert(0, str(ROOT))
 from racer_lib.evaluation.intervals import wilson_interval  # noqa: E402
 from racer_lib.evaluation.verdicts import ALPHA  # noqa: E402
 from racer_lib.paper.claims import NOT_REPRODUCED, REPRODUCED  # noqa: E402
-from racer_lib.paper.claims_table import CLAIMS  # noqa: E402
+from racer_lib.paper.registry import claims  # noqa: E402
+
+CLAIMS = claims()
 
 REDUCED = "verdicts"
 SIM = "sim"

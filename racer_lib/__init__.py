@@ -10,8 +10,10 @@ from the layers below it (an import-linter contract in ``pyproject.toml``, run b
 3. ``routing``: how a router is trained under a budget (KL-DRO, theory, policies, the
    trainer, the router store, baselines, route-then-judge);
 4. ``evaluation``: how good a router is and how sure we are (metrics, intervals, tests);
+   ``claims`` above it: claims decided on a results folder (rules, statuses, the engine), with
+   nothing of the paper;
 5. ``paper``: what the paper claims and what this build finds (the paper's numbers, the
-   chapter registry, one module per chapter, the claims and the report);
+   chapter registry, one module per chapter with the claims it tests, and the report);
 6. ``book``: how notebooks become the book (the runner, chapter helpers, the page, the
    browser check, the citation).
 

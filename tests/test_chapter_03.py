@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from racer_lib.book import chapter
+from racer_lib.claims import rules
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import claim_rules as rules
 from racer_lib.paper import claims
 from racer_lib.paper import numbers as paper
 from racer_lib.paper.chapters import motivation_and_benchmarks as ch03

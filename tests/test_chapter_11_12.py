@@ -282,20 +282,20 @@ def test_llama_findings_are_decided_over_the_seeds(smoke):
     """One finding ("often surpasses All-Reasoning"), recomputed from the runs; the comparison
     with Random is the report's own rule on the same CSV. The smoke build's two seeds are too
     few for the protocol: both are inconclusive (the mechanics, not the outcome, are tested)."""
-    from racer_lib.paper import report
+    from racer_lib.paper import engine, registry
 
     result, _ = smoke
     folder = Path(result.results_dirs[LLAMA])
     runs = _csv(smoke, LLAMA, "llama_runs.csv")
     findings = _csv(smoke, LLAMA, "findings.csv")
-    cols = ["provenance", "finding", "observed", "interval", *claims.VERDICT_COLUMNS]
+    cols = ["provenance", "finding", "key", "observed", "interval", *claims.VERDICT_COLUMNS]
     assert list(findings.columns) == [*cols, "status", "basis"]
     expected = ch12.surpass_findings(runs.drop(columns="provenance"), "simulated")
     written = findings.drop(columns="provenance").astype({"note": object}).fillna({"note": ""})
     pd.testing.assert_frame_equal(written, expected, check_dtype=False, check_exact=False)
     random = _csv(smoke, LLAMA, ch12.RANDOM_CSV)
-    claim = next(c for c in report.CLAIMS if c.sensitivity == "llama_vs_random")
-    decided = report.evaluate_claim(claim, folder, True, "smoke")
+    claim = next(c for c in registry.claims() if c.sensitivity == "llama_vs_random")
+    decided = engine.evaluate_claim(claim, folder, True, "smoke")
     assert list(random["finding"]) == [claim.claim]
     assert random["status"].iloc[0] == decided["status"]
     if _params(LLAMA)["n_seeds"] < verdicts.MIN_SEEDS:

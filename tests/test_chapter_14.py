@@ -21,7 +21,7 @@ from conftest import execute_notebook, real_chapter, release_table
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.verdicts import ALPHA, MIN_SEEDS
-from racer_lib.paper import claims, claims_table, registry
+from racer_lib.paper import claims, registry
 from racer_lib.paper.chapters import llmbar_routing as ch14
 from racer_lib.records import embed, llmbar, sets
 from racer_lib.routing import baselines
@@ -344,7 +344,8 @@ def test_findings_are_decided_over_the_seeds(params, runs, results):
 def test_the_reports_claim_reads_the_runs_paired_by_seed(params, results):
     """The reproduction report's claim (RACER vs Random, paired on split, judge, budget and
     seed) reads this run: one value per replicate seed."""
-    claim = next(c for c in claims_table.CLAIMS if c.chapter == registry.LLMBAR_ROUTING)
+    (claim,) = ch14.CLAIMS
+    assert claim.chapter == registry.LLMBAR_ROUTING
     outcome = claim.rule.evaluate(results)
     assert outcome.verdict.n == params["n_seeds"]
     assert outcome.provenance == "release"

@@ -1,10 +1,10 @@
 """Every numeric cell of the paper's tables is a claim of the reproduction report.
 
-The LaTeX tables of ``racer_paper.tex`` (beside the checkout, ``../shared/paper``) are parsed
-here: each numeric cell, at its row and column, must be quoted in the text of a claim of
-:data:`racer_lib.paper.claims_table.CLAIMS` whose artifact is that table, and the claim's rule
-must read it: a :class:`~racer_lib.paper.claim_rules.Level` comparing that column at that row with
-the same number, or one of the findings named in :data:`FINDINGS`. A cell no claim can test is on
+The LaTeX tables of ``racer_paper.tex`` (beside the checkout, ``../shared/paper``) are parsed here:
+each numeric cell, at its row and column, must be quoted in the text of one of the chapters' claims
+(:func:`racer_lib.paper.registry.claims`) whose artifact is that table, and the claim's rule must
+read it: a :class:`~racer_lib.claims.rules.Level` comparing that column at that row with the same
+number, or one of the findings named in :data:`FINDINGS`. A cell no claim can test is on
 :data:`EXCLUDED` with its reason. Conversely, no claim compares with a number the table does not
 print at the place the claim reads. The prompt and case-study tables (Tables 5, 6 and 8) hold no
 numeric cell.
@@ -20,9 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from racer_lib.paper import claim_rules as rules
+from racer_lib.claims import rules
 from racer_lib.paper import numbers as paper
-from racer_lib.paper.claims_table import CLAIMS
+from racer_lib.paper import registry
+from racer_lib.paper.chapters import self_routing
+
+CLAIMS = registry.claims()
 
 PAPER = Path(__file__).parents[1].parent / "shared/paper/racer_paper.tex"
 
@@ -129,8 +132,8 @@ LAYOUTS = (
 #: self-routing chapter tests its reasoning fraction ("more than 95 %") and its accuracy
 #: against All-Reasoning's as findings; the claim quotes the paper's numbers.
 FINDINGS = {
-    ("Table 9", "reasoning_fraction"): r"reasons on more than",
-    ("Table 9", "acc_self_routing"): r"accuracy is within",
+    ("Table 9", "reasoning_fraction"): self_routing.KEY_REASONS,
+    ("Table 9", "acc_self_routing"): self_routing.KEY_ACCURACY,
 }
 
 #: Numeric cells no claim tests, with the reason: (table, row labels, header) -> why.
@@ -244,7 +247,7 @@ def _reads(claim: rules.Claim, cell: Cell, key: Key) -> bool:
     rule = claim.rule
     if isinstance(rule, rules.Finding):
         pattern = FINDINGS.get((cell.table, column))
-        return pattern is not None and rule.pattern == pattern
+        return pattern is not None and rule.key == pattern
     if not isinstance(rule, rules.Level) or rule.column != column:
         return False
     return any(
@@ -328,7 +331,7 @@ def _compares(claim: rules.Claim) -> bool:
     :data:`FINDINGS`."""
     if isinstance(claim.rule, rules.Level):
         return True
-    return isinstance(claim.rule, rules.Finding) and claim.rule.pattern in FINDINGS.values()
+    return isinstance(claim.rule, rules.Finding) and claim.rule.key in FINDINGS.values()
 
 
 def test_every_claim_of_a_table_is_matched_by_its_cells(tables):

@@ -225,7 +225,7 @@ def test_fig2_findings_check_the_domains_and_the_headroom_by_size():
     recs = pd.concat([small, mid, large], ignore_index=True)
     # each check reads one draw: on simulated records a check of the simulator, decided
     checks = ch04.fig2_findings(recs, "simulated")
-    columns = ["finding", "judge", "observed", *claims.VERDICT_COLUMNS, "status", "basis"]
+    columns = ["finding", "key", "judge", "observed", *claims.VERDICT_COLUMNS, "status", "basis"]
     assert list(checks.columns) == columns
     assert (checks["test"] == claims.NO_TEST).all()
     domain = checks[checks["finding"].str.startswith("reasoning gains")]
@@ -312,7 +312,7 @@ def test_fig2_reading_states_what_the_tables_show():
     by_subset, by_judge = ch13.delta_tables(pd.concat([x, y], ignore_index=True))
     agreement = ch13.agreement_table(by_judge)
     reading = ch13.fig2_reading(by_judge, by_subset, agreement, "release")
-    columns = ["finding", "observed", *claims.VERDICT_COLUMNS, "p_other", "status", "basis"]
+    columns = ["finding", "key", "observed", *claims.VERDICT_COLUMNS, "p_other", "status", "basis"]
     assert list(reading.columns) == columns  # decided by a verdict: no "holds"
     assert list(reading["finding"]) == [ch13.LOWERS, ch13.CELL_LE0, ch13.MINORITY, ch13.IMPROVES]
     assert list(reading["observed"]) == [

@@ -509,16 +509,16 @@ def _beta_folder(tmp_path, runs):
 
 def test_beta_findings_are_the_reports_decisions(tmp_path):
     """The page's reading of Table 3 is the reproduction report's rule on the same CSV."""
-    from racer_lib.paper import registry, report
+    from racer_lib.paper import engine, registry
 
     folder = _beta_folder(tmp_path, _planted_beta_runs())
     findings = beta_sensitivity.beta_findings(folder, "simulated")
     assert list(findings["key"]) == ["beta_zero_lowers", "beta_alike", "beta_large_lowers"]
     assert (findings["decision"] == "holds").all() and (findings["n"] == 10).all()
     assert (findings["status"] == claims.REPRODUCED).all()  # β acts on training only
-    mine = [c for c in report.CLAIMS if c.sensitivity in set(findings["key"])]
+    mine = [c for c in registry.claims() if c.sensitivity in set(findings["key"])]
     for claim, (_, row) in zip(mine, findings.iterrows(), strict=True):
-        decided = report.evaluate_claim(claim, folder, True, "test")
+        decided = engine.evaluate_claim(claim, folder, True, "test")
         assert (row["finding"], row["status"]) == (claim.claim, decided["status"])
         assert row["effect"] == pytest.approx(decided["effect"])
         assert claim.chapter == registry.BETA
@@ -643,14 +643,14 @@ def test_surpassing_all_reasoning_needs_a_majority_of_the_budgets():
 
 
 def test_random_findings_are_the_reports_decision(tmp_path, matched):
-    from racer_lib.paper import report
+    from racer_lib.paper import engine, registry
 
     _, runs = matched
     ten = pd.concat([runs.assign(seed=runs["seed"] + 2 * k) for k in range(5)])
     ten.assign(provenance="simulated").to_csv(tmp_path / "llama_runs.csv", index=False)
     found = llama_family.random_findings(tmp_path, "simulated")
-    claim = next(c for c in report.CLAIMS if c.sensitivity == "llama_vs_random")
-    decided = report.evaluate_claim(claim, tmp_path, True, "test")
+    claim = next(c for c in registry.claims() if c.sensitivity == "llama_vs_random")
+    decided = engine.evaluate_claim(claim, tmp_path, True, "test")
     assert list(found["finding"]) == [claim.claim]
     assert found["status"].iloc[0] == decided["status"] and found["n"].iloc[0] == 10
     assert found["effect"].iloc[0] == pytest.approx(decided["effect"])

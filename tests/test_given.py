@@ -182,7 +182,7 @@ class Follows:
     @property
     def id(self) -> str:
         q = self.quantity
-        what = q.finding or ",".join(q.columns) or "*"
+        what = ",".join(q.findings or q.columns) or "*"
         return f"{self.parameter}->{q.chapter[:2]}:{q.csv}:{what}"
 
 
@@ -536,7 +536,7 @@ FOLLOWS: tuple[Follows, ...] = (
             ),
             Follows(
                 f"JUDGES.{field}",
-                Q(ch.LLMBAR_JUDGES, F, finding=r"lowers accuracy for at least one judge"),
+                Q(ch.LLMBAR_JUDGES, F, findings=("lowers",)),
                 (ch.LLMBAR_JUDGES, given.Read("delta_accuracy_by_judge.csv", ("cost_ratio",))),
                 _lowers_for_a_judge(field, low),
             ),
@@ -562,25 +562,25 @@ FOLLOWS: tuple[Follows, ...] = (
     ),
     Follows(
         "JUDGES.rho",
-        Q(ch.REASONING, F, finding=r"headroom"),
+        Q(ch.REASONING, F, findings=("headroom",)),
         (ch.REASONING, given.Read("agreement_patterns.csv", ("acc_instruct",))),
         _headroom_by_size,
     ),
     Follows(
         "JUDGES.rho",
-        Q(ch.LLMBAR_JUDGES, F, finding=r"exactly one mode is right"),
+        Q(ch.LLMBAR_JUDGES, F, findings=("minority",)),
         (ch.LLMBAR_JUDGES, given.Read("delta_accuracy_by_judge.csv", ("acc_reasoning",))),
         _one_mode_right("JUDGES.rho"),
     ),
     Follows(
         "KAPPA",
-        Q(ch.LLMBAR_JUDGES, F, finding=r"exactly one mode is right"),
+        Q(ch.LLMBAR_JUDGES, F, findings=("minority",)),
         (ch.LLMBAR_JUDGES, given.Read("delta_accuracy_by_judge.csv", ("acc_reasoning",))),
         _one_mode_right("KAPPA"),
     ),
     Follows(
         "JUDGES.self_route",
-        Q(ch.SELF_ROUTING, F, finding=r"^self-routing"),
+        Q(ch.SELF_ROUTING, F, findings=given.SELF_ROUTING_FINDINGS),
         (ch.SELF_ROUTING, given.Read("self_routing_table.csv", ("acc_all_reasoning",))),
         _self_route_findings,
     ),
@@ -592,7 +592,7 @@ FOLLOWS: tuple[Follows, ...] = (
     ),
     Follows(
         "CELLS.gain",
-        Q(ch.MOTIVATION, F, finding=r"^\(a\)"),
+        Q(ch.MOTIVATION, F, findings=("fig1a_gains",)),
         (ch.MOTIVATION, given.Read("fig1a_tradeoff.csv", ("cost_reasoning",))),
         _gain_fig1a,
     ),
@@ -604,19 +604,19 @@ FOLLOWS: tuple[Follows, ...] = (
     ),
     Follows(
         "CELLS.gain",
-        Q(ch.REASONING, F, finding=r"math and coding"),
+        Q(ch.REASONING, F, findings=("fig2_gains",)),
         (ch.REASONING, given.Read("agreement_patterns.csv", ("cost_ratio",))),
         _swapped_gains_fail("reasoning gains more on math and coding"),
     ),
     Follows(
         "CELLS.gain",
-        Q(ch.REASONING, F, finding=r"most cost-effective"),
+        Q(ch.REASONING, F, findings=("fig2_per_token",)),
         (ch.REASONING, given.Read("agreement_patterns.csv", ("cost_ratio",))),
         _swapped_gains_fail("most cost-effective"),
     ),
     Follows(
         "CELLS.gain",
-        Q(ch.LLMBAR_JUDGES, F, finding=r"ΔAccuracy <= 0"),
+        Q(ch.LLMBAR_JUDGES, F, findings=("cell_le0",)),
         (ch.LLMBAR_JUDGES, given.Read("delta_accuracy_by_judge.csv", ("delta_accuracy",))),
         _gain_cells_at_or_below_zero,
     ),
@@ -628,7 +628,7 @@ FOLLOWS: tuple[Follows, ...] = (
     ),
     Follows(
         "CELLS.ratio",
-        Q(ch.REASONING, F, finding=r"most cost-effective"),
+        Q(ch.REASONING, F, findings=("fig2_per_token",)),
         (ch.REASONING, given.Read("agreement_patterns.csv", ("acc_reasoning",))),
         _ratio_cost_effective,
     ),
@@ -645,7 +645,7 @@ FOLLOWS: tuple[Follows, ...] = (
     ),
     Follows(
         "CELLS.ratio",
-        Q(ch.ROBUSTNESS, F, finding=r"^cheaper shift: every .*within budget"),
+        Q(ch.ROBUSTNESS, F, findings=("cheaper_within",)),
         (ch.ROBUSTNESS, given.Read("dataset_statistics.csv", ("acc_instruct",))),
         _ratio_cheaper_shift(within=True),
     ),
@@ -666,7 +666,7 @@ FOLLOWS: tuple[Follows, ...] = (
 
 def _key(parameter: str, q: given.Quantity) -> tuple:
     where = tuple(sorted((k, tuple(v)) for k, v in q.where.items()))
-    return (parameter, q.chapter, q.csv, q.columns, where, q.finding)
+    return (parameter, q.chapter, q.csv, q.columns, where, q.findings)
 
 
 def test_every_given_quantity_is_perturbed():

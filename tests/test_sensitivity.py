@@ -13,12 +13,14 @@ import pytest
 
 from racer_lib.errors import ConfigError
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import claims_table, shift
 from racer_lib.paper import registry as stems
+from racer_lib.paper import shift
 from racer_lib.paper.chapters import simulator_sensitivity as ch
 from racer_lib.records import choices, simulate
 from racer_lib.records.schema import correct_matrix, token_matrix
 from racer_lib.routing import train
+
+CLAIMS = stems.claims()
 
 SMALL = dict(recipe=["offsetbias", "judgebench"], seed=3, dim=8, scale=0.1)
 
@@ -182,12 +184,12 @@ def test_the_design_centres_on_the_builds_simulator():
 
 
 def test_every_sensitivity_key_but_the_baselines_is_decided_here():
-    keys = {c.sensitivity for c in claims_table.CLAIMS if c.sensitivity}
-    skipped = {c.sensitivity for c in claims_table.CLAIMS if c.chapter == stems.BASELINES}
+    keys = {c.sensitivity for c in CLAIMS if c.sensitivity}
+    skipped = {c.sensitivity for c in CLAIMS if c.chapter == stems.BASELINES}
     assert set(ch.sensitive_claims()) == keys - skipped
     for key, claim in ch.sensitive_claims().items():
         assert claim.sensitivity == key and ch._part(claim) in ch.WRITERS
-    null = {c.sensitivity for c in claims_table.CLAIMS if c.null == "embedding" and c.sensitivity}
+    null = {c.sensitivity for c in CLAIMS if c.null == "embedding" and c.sensitivity}
     assert set(ch.CONTROLS["null simulator"].keys) == null - skipped
     assert ch.CONTROLS["planted signal"].expect == ch.RECOVERED
     assert set(ch.VERSUS_RANDOM) <= set(ch.sensitive_claims())
@@ -218,7 +220,7 @@ def test_write_point_writes_each_chapters_csvs_and_the_rules_read_them(tmp_path)
         assert set(columns) <= set(table.columns), (name, list(table.columns))
         assert sorted(table["seed"].unique()) == seeds, name
     ablation = pd.read_csv(tmp_path / "ablation_runs.csv")
-    assert list(ablation["scenario"].unique()) == [claims_table._CHEAPER, claims_table._COSTLIER]
+    assert list(ablation["scenario"].unique()) == [shift.CHEAPER, shift.COSTLIER]
     assert {"ACER", "RACER-R", "RACER-C"} == set(ablation["variant"])
     assert set(ablation["tau"].dropna()) == set(sizes.taus)
     # Fig. 3's findings by chapter 08's code (racer_lib.paper.shift): one row each

@@ -14,10 +14,9 @@ seeds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from racer_lib.claims.data import Effect
 from racer_lib.paper import numbers as paper
 
 __all__ = [
@@ -35,28 +34,6 @@ __all__ = [
     "Effect",
     "paper_selection_area",
 ]
-
-
-@dataclass(frozen=True)
-class Effect:
-    """A quantity's smallest effect of interest: ``sesoi`` in ``unit`` (the claim's unit, as
-    the report shows it), and ``reason``, how it follows from the paper (or why a practical
-    threshold stands in for a number the paper does not give)."""
-
-    quantity: str
-    sesoi: float
-    unit: str
-    reason: str
-    paper_effect: float = float("nan")
-
-    def expected(self) -> float:
-        """The effect at which a claim's power is stated: the paper's (``paper_effect``), or
-        twice the SESOI where the paper prints no number."""
-        return self.paper_effect if self.paper_effect == self.paper_effect else 2 * self.sesoi
-
-    def text(self) -> str:
-        """``0.15 pts``: the SESOI as the report shows it beside an effect."""
-        return f"{self.sesoi:.3g}{self.unit}"
 
 
 def _beta_smallest_effect() -> float:

@@ -1,50 +1,31 @@
-"""The engine that decides a list of claims on a results folder: a claim's rule
-(:mod:`racer_lib.paper.claim_rules`) evaluated on the CSVs a chapter wrote, and the status that
-follows (:mod:`racer_lib.paper.claims`) from the rule's outcome, the quantities it read
-(:mod:`racer_lib.paper.given`) and the records' provenance.
-
-The chapters decide their own claims with it (:func:`rule_findings`, :func:`evaluate_claim`)
-while they run, and the reproduction report (:mod:`racer_lib.paper.report`) gathers what every
-chapter's claims decided: a chapter never imports the report (an import-linter contract in
-``pyproject.toml``), so a page and the report cannot disagree and neither stands above the
-other.
+"""The engine (:mod:`racer_lib.claims.engine`) bound to what the paper's simulator was given
+(:data:`racer_lib.paper.given.GIVEN`, and why a level it was not given is not reproducible here,
+:data:`racer_lib.paper.given.NOT_GIVEN_LEVEL`): a chapter decides its own ``CLAIMS`` with
+:func:`rule_findings` and :func:`evaluate_claim` while it runs; the report gathers every
+chapter's (:func:`racer_lib.paper.registry.claims`) with :func:`decide_all`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from racer_lib.evaluation import verdicts
-from racer_lib.evaluation.verdicts import HOLDS, Verdict, sensitivity
-from racer_lib.paper import given
-from racer_lib.paper.claim_data import per_seed
-from racer_lib.paper.claim_rules import (
-    EMERGENT_KINDS,
-    Claim,
-    Difference,
-    Equivalence,
-    NotAvailable,
-    Outcome,
+from racer_lib.claims import engine
+from racer_lib.claims.engine import (
+    RATE_REPLICATIONS,
+    claim_rates,
+    sensitivity_of,
 )
-from racer_lib.paper.claims import (
-    NOT_REPRODUCED,
-    NOT_REPRODUCIBLE,
-    VERDICT_COLUMNS,
-    VERIFIED,
-    status_of,
-)
-from racer_lib.paper.claims_table import CLAIMS
+from racer_lib.claims.rules import Claim, Outcome
+from racer_lib.paper.given import GIVEN, NOT_GIVEN_LEVEL
 
 __all__ = [
     "NOT_GIVEN_LEVEL",
     "RATE_REPLICATIONS",
     "claim_rates",
     "decide",
+    "decide_all",
     "emergent",
     "evaluate_claim",
     "rule_findings",
@@ -52,212 +33,30 @@ __all__ = [
 ]
 
 
-#: The fields of a claim's verdict the report keeps as columns.
-_VERDICT_FIELDS = ("effect", "lo", "hi", "sesoi", "p", "n", "test")
+def decide(claim: Claim, outcome: Outcome) -> tuple[str, str]:
+    """:func:`racer_lib.claims.engine.decide` with the paper's "given" table."""
+    return engine.decide(claim, outcome, GIVEN, NOT_GIVEN_LEVEL)
 
 
 def emergent(claim: Claim, outcome: Outcome) -> bool:
-    """Whether a decided claim is evidence about the method: a comparison or finding (not a
-    level, an identity or a reading) that the simulator was not given on simulated records,
-    or any such claim on other records."""
-    if claim.rule.kind not in EMERGENT_KINDS:
-        return False
-    if outcome.provenance != "simulated":
-        return True
-    return not given.given_by(claim.chapter, outcome.reads)
-
-
-#: Why a level of a quantity the simulator was not given cannot be compared with the paper's
-#: number on simulated records.
-NOT_GIVEN_LEVEL = (
-    "the paper's number of a quantity the simulator was not given (it emerges from training "
-    "routers): comparing it needs the paper's own judge records (the Qwen3 / Llama pairs judged "
-    "on a GPU, profile paper); the simulator is calibrated to the judges, not to a router"
-)
-
-
-def decide(claim: Claim, outcome: Outcome) -> tuple[str, str]:
-    """``(status, reason)`` of a claim whose rule gave ``outcome`` (see the module's text)."""
-    decision = outcome.decision
-    if claim.rule.kind == "identity":
-        return (VERIFIED, "") if decision == HOLDS else (NOT_REPRODUCED, "a numerical check failed")
-    note = outcome.verdict.note if outcome.verdict is not None else ""
-    why_not = "; ".join(t for t in (outcome.reason, note) if t)
-    if outcome.provenance != "simulated":
-        return status_of(decision, False, outcome.provenance), why_not
-    params = given.given_by(claim.chapter, outcome.reads)
-    level = claim.rule.kind == "level"
-    if not params:
-        if level:
-            return NOT_REPRODUCIBLE, NOT_GIVEN_LEVEL
-        return status_of(decision, False, outcome.provenance), why_not
-    why = "the simulator was given it: " + given.describe(params)
-    status = status_of(decision, True, outcome.provenance, level)
-    if level and outcome.miss:
-        return status, f"{why}; calibration {outcome.miss}"
-    if status == NOT_REPRODUCED:
-        return status, f"{why}, yet it does not hold on the simulator's records"
-    return status, why
-
-
-def sensitivity_of(claim: Claim, verdict: Verdict) -> tuple[float, float]:
-    """``(power, mde)`` of a comparison claim's test at this build's seeds and spread
-    (:func:`racer_lib.evaluation.verdicts.sensitivity`): the power at the effect its quantity
-    expects (:meth:`racer_lib.paper.effects.Effect.expected`, the paper's), and the minimum
-    detectable effect in the claim's unit; NaN for a claim with no stated effect."""
-    rule = claim.rule
-    effect = getattr(rule, "effect", None)
-    if effect is None:
-        return math.nan, math.nan
-    if isinstance(rule, Equivalence):
-        return sensitivity(verdict, 1, rule.boundary(), 0.0, equivalence=True)
-    if rule.bound:
-        # the paper's own overspend (Table 7: 2.5 %), half the bound it derives
-        return sensitivity(verdict, rule.sign, rule.boundary(), effect.sesoi / 2)
-    expected = rule.threshold + rule.sign * effect.expected()
-    return sensitivity(verdict, rule.sign, rule.boundary(), expected)
-
-
-#: Resampled data sets per claim on which :func:`claim_rates` measures a rule.
-RATE_REPLICATIONS = 400
-
-
-def _member_values(rule: Difference | Equivalence, folder: Path) -> dict[str, np.ndarray]:
-    """The claim's per-seed values, one array per member (one member, ``""``, without
-    ``members``), as its rule decides them."""
-    d, _, _ = rule.differences(folder)
-    if not rule.members:
-        return {"": per_seed(d, "d")["d"].to_numpy(dtype=float)}
-    rows = per_seed(d, "d", rule.members)
-    return {
-        str(key): group["d"].to_numpy(dtype=float)
-        for key, group in rows.groupby(list(rule.members), sort=False)
-    }
-
-
-def _family(rule: Difference | Equivalence, data: dict[str, np.ndarray]) -> str:
-    members = {k: rule.decide(x) for k, x in data.items()}
-    verdict = next(iter(members.values())) if len(members) == 1 else verdicts.every(members)
-    return verdict.decision
-
-
-def claim_rates(
-    claim: Claim, folder: Path, replications: int = RATE_REPLICATIONS, seed: int = 0
-) -> dict[str, Any] | None:
-    """A comparison claim's rule measured on data sets built from this build's own per-seed
-    values (each member's seeds resampled with replacement, ``seed`` drawing them): its
-    false-positive rate under the least favourable null (in turn one member re-centred at the
-    rule's boundary, at the SESOI, or for an equivalence at one of its margins, the others
-    re-centred far on the claimed side), and its power with every member re-centred at the
-    effect its quantity expects (the paper's). Returns ``fpr_hits``, ``power_hits``,
-    ``trials``, ``members`` and ``seeds``; None for a claim with no per-seed comparison (a
-    level, a chapter's finding)."""
-    rule = claim.rule
-    if not isinstance(rule, (Difference, Equivalence)) or rule.effect is None:
-        return None
-    data = _member_values(rule, folder)
-    rng = np.random.default_rng(seed)
-    names = list(data)
-    equivalence = isinstance(rule, Equivalence)
-    sign = 1 if equivalence else rule.sign
-    boundary = rule.boundary()
-    if equivalence:
-        expected = 0.0
-    elif rule.bound:
-        expected = rule.effect.sesoi / 2
-    else:
-        expected = rule.threshold + rule.sign * rule.effect.expected()
-
-    def draw(x: np.ndarray, centre: float) -> np.ndarray:
-        return rng.choice(x - x.mean(), size=x.size) + centre
-
-    # the other members of the least favourable null: far on the claimed side (inside an
-    # equivalence's margin), where they hold whatever the resample
-    beyond = (
-        0.0 if equivalence else boundary + sign * 10 * max(np.ptp(x) + 1 for x in data.values())
-    )
-    fpr = power = 0
-    for r in range(replications):
-        at = names[r % len(names)]
-        edge = -boundary if equivalence and r % 2 else boundary
-        null = {k: draw(x, beyond) for k, x in data.items() if k != at}
-        fpr += _family(rule, {**null, at: draw(data[at], edge)}) == HOLDS
-        power += _family(rule, {k: draw(x, expected) for k, x in data.items()}) == HOLDS
-    return {
-        "fpr_hits": int(fpr),
-        "power_hits": int(power),
-        "trials": int(replications),
-        "members": len(names),
-        "seeds": int(min(x.size for x in data.values())),
-    }
+    """:func:`racer_lib.claims.engine.emergent` with the paper's "given" table."""
+    return engine.emergent(claim, outcome, GIVEN)
 
 
 def evaluate_claim(claim: Claim, folder: Path | None, ran: bool, profile: str) -> dict[str, Any]:
-    """One row of the report (:data:`racer_lib.paper.report.REPORT_COLUMNS`)."""
-    row = {
-        "artifact": claim.artifact,
-        "claim": claim.claim,
-        "build_value": "",
-        "robustness": "",
-        "rule": claim.rule.kind,
-        "provenance": "",
-        "chapter": claim.chapter,
-        "link": f"{claim.chapter}.html",
-        "csv": "",
-        "unit": getattr(claim.rule, "unit", ""),
-    }
-    if not ran:
-        reason = f"chapter {claim.chapter} is not in profile {profile}"
-        return row | {"status": NOT_REPRODUCIBLE, "reason": reason}
-    if folder is None or not folder.is_dir():
-        reason = (
-            f"chapter {claim.chapter} left no results in profile {profile} (not run, or failed)"
-        )
-        return row | {"status": NOT_REPRODUCIBLE, "reason": reason}
-    try:
-        outcome = claim.rule.evaluate(folder)
-    except NotAvailable as err:
-        return row | {"status": NOT_REPRODUCIBLE, "reason": str(err)}
-    status, reason = decide(claim, outcome)
-    verdict = outcome.verdict
-    if verdict is not None:
-        row |= {k: getattr(verdict, k) for k in _VERDICT_FIELDS}
-        row |= dict(zip(("power", "mde"), sensitivity_of(claim, verdict)))
-    return row | {
-        "emergent": emergent(claim, outcome),
-        "build_value": outcome.value,
-        "status": status,
-        "reason": reason,
-        "provenance": outcome.provenance,
-        "csv": f"{claim.chapter}/{outcome.csv}",
-    }
+    """:func:`racer_lib.claims.engine.evaluate_claim` with the paper's "given" table."""
+    return engine.evaluate_claim(claim, folder, ran, profile, GIVEN, NOT_GIVEN_LEVEL)
+
+
+def decide_all(
+    claims: Iterable[Claim], results_root: str | Path, ran: Iterable[str], profile: str
+) -> list[dict[str, Any]]:
+    """:func:`racer_lib.claims.engine.decide_all` with the paper's "given" table."""
+    return engine.decide_all(claims, results_root, ran, profile, GIVEN, NOT_GIVEN_LEVEL)
 
 
 def rule_findings(
-    stem: str, folder: str | Path, kinds: Sequence[str], basis: str
+    claims: Iterable[Claim], folder: str | Path, kinds: Sequence[str], basis: str
 ) -> list[dict[str, Any]]:
-    """The claims of chapter ``stem`` whose rule is of one of ``kinds``, decided by the
-    report's own rules on the CSVs in ``folder`` (a chapter's results folder while it runs), as
-    findings rows for :func:`racer_lib.paper.claims.add_status`: ``finding`` (the claim),
-    ``key`` (its name in the simulator-sensitivity chapter), ``observed`` (the rule's value),
-    the verdict's columns and ``basis``. So a page and the report cannot disagree. A claim
-    this run cannot test (a budget or β it left out) is left out."""
-    rows = []
-    for claim in CLAIMS:
-        if claim.chapter != stem or claim.rule.kind not in kinds:
-            continue
-        try:
-            outcome = claim.rule.evaluate(Path(folder))
-        except NotAvailable:
-            continue
-        verdict = outcome.verdict.columns()
-        rows.append(
-            {
-                "finding": claim.claim,
-                "key": claim.sensitivity,
-                "observed": outcome.value,
-                **{k: verdict[k] for k in VERDICT_COLUMNS},
-                "basis": basis,
-            }
-        )
-    return rows
+    """:func:`racer_lib.claims.engine.rule_findings` (no status yet: the chapter adds it)."""
+    return engine.rule_findings(claims, folder, kinds, basis)

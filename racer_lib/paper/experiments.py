@@ -341,3 +341,19 @@ def reference_rows(
 #: column of the findings tables): :mod:`racer_lib.records.simulate` draws judges' verdicts, costs
 # and : embeddings, and knows nothing of routers, baselines or their training.
 BASIS_LEARNED = "emerges: routers are trained; the simulator is given no router's result"
+
+
+def embed_quietly(pairs: pd.DataFrame, encoder: str) -> np.ndarray:
+    """:func:`racer_lib.records.embed.embed_pairs` without the progress bars that loading the
+    encoder draws (tqdm's warning that a kernel lacks ipywidgets, Hugging Face's bar), for a
+    page (chapter 14's)."""
+    import warnings
+
+    from racer_lib.records import embed
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        return embed.embed_pairs(pairs, encoder, progress=False)

@@ -13,7 +13,7 @@ it lists follow, and a quantity it does not list stay put within sampling noise
 
 A claim of the reproduction report is ``by construction`` on simulated records exactly when a
 quantity its rule read (:class:`Read`: a CSV of the claim's chapter, the columns, the rows, and
-for a findings CSV the texts of the findings) meets a quantity declared here
+for a findings CSV the keys of the findings) meets a quantity declared here
 (:func:`given_by`); the status follows in :mod:`racer_lib.paper.report` and, for a chapter's
 own findings, :func:`racer_lib.paper.claims.add_status`. Nothing else decides it: a claim
 carries no status and a finding no flag.
@@ -25,64 +25,40 @@ simulator is calibrated to the judges' published aggregates, never to a router's
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable
 
+from racer_lib.claims import given as _given
+from racer_lib.claims.given import Given, Quantity, Read, describe, meets
 from racer_lib.paper import registry as ch
+from racer_lib.paper.files import (
+    ABLATION_RUNS_CSV,
+    AGREEMENT_CSV,
+    DOMAINS_CSV,
+    FINDINGS_GLOB,
+    LLAMA_RUNS_CSV,
+    SELF_ROUTING_CSV,
+    STATISTICS_CSV,
+)
 
-FINDINGS = "*findings*.csv"
-#: Chapter 08's first scenario (its ``SCENARIOS``; the claims table's ``_CHEAPER``): trained on
+__all__ = ["GIVEN", "NOT_GIVEN_LEVEL", "Given", "Quantity", "Read", "describe", "given_by", "meets"]
+
+FINDINGS = FINDINGS_GLOB
+#: The keys of chapter 11's three findings (its ``KEY_*``): self-routing's share of "yes"
+#: answers fixes each. A quantity names a finding by the key its chapter's code writes beside
+#: it (``tests/test_claims.py`` checks each key is one a chapter module defines).
+SELF_ROUTING_FINDINGS = ("reasons_always", "accuracy_alike", "cost_alike")
+#: Chapter 08's first scenario (``racer_lib.paper.shift.CHEAPER``, its claims' too): trained on
 #: Magpie Ultra, tested on OffsetBias, whose reasoning is relatively cheaper (``CELLS.ratio``).
 CHEAPER_SHIFT = "(a) cheaper shift"
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """A quantity a chapter computes: a CSV of ``chapter`` (a name or a glob), its ``columns``
-    (any column when empty), the rows where each column of ``where`` takes one of its values
-    (every row when empty), and for a findings CSV the findings whose text matches the regular
-    expression ``finding`` (case-insensitive; any when empty)."""
-
-    chapter: str
-    csv: str
-    columns: tuple[str, ...] = ()
-    where: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-    finding: str = ""
-
-
-@dataclass(frozen=True)
-class Read:
-    """What a rule read from its chapter's folder: the CSV's name, the ``columns``, the row
-    selection ``where`` (column -> value or list of values) and, for a findings CSV, the
-    ``texts`` of the rows it matched."""
-
-    csv: str
-    columns: tuple[str, ...] = ()
-    where: Mapping[str, Any] = field(default_factory=dict)
-    texts: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Given:
-    """A calibrated ``parameter`` of :mod:`racer_lib.records.simulate` (``"JUDGES.rho"``: the
-    field ``rho`` of each judge; ``"CELLS.gain"``: of each cell; ``"KAPPA"``: a module
-    constant), what it sets (``sets``) and the quantities it fixes."""
-
-    parameter: str
-    sets: str
-    fixes: tuple[Quantity, ...]
 
 
 def _endpoint(mode: str, column: str) -> tuple[Quantity, ...]:
     """The quantities a judge's accuracy of one mode fixes (``column``: of agreement tables)."""
     return (
-        Quantity(ch.REASONING, "agreement_patterns.csv", (column,)),
-        Quantity(ch.SELF_ROUTING, "self_routing_table.csv", (f"acc_all_{mode}",)),
-        Quantity(ch.LLAMA, "llama_runs.csv", (f"all_{mode}_accuracy",)),
-        Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"lowers accuracy for at least one judge"),
+        Quantity(ch.REASONING, AGREEMENT_CSV, (column,)),
+        Quantity(ch.SELF_ROUTING, SELF_ROUTING_CSV, (f"acc_all_{mode}",)),
+        Quantity(ch.LLAMA, LLAMA_RUNS_CSV, (f"all_{mode}_accuracy",)),
+        Quantity(ch.LLMBAR_JUDGES, FINDINGS, findings=("lowers",)),
     )
 
 
@@ -103,102 +79,82 @@ GIVEN: tuple[Given, ...] = (
         "JUDGES.cost_ratio",
         "each judge's cost ratio of reasoning on the training mixture, from the paper's tables",
         (
-            Quantity(ch.SELF_ROUTING, "self_routing_table.csv", ("cost_all_reasoning",)),
-            Quantity(ch.LLAMA, "llama_runs.csv", ("all_reasoning_cost",)),
+            Quantity(ch.SELF_ROUTING, SELF_ROUTING_CSV, ("cost_all_reasoning",)),
+            Quantity(ch.LLAMA, LLAMA_RUNS_CSV, ("all_reasoning_cost",)),
             # a subset's ratio is the cell's q_c times the judge's scale k_j, solved from it
-            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("cost_ratio",)),
+            Quantity(ch.ROBUSTNESS, STATISTICS_CSV, ("cost_ratio",)),
         ),
     ),
     Given(
         "JUDGES.rho",
         "how often each judge's two modes agree, more for larger models",
         (
-            Quantity(ch.REASONING, FINDINGS, finding=r"headroom"),
-            Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"exactly one mode is right"),
+            Quantity(ch.REASONING, FINDINGS, findings=("headroom",)),
+            Quantity(ch.LLMBAR_JUDGES, FINDINGS, findings=("minority",)),
         ),
     ),
     Given(
         "KAPPA",
         "how much the two modes' errors move apart with the pair's need to reason",
-        (Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"exactly one mode is right"),),
+        (Quantity(ch.LLMBAR_JUDGES, FINDINGS, findings=("minority",)),),
     ),
     Given(
         "JUDGES.self_route",
         "each judge's share of 'yes' answers to the self-routing prompt, from the paper's Table 9",
         (
-            Quantity(ch.SELF_ROUTING, FINDINGS, finding=r"^self-routing"),
-            Quantity(ch.SELF_ROUTING, "self_routing_table.csv", ("reasoning_fraction",)),
+            Quantity(ch.SELF_ROUTING, FINDINGS, findings=SELF_ROUTING_FINDINGS),
+            Quantity(ch.SELF_ROUTING, SELF_ROUTING_CSV, ("reasoning_fraction",)),
         ),
     ),
     Given(
         "CELLS.gain",
         "each cell's reasoning gain: math and coding gain, safety and knowledge do not",
         (
-            Quantity(ch.MOTIVATION, FINDINGS, finding=r"^\(a\)"),
+            Quantity(ch.MOTIVATION, FINDINGS, findings=("fig1a_gains",)),
             # the benchmarks' cells' gains set reasoning's accuracy there (§2.1's ΔAccuracy)
-            Quantity(ch.REASONING, "agreement_patterns.csv", ("acc_reasoning",)),
-            Quantity(ch.REASONING, FINDINGS, finding=r"math and coding"),
-            Quantity(ch.REASONING, FINDINGS, finding=r"most cost-effective"),
-            Quantity(ch.LLMBAR_JUDGES, FINDINGS, finding=r"ΔAccuracy <= 0"),
+            Quantity(ch.REASONING, AGREEMENT_CSV, ("acc_reasoning",)),
+            Quantity(ch.REASONING, FINDINGS, findings=("fig2_gains",)),
+            Quantity(ch.REASONING, FINDINGS, findings=("fig2_per_token",)),
+            Quantity(ch.LLMBAR_JUDGES, FINDINGS, findings=("cell_le0",)),
         ),
     ),
     Given(
         "CELLS.ratio",
         "each cell's cost ratio of reasoning, the Skywork subsets' from the paper's Table 1",
         (
-            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("cost_ratio",)),
-            Quantity(ch.REASONING, FINDINGS, finding=r"most cost-effective"),
+            Quantity(ch.ROBUSTNESS, STATISTICS_CSV, ("cost_ratio",)),
+            Quantity(ch.REASONING, FINDINGS, findings=("fig2_per_token",)),
             # OffsetBias's ratio below Magpie Ultra's: a router at its budget on the second
             # stays within it on the first at any reasoning rate (Fig. 3(a))
             Quantity(
                 ch.ROBUSTNESS,
-                "ablation_runs.csv",
+                ABLATION_RUNS_CSV,
                 ("cost", "violated"),
                 {"scenario": (CHEAPER_SHIFT,)},
             ),
-            Quantity(ch.ROBUSTNESS, FINDINGS, finding=r"^cheaper shift: every .*within budget"),
+            Quantity(ch.ROBUSTNESS, FINDINGS, findings=("cheaper_within",)),
         ),
     ),
     Given(
         "CELLS.size",
         "each cell's number of pairs, from the paper's Tables 1 and 4",
         (
-            Quantity(ch.ROBUSTNESS, "dataset_statistics.csv", ("pairs",)),
-            Quantity(ch.MOTIVATION, "benchmark_domains.csv"),
+            Quantity(ch.ROBUSTNESS, STATISTICS_CSV, ("pairs",)),
+            Quantity(ch.MOTIVATION, DOMAINS_CSV),
         ),
     ),
 )
 
 
-def _values(value: Any) -> list[str]:
-    return [str(v) for v in (value if isinstance(value, list | tuple) else [value])]
-
-
-def meets(chapter: str, read: Read, quantity: Quantity) -> bool:
-    """Whether ``read`` (from ``chapter``'s folder) reads ``quantity``: the same chapter, a CSV
-    the quantity names, a column of it, rows among its rows, and a finding it names."""
-    if chapter != quantity.chapter or not fnmatch.fnmatch(read.csv, quantity.csv):
-        return False
-    if quantity.columns and not set(read.columns) & set(quantity.columns):
-        return False
-    for column, allowed in quantity.where.items():
-        if column not in read.where:
-            return False
-        if not set(_values(read.where[column])) <= set(_values(allowed)):
-            return False
-    if quantity.finding:
-        return any(re.search(quantity.finding, t, re.IGNORECASE) for t in read.texts)
-    return True
+#: Why a level of a quantity the simulator was not given cannot be compared with the paper's
+#: number on simulated records (the engine's reason for such a claim).
+NOT_GIVEN_LEVEL = (
+    "the paper's number of a quantity the simulator was not given (it emerges from training "
+    "routers): comparing it needs the paper's own judge records (the Qwen3 / Llama pairs judged "
+    "on a GPU, profile paper); the simulator is calibrated to the judges, not to a router"
+)
 
 
 def given_by(chapter: str, reads: Iterable[Read], given: Iterable[Given] = GIVEN) -> list[Given]:
-    """The parameters of ``given`` that fix a quantity of ``reads`` (what a claim's rule read
-    from ``chapter``'s folder), in the order of ``given``: empty when the claim's numbers
-    emerge from the records rather than being given to the simulator."""
-    reads = list(reads)
-    return [g for g in given if any(meets(chapter, r, q) for r in reads for q in g.fixes)]
-
-
-def describe(params: Iterable[Given]) -> str:
-    """``params`` as the report's reason names them: ``simulate.JUDGES.rho (how often ...)``."""
-    return "; ".join(f"simulate.{g.parameter} ({g.sets})" for g in params)
+    """:func:`racer_lib.claims.given.given_by` on this table (:data:`GIVEN`)."""
+    return _given.given_by(chapter, reads, given)

@@ -123,6 +123,9 @@ ABLATION_BUDGET = 2.0
 #: half of the All-Reasoning cost", as a share of that cost.
 FRONTIER_HALF_COST = 0.5
 
+#: The paper's entropy weight β (appendix B.3), the default of its runs.
+PAPER_BETA = 0.005
+
 #: Fig. ``fig:training_curve`` (training curves, appendix): the budgets B of its curves.
 TRAINING_CURVE_BUDGETS = (2.0, 4.0, 6.0)
 

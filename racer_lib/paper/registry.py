@@ -17,11 +17,23 @@ simulated verdicts depend on the simulator's choices. A chapter says
 * ``requires``: what it needs beyond the repository, ``data:<source of data_manifest.yaml>`` or
   ``model:<name>``; a profile decides only what happens when it is missing (``on_missing``);
 * ``run_last``: it runs after every other chapter of a profile (the report).
+
+A chapter's code is the module :mod:`racer_lib.paper.chapters` names after its notebook (the stem
+without its number; :func:`chapter_module`), which declares the chapter's claims (``CLAIMS``);
+:func:`claims` gathers them for the reproduction report.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+from collections.abc import Iterable
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from racer_lib.claims.rules import Claim
 
 READS_ALL = "*"  # ``reads`` of a chapter that reads every other chapter of the profile
 
@@ -177,3 +189,23 @@ def chapter(stem: str) -> Chapter:
         return BY_STEM[stem]
     except KeyError:
         raise KeyError(f"no chapter {stem!r}; chapters: {', '.join(STEMS)}") from None
+
+
+def chapter_module(stem: str) -> ModuleType | None:
+    """The module of chapter ``stem`` (``racer_lib.paper.chapters.<stem without its number>``),
+    imported when first asked for; ``None`` for a chapter without one (the report, chapter 17)."""
+    name = f"racer_lib.paper.chapters.{stem[3:]}"
+    if importlib.util.find_spec(name) is None:
+        return None
+    return importlib.import_module(name)
+
+
+def claims(stems: Iterable[str] = STEMS) -> tuple[Claim, ...]:
+    """Every claim the chapters ``stems`` declare (their modules' ``CLAIMS``), chapter by chapter
+    in reading order: what the reproduction report decides. A new claim is one entry in its
+    chapter's module."""
+    found: list[Claim] = []
+    for stem in stems:
+        module = chapter_module(stem)
+        found += getattr(module, "CLAIMS", ()) if module is not None else ()
+    return tuple(found)

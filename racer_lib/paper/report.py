@@ -2,14 +2,16 @@
 row each, with this build's value and its status (:mod:`racer_lib.paper.claims`), decided from
 the CSVs the other chapters wrote.
 
-The claims are data (:data:`racer_lib.paper.claims_table.CLAIMS`): each names its artifact
-(table, figure or section of ``racer_paper.tex``), the paper's claim with its number
-(:mod:`racer_lib.paper.numbers`), the chapter that tests it (a stem of the chapter registry,
-:mod:`racer_lib.paper.registry`) and a rule (:mod:`racer_lib.paper.claim_rules`: a difference,
-a level, a bound, an identity of the theory, a chapter's own finding, or a reading).
+The claims are data of the chapters that test them (``CLAIMS`` of each chapter's module,
+gathered through the chapter registry, :func:`racer_lib.paper.registry.claims`): each names its
+artifact (table, figure or section of ``racer_paper.tex``), the paper's claim with its number
+(:mod:`racer_lib.paper.numbers`), the chapter and a rule (:mod:`racer_lib.claims.rules`: a
+difference, a level, a bound, an identity of the theory, a chapter's own finding, or a reading).
 
-No claim declares its status; :func:`decide` computes it (:data:`racer_lib.paper.claims.STATUSES`)
-from the rule's outcome, the quantities it read and the records' provenance:
+No claim declares its status; the engine (:mod:`racer_lib.claims.engine`, with the paper's
+"given" table: :mod:`racer_lib.paper.engine`) computes it
+(:data:`racer_lib.claims.statuses.STATUSES`) from the rule's outcome, the quantities it read and
+the records' provenance:
 
 * ``not reproducible here`` when the chapter did not run in the profile, a CSV or row is
   missing, the claim is a reading no rule decides, or it is a *level* (the paper's number) of
@@ -39,24 +41,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import ACCURACY_TOLERANCE, RATIO_TOLERANCE, Claim
+from racer_lib.claims.statuses import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, STATUSES
 from racer_lib.evaluation import intervals
 from racer_lib.evaluation.verdicts import ALPHA, MIN_SEEDS
+from racer_lib.paper import files
 from racer_lib.paper import registry as stems
-from racer_lib.paper.claim_rules import (
-    ACCURACY_TOLERANCE,
-    RATIO_TOLERANCE,
-    Claim,
-)
-from racer_lib.paper.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, STATUSES
-from racer_lib.paper.claims_table import CLAIMS
 from racer_lib.paper.effects import EFFECTS
-from racer_lib.paper.engine import evaluate_claim
+from racer_lib.paper.engine import decide_all
 from racer_lib.paper.evidence import claim_id
 
-__all__ = [  # the tolerances and claims are read from here by the report's chapter
+__all__ = [  # the tolerances are read from here by the report's chapter
     "ACCURACY_TOLERANCE",
     "ALPHA",
-    "CLAIMS",
     "MIN_SEEDS",
     "RATIO_TOLERANCE",
     "STATUSES",
@@ -105,19 +102,19 @@ def report(
     chapters: Iterable[str] | None = None,
     registry: Sequence[Claim] | None = None,
 ) -> pd.DataFrame:
-    """The reproduction report: one row per claim of :data:`CLAIMS` (or ``registry``), decided
-    from the CSVs under ``results_root`` (``results/<profile>``, one folder per chapter).
-    ``chapters``: the stems the profile ran (default: every folder present); a claim of any
-    other chapter is not reproducible here."""
+    """The reproduction report: one row per claim the chapters declare
+    (:func:`racer_lib.paper.registry.claims`, or ``registry``), decided from the CSVs under
+    ``results_root`` (``results/<profile>``, one folder per chapter). ``chapters``: the stems
+    the profile ran (default: every folder present); a claim of any other chapter is not
+    reproducible here."""
     root = Path(results_root)
     ran = set(chapters) if chapters is not None else {p.name for p in root.glob("*") if p.is_dir()}
     texts, shares = robustness(root, ran), robustness_shares(root, ran)
-    rows = []
-    for c in CLAIMS if registry is None else registry:
-        row = evaluate_claim(c, root / c.chapter, c.chapter in ran, profile)
+    claims = stems.claims() if registry is None else tuple(registry)
+    rows = decide_all(claims, root, ran, profile)
+    for c, row in zip(claims, rows, strict=True):
         row["robustness"] = texts.get(c.sensitivity, "") if c.sensitivity else ""
         row["qualifier"] = qualifier(row, shares.get(c.sensitivity) if c.sensitivity else None)
-        rows.append(row)
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
 
 
@@ -169,7 +166,7 @@ def headline(table: pd.DataFrame) -> pd.DataFrame:
 
 #: The simulator-sensitivity chapter and the CSV the report reads from it.
 SENSITIVITY = stems.SENSITIVITY
-ROBUSTNESS_CSV = "claim_robustness.csv"
+ROBUSTNESS_CSV = files.ROBUSTNESS_CSV
 
 
 def robustness_text(row: Mapping[str, Any]) -> str:
@@ -237,7 +234,7 @@ def sources(results_root: str | Path, chapters: Iterable[str]) -> pd.DataFrame:
 
 def status_counts(table: pd.DataFrame) -> pd.DataFrame:
     """Claims per status of a :func:`report` table, every status of
-    :data:`racer_lib.paper.claims.STATUSES` listed (0 where none)."""
+    :data:`racer_lib.claims.statuses.STATUSES` listed (0 where none)."""
     counts = table["status"].value_counts()
     return pd.DataFrame({"status": STATUSES, "claims": [int(counts.get(s, 0)) for s in STATUSES]})
 
@@ -258,7 +255,7 @@ _PAGE_COLUMNS = {
 
 def claims_views(table: pd.DataFrame) -> list[tuple[str, str | None, pd.DataFrame]]:
     """The claims of a :func:`report` table as the page shows them: one table per status (in
-    the order of :data:`racer_lib.paper.claims.STATUSES`) and provenance of the records (``None``
+    the order of :data:`racer_lib.claims.statuses.STATUSES`) and provenance of the records (``None``
     where a claim read none), each ``(status, provenance, claims)`` with the page's columns
     (:data:`_PAGE_COLUMNS`, full texts) and no column that is empty on all its claims."""
     views = []

@@ -62,6 +62,10 @@ from racer_lib.evaluation.intervals import wilson_interval
 from racer_lib.evaluation.verdicts import Verdict, conjunction
 from racer_lib.paper import effects, experiments, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
+from racer_lib.paper.files import ABLATION_FINDINGS_CSV as ABLATION_FINDINGS_CSV
+from racer_lib.paper.files import ABLATION_RUNS_CSV as ABLATION_RUNS_CSV
+from racer_lib.paper.files import CONTROL_FINDINGS_CSV as CONTROL_FINDINGS_CSV
+from racer_lib.paper.files import CONTROL_RUNS_CSV as CONTROL_RUNS_CSV
 from racer_lib.routing import train
 
 __all__ = [
@@ -112,11 +116,14 @@ EQUAL_ACCURACY_POINTS = effects.ROUTER_ACCURACY.sesoi
 #: A control budget is at least this factor above the cheapest cost on the training split
 #: (Eq. (1) has no feasible policy at or below it).
 FEASIBLE_MARGIN = 1.001
-#: Fig. 3's two scenarios (the claims table reads these labels in ``ablation_runs.csv``).
+#: Fig. 3's two scenarios (chapter 08's claims read these labels in :data:`ABLATION_RUNS_CSV`).
 CHEAPER, COSTLIER = "(a) cheaper shift", "(b) costlier shift"
 #: The texts of Fig. 3's two findings (``MATCHED``: ``name`` the variant).
 HIGHEST = "cheaper shift: RACER-R has the highest reward of every method"
 MATCHED = "costlier shift: {name} beats the matched-spend control"
+#: The keys of Fig. 3's two findings (column ``key``; chapter 08's claims read them) and of a
+#: cost-robust variant's control finding (chapter 15's claim reads it).
+KEY_HIGHEST, KEY_MATCHED = "racer_r_highest", "matched_spend_control"
 BASIS = (
     "emerges: routers are trained, then tested after a shift; no simulator or input is given "
     "the routers' response to the shift"
@@ -385,10 +392,12 @@ def control_findings(
     label: Sequence[str] = ("method",),
     basis: str = BASIS,
     text: str = FINDING_TEXT,
+    key: str = KEY_MATCHED,
 ) -> pd.DataFrame:
     """One finding per row of a :func:`control_comparison` table, written by ``chapter`` (its
     registry stem) as ``csv``: the ``label`` columns, ``finding`` (``text`` with ``name`` the
-    ``label`` columns joined), ``observed`` (the row in words), the row's verdict (its
+    ``label`` columns joined), its ``key`` (a claim's :class:`racer_lib.claims.rules.Finding`
+    reads it), ``observed`` (the row in words), the row's verdict (its
     conjunction, :func:`control_verdicts`), ``status``
     (:func:`racer_lib.paper.claims.add_status`) and ``basis``."""
     rows = []
@@ -398,6 +407,7 @@ def control_findings(
             {
                 **{c: d[c] for c in label},
                 "finding": text.format(name=name),
+                "key": key,
                 "observed": _detail(d, name),
                 **{c: d[c] for c in (*VERDICT_COLUMNS, "p_other")},
                 "basis": basis,
@@ -539,6 +549,7 @@ def highest_reward(runs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[
     found = verdicts.every(members)
     return {
         "finding": HIGHEST,
+        "key": KEY_HIGHEST,
         "scenario": CHEAPER,
         "observed": "RACER-R (every τ pooled) minus "
         + ", ".join(f"{m}: {v.effect:+.2f} pts" for m, v in members.items()),
@@ -551,11 +562,11 @@ def ablation_findings(
     runs: pd.DataFrame, provenance: str, min_n: int = verdicts.MIN_SEEDS
 ) -> pd.DataFrame:
     """The finding of Fig. 3 that chapter 08 decides on its runs and writes as
-    ``paper_findings.csv``: :func:`highest_reward`, with its status
+    :data:`ABLATION_FINDINGS_CSV`: :func:`highest_reward`, with its status
     (:func:`racer_lib.paper.claims.add_status`). The other readings of Fig. 3 are decided by
-    the report's rules on ``ablation_runs.csv``."""
+    the chapter's claims on :data:`ABLATION_RUNS_CSV`."""
     rows = [highest_reward(runs, min_n)]
-    return add_status(rows, provenance, registry.ROBUSTNESS, "paper_findings.csv")
+    return add_status(rows, provenance, registry.ROBUSTNESS, ABLATION_FINDINGS_CSV)
 
 
 def matched_spend_finding(
@@ -565,7 +576,7 @@ def matched_spend_finding(
     min_n: int = verdicts.MIN_SEEDS,
 ) -> pd.DataFrame:
     """The finding that decides whether cost robustness is more than thrift, written by chapter
-    08 as ``control_findings.csv``: under the costlier shift, RACER-C (every τ_C pooled within
+    08 as :data:`CONTROL_FINDINGS_CSV`: under the costlier shift, RACER-C (every τ_C pooled within
     its seed, each run paired with its own control, :func:`matched_controls`) against its
     matched-spend controls, by the rule of :func:`control_verdicts` (fewer runs over budget per
     seed **and** accuracy alike within ``EQUAL_ACCURACY_POINTS``, a conjunction), as the
@@ -575,7 +586,7 @@ def matched_spend_finding(
     mine = controls[controls["scenario"] == COSTLIER]
     compare = variant_comparison(here, mine, ["scenario"], cost_col="cost", min_n=min_n)
     found = control_findings(
-        compare, provenance, registry.ROBUSTNESS, "control_findings.csv", ("variant",),
+        compare, provenance, registry.ROBUSTNESS, CONTROL_FINDINGS_CSV, ("variant",),
         text=MATCHED,
     )  # fmt: skip
     return found.assign(scenario=COSTLIER)

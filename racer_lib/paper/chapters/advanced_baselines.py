@@ -20,19 +20,24 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import RATIO_TOLERANCE, Claim, Difference, Finding
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import effects, experiments, plots, registry
+from racer_lib.paper import effects, experiments, files, plots, registry
+from racer_lib.paper import numbers as paper
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED, Sets
+from racer_lib.paper.rules import MarginOverBest, level, paper_list
 from racer_lib.records import schema as rec
 from racer_lib.records import simulate
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import baselines, train
 from racer_lib.routing.store import PolicyStore, inputs_hash
 
-#: The findings CSV (read by the reproduction report).
-FINDINGS_CSV = "findings.csv"
+#: The CSVs the chapter writes that its claims read: the runs and the findings, with the key of
+#: its finding (column ``key``).
+RUNS_CSV, FINDINGS_CSV = "baselines_runs.csv", files.FINDINGS_CSV
+KEY_MOST_ACCURATE = "most_accurate"
 #: The columns of the findings (and members) table the page shows.
 SHOWN = ["finding", "observed", "effect", "lo", "hi", "p", "n", "test", "note", "status"]
 MEMBER_SHOWN = ["member", "effect", "lo", "hi", "p", "decision"]
@@ -174,7 +179,7 @@ def baselines_figure(
 
 
 def _most_accurate_text(budget: float) -> str:
-    """The finding's text (the claims table matches its beginning)."""
+    """The finding's text."""
     return (
         f"RACER is the most accurate method at C = {budget:g} "
         "(every judge and baseline; mean over the OOD benchmarks)"
@@ -219,6 +224,7 @@ def most_accurate(
     gaps = [v.effect for v in members.values()]
     row = {
         "finding": _most_accurate_text(budget),
+        "key": KEY_MOST_ACCURATE,
         "family": "judge x baseline",
         "budget": budget,
         "observed": f"RACER minus each baseline, OOD mean: {min(gaps):+.2f} to "
@@ -374,3 +380,70 @@ class BaselineTables:
     def pairs(self, judge: str) -> float:
         """``judge``'s training pairs, mean over the seeds."""
         return float(np.mean(self.trained[judge]))
+
+
+_C, _OOD = paper.ADVANCED_BASELINES_BUDGET, ["judgebench", "rewardbench", "rewardbench2"]
+_QWEN3, _BASELINES = (
+    ("qwen3-1.7b", "qwen3-4b", "qwen3-8b"),
+    ("RouterBench-KNN", "RouteLLM-MF", "M-IRT"),
+)
+#: The paper's claims this chapter tests (the reproduction report decides them).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Table 2",
+        f"RACER is the most accurate method at C = {_C:g} for every judge",
+        registry.BASELINES,
+        Finding(KEY_MOST_ACCURATE),
+        sensitivity="baselines_most_accurate",
+    ),
+    Claim(
+        "Table 2",
+        f"RACER stays within C = {_C:g} (mean OOD cost at most {100 * RATIO_TOLERANCE:g} % "
+        "over C, every judge)",
+        registry.BASELINES,
+        Difference(
+            RUNS_CSV,
+            "cost",
+            second_column="budget",
+            relative=True,
+            where={"method": "RACER", "budget": _C, "set": _OOD},
+            members=("judge",),
+            sign=-1,
+            unit=" (cost / C - 1)",
+            effect=effects.OVERSPEND,
+            bound=True,
+        ),  # fmt: skip
+    ),
+    *(
+        Claim(
+            "Table 2",
+            f"{m}'s {quantity}: "
+            + paper_list(paper.ADVANCED_BASELINES[m, j][k] for j in _QWEN3)
+            + (" %" if k == 0 else "")
+            + " (Qwen3-1.7B / 4B / 8B; mean over the three OOD benchmarks)",
+            registry.BASELINES,
+            level(
+                RUNS_CSV,
+                quantity,
+                tuple(
+                    (
+                        {"method": m, "judge": j, "budget": _C, "set": _OOD},
+                        paper.ADVANCED_BASELINES[m, j][k],
+                    )
+                    for j in _QWEN3
+                ),
+                accuracy=k == 0,
+            ),
+        )
+        for m in ("RACER", *_BASELINES)
+        for k, quantity in enumerate(("accuracy", "cost"))
+    ),
+    Claim(
+        "§5.4 text",
+        "RACER improves over the strongest baseline by "
+        + paper_list(paper.ADVANCED_BASELINES_MARGINS.values(), ".2f")
+        + " points (1.7B / 4B / 8B)",
+        registry.BASELINES,
+        MarginOverBest(RUNS_CSV, where={"budget": _C, "set": _OOD}),
+    ),
+)

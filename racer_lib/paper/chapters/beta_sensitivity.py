@@ -16,13 +16,21 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import SEED, Claim, Difference, Equivalence
 from racer_lib.evaluation import metrics as evaluate
-from racer_lib.paper import experiments, plots, registry
+from racer_lib.paper import experiments, files, plots, registry
 from racer_lib.paper.claims import add_status
+from racer_lib.paper.effects import ROUTER_ACCURACY
 from racer_lib.paper.engine import rule_findings
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.paper.numbers import BETA_SENSITIVITY, PAPER_BETA
+from racer_lib.paper.rules import level, paper_list
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
+
+#: The CSVs the chapter writes that its claims read (the runs, shared with chapter 16:
+#: :mod:`racer_lib.paper.files`) or that its page decides them in.
+RUNS_CSV, FINDINGS_CSV = files.BETA_RUNS_CSV, "beta_findings.csv"
 
 
 def config_rows(
@@ -104,9 +112,9 @@ def table_view(table: pd.DataFrame) -> pd.DataFrame:
 #: The numbers the closing sentence states, as ``(name, csv, column, agg, where)`` for
 #: :meth:`racer_lib.book.chapter.Prose.value`: the findings and how many have each status, the
 #: fewest seeds of a cell, the range of the mean accuracies and the largest sd.
-PROSE_READS = [("n_findings", "beta_findings.csv", "status", "count", {})]
+PROSE_READS = [("n_findings", FINDINGS_CSV, "status", "count", {})]
 PROSE_READS += [
-    (f"n_{status.replace(' ', '_')}", "beta_findings.csv", "status", "count", {"status": status})
+    (f"n_{status.replace(' ', '_')}", FINDINGS_CSV, "status", "count", {"status": status})
     for status in ("reproduced", "not reproduced", "inconclusive")
 ]
 PROSE_READS += [
@@ -122,16 +130,16 @@ FINDING_KINDS = ("difference", "equivalence")
 
 def beta_findings(folder: str | Path, provenance: str) -> pd.DataFrame:
     """The paper's reading of its β table (β = 0 lowers accuracy at the tightest budget;
-    β = 0.005 and 0.01 perform alike; β = 0.05 lowers accuracy), decided on the ``beta_runs.csv``
+    β = 0.005 and 0.01 perform alike; β = 0.05 lowers accuracy), decided on the :data:`RUNS_CSV`
     in ``folder`` by the reproduction report's own rules (the claims of this chapter in
-    :data:`racer_lib.paper.claims_table.CLAIMS` whose rule is a difference or an equivalence:
+    :data:`CLAIMS` whose rule is a difference or an equivalence:
     paired per replicate seed, a one-sided t-test or TOST, Holm over the budgets), so the page
     and the report cannot disagree. A claim whose betas or budget this run left out is left out
     (the report says why). Columns ``finding`` (the claim), ``key`` (its name in chapter 16),
     ``observed``, the verdict's, ``status`` and ``basis``; β acts on training only, so the
     simulator is given none of them."""
-    rows = rule_findings(registry.BETA, folder, FINDING_KINDS, BASIS_LEARNED)
-    return add_status(rows, provenance, registry.BETA, "beta_findings.csv")
+    rows = rule_findings(CLAIMS, folder, FINDING_KINDS, BASIS_LEARNED)
+    return add_status(rows, provenance, registry.BETA, FINDINGS_CSV)
 
 
 def beta_panels(table) -> plt.Figure:
@@ -159,3 +167,77 @@ def beta_panels(table) -> plt.Figure:
         ax.set(xlabel="entropy weight β", ylabel=q, title=f"{q.split(' (')[0]} on the test split")
     axes[0].legend()
     return fig
+
+
+#: The equivalence margin of "β = 0.005 and β = 0.01 perform alike" (accuracy points): the SESOI
+#: of an accuracy difference between routers, as for "β = 0 lowers" and "β = 0.05 lowers", so
+#: that no data set supports both readings.
+_ALIKE = ROUTER_ACCURACY.sesoi
+_BUDGETS = (2.0, 3.0, 4.0)
+#: The paper's claims this chapter tests (the reproduction report decides them; the page the
+#: comparisons, :func:`beta_findings`).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Table 3",
+        "removing the entropy term (β = 0) lowers accuracy at the tightest budget C = 2",
+        registry.BETA,
+        Difference(
+            RUNS_CSV,
+            "accuracy",
+            {"beta": PAPER_BETA},
+            {"beta": 0.0},
+            where={"budget": 2.0},
+            effect=ROUTER_ACCURACY,
+        ),  # fmt: skip
+        sensitivity="beta_zero_lowers",
+    ),
+    Claim(
+        "Table 3",
+        f"β = 0.005 and β = 0.01 perform alike (within ±{_ALIKE:g} pt at every budget)",
+        registry.BETA,
+        Equivalence(
+            RUNS_CSV,
+            "accuracy",
+            {"beta": 0.01},
+            {"beta": PAPER_BETA},
+            pair_on=("budget", SEED),
+            members=("budget",),
+            margin=_ALIKE,
+            effect=ROUTER_ACCURACY,
+        ),  # fmt: skip
+        sensitivity="beta_alike",
+    ),
+    Claim(
+        "Table 3",
+        "β = 0.05 lowers accuracy (every budget)",
+        registry.BETA,
+        Difference(
+            RUNS_CSV,
+            "accuracy",
+            {"beta": PAPER_BETA},
+            {"beta": 0.05},
+            pair_on=("budget", SEED),
+            members=("budget",),
+            effect=ROUTER_ACCURACY,
+        ),  # fmt: skip
+        sensitivity="beta_large_lowers",
+    ),
+    *(
+        Claim(
+            "Table 3",
+            f"RACER's {quantity} at β = {b:g}: "
+            + paper_list(BETA_SENSITIVITY[b, c][k] for c in _BUDGETS)
+            + (" %" if k == 0 else "")
+            + " (C = 2 / 3 / 4)",
+            registry.BETA,
+            level(
+                RUNS_CSV,
+                quantity,
+                tuple(({"beta": b, "budget": c}, BETA_SENSITIVITY[b, c][k]) for c in _BUDGETS),
+                accuracy=k == 0,
+            ),
+        )
+        for b in (0.0, PAPER_BETA, 0.01, 0.05)
+        for k, quantity in enumerate(("accuracy", "cost"))
+    ),
+)

@@ -22,16 +22,22 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import RATIO_TOLERANCE, SEED, Claim, Difference, Finding
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import effects, experiments, plots, registry
+from racer_lib.paper import effects, experiments, files, plots, registry
 from racer_lib.paper import numbers as paper
 from racer_lib.paper.claims import add_status
+from racer_lib.paper.rules import HalfCost
 from racer_lib.records import schema as rec
 from racer_lib.routing import train
 
-#: The findings CSV (read by the reproduction report).
-FINDINGS_CSV = "frontier_findings.csv"
+#: The CSVs the chapter writes that its claims read: the runs, the fixed modes' endpoints, the
+#: areas above Random's chord (shared with chapter 16: :mod:`racer_lib.paper.files`) and
+#: the findings, with the keys of the findings (column ``key``).
+RUNS_CSV, ENDS_CSV = files.FRONTIER_RUNS_CSV, files.FRONTIER_ENDS_CSV
+AREA_CSV, FINDINGS_CSV = files.AREA_CSV, "frontier_findings.csv"
+KEY_CONCAVE, KEY_OVER_INSTRUCT, KEY_OVER_REASONING = "concave", "over_instruct", "over_reasoning"
 
 OVER_INSTRUCT = "improves over All-Instruct on every judge and OOD benchmark"
 OVER_REASONING = (
@@ -171,7 +177,8 @@ def concavity(runs: pd.DataFrame, ends: pd.DataFrame, sesoi: float = CONCAVITY_S
     members = {f"mean: {k}": v for k, v in bends.items()} | {
         f"point: {k}": v for k, v in points.items()
     }
-    return _row(CONCAVE, verdict, observed, "judge x set (x budget)", sesoi=sesoi), members
+    row = _row(CONCAVE, KEY_CONCAVE, verdict, observed, "judge x set (x budget)", sesoi=sesoi)
+    return row, members
 
 
 def over_all_instruct(runs: pd.DataFrame, ends: pd.DataFrame, benchmarks: Sequence[str]):
@@ -188,7 +195,7 @@ def over_all_instruct(runs: pd.DataFrame, ends: pd.DataFrame, benchmarks: Sequen
         f"RACER (mean over budgets) minus All-Instruct {_span(members)} over {len(members)} "
         "judge x benchmark members"
     )
-    return _row(OVER_INSTRUCT, verdict, observed, "judge x benchmark"), members
+    return _row(OVER_INSTRUCT, KEY_OVER_INSTRUCT, verdict, observed, "judge x benchmark"), members
 
 
 def over_all_reasoning(
@@ -220,12 +227,15 @@ def over_all_reasoning(
         f"{_span(members)} over {len(members)} judge x split members; "
         f"{int(d['d'].notna().sum())} of {len(d)} seeds had such a run"
     )
-    return _row(OVER_REASONING, verdict, observed, "judge x split"), members
+    return _row(OVER_REASONING, KEY_OVER_REASONING, verdict, observed, "judge x split"), members
 
 
-def _row(finding: str, verdict: verdicts.Verdict, observed: str, family: str, **labels: Any):
+def _row(
+    finding: str, key: str, verdict: verdicts.Verdict, observed: str, family: str, **labels: Any
+):
     return {
         "finding": finding,
+        "key": key,
         "family": family,
         **labels,
         "observed": observed,
@@ -396,3 +406,116 @@ def frontier_figure(oracle, ends, summary, judge: str, sets: list[str]) -> plt.F
     _label_grid(axes, "realized cost ratio", "accuracy (%)")
     plots.legend_in(axes.flat[-1], axes[0][0])
     return fig
+
+
+_OOD = ["judgebench", "rewardbench", "rewardbench2"]
+_WITHIN = f"{100 * RATIO_TOLERANCE:g} % over C"
+#: The paper's claims this chapter tests (the reproduction report decides them).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Fig. 4",
+        "on the in-distribution test split RACER is more accurate than Random at the same "
+        "reasoning rate",
+        registry.FRONTIER,
+        Difference(
+            RUNS_CSV,
+            "accuracy",
+            {"method": "RACER"},
+            {"method": "Random"},
+            pair_on=("judge", "budget", SEED),
+            where={"set": "test"},
+            effect=effects.SELECTION_GAIN,
+        ),  # fmt: skip
+        sensitivity="frontier_random_id",
+        null="embedding",
+        planted=True,
+    ),
+    Claim(
+        "Fig. 4",
+        "on the OOD benchmarks RACER keeps a consistent gain over Random (every judge and "
+        "benchmark)",
+        registry.FRONTIER,
+        Difference(
+            RUNS_CSV,
+            "accuracy",
+            {"method": "RACER"},
+            {"method": "Random"},
+            pair_on=("judge", "set", "budget", SEED),
+            where={"set": _OOD},
+            members=("judge", "set"),
+            effect=effects.SELECTION_GAIN,
+        ),  # fmt: skip
+        sensitivity="frontier_random_ood",
+        null="embedding",
+        planted=True,
+    ),
+    Claim(
+        "Fig. 4",
+        "on the OOD benchmarks RACER improves over All-Instruct (every judge and benchmark)",
+        registry.FRONTIER,
+        Finding(KEY_OVER_INSTRUCT),
+    ),
+    Claim(
+        "Fig. 4",
+        f"on the OOD benchmarks RACER's cost stays within its budget (mean cost at most {_WITHIN})",
+        registry.FRONTIER,
+        Difference(
+            RUNS_CSV,
+            "cost",
+            second_column="budget",
+            relative=True,
+            where={"method": "RACER", "set": _OOD},
+            sign=-1,
+            unit=" (cost / C - 1)",
+            effect=effects.OVERSPEND,
+            bound=True,
+        ),  # fmt: skip
+        sensitivity="frontier_ood_within",
+    ),
+    Claim(
+        "Fig. 4",
+        "RACER's frontier lies above Random's chord: the area between them is positive on "
+        "every split",
+        registry.FRONTIER,
+        Difference(
+            AREA_CSV,
+            "area_above_random",
+            members=("judge", "set"),
+            unit=" pts x cost",
+            effect=effects.SELECTION_AREA,
+        ),  # fmt: skip
+        sensitivity="frontier_area",
+        null="embedding",
+        planted=True,
+    ),
+    Claim(
+        "Fig. 4",
+        "RACER's accuracy-cost frontier is concave: each extra unit of budget buys less accuracy",
+        registry.FRONTIER,
+        Finding(KEY_CONCAVE),
+        null="embedding",
+    ),
+    Claim(
+        "§5.3 text",
+        f"at about {paper.FRONTIER_HALF_COST:g} x the All-Reasoning cost RACER matches "
+        f"All-Reasoning's accuracy (within {effects.ROUTER_ACCURACY.sesoi:g} pt; train and test "
+        "splits)",
+        registry.FRONTIER,
+        HalfCost(RUNS_CSV, ENDS_CSV),
+    ),
+    Claim(
+        "§5.3 text",
+        f"at about {paper.FRONTIER_HALF_COST:g} x the All-Reasoning cost RACER often surpasses "
+        "All-Reasoning's accuracy (on most judges and splits)",
+        registry.FRONTIER,
+        Finding(KEY_OVER_REASONING),
+    ),
+    Claim(
+        "Table 9 / §A text",
+        "RACER achieves a better accuracy-cost trade-off than self-routing: at half the cost of "
+        "self-routing, which spends as much as All-Reasoning (Table 9), RACER is as accurate "
+        f"(Qwen3-4B, test split, within {effects.ROUTER_ACCURACY.sesoi:g} pt)",
+        registry.FRONTIER,
+        HalfCost(RUNS_CSV, ENDS_CSV, sets=("test",), judges=("qwen3-4b",)),
+    ),
+)

@@ -32,7 +32,9 @@ import numpy as np
 import pandas as pd
 
 import racer_lib.judging.prompts as prompts
+from racer_lib.claims.rules import Claim, Excerpts
 from racer_lib.judging.run import ShardResult
+from racer_lib.paper import registry
 from racer_lib.records import schema as rec
 from racer_lib.records.summary import mode_summary
 
@@ -402,3 +404,17 @@ def gpu_accuracy(gpu_records: list[pd.DataFrame]) -> tuple[pd.DataFrame, str]:
     :func:`racer_lib.records.summary.mode_summary`, and the records' provenance."""
     pooled = pd.concat(gpu_records, ignore_index=True)
     return mode_summary(pooled, ["judge"]), rec.provenance(pooled)
+
+
+#: The run's summary row (:func:`run_row`), which the chapter's claim reads (the models judged).
+RUN_CSV = "run.csv"
+#: The paper's claims this chapter tests (the reproduction report decides them).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "§2.2 / Table 6",
+        "case studies: reasoning helps on explicit verification, is redundant on surface cues, "
+        "hurts when it widens the scope",
+        registry.JUDGING,
+        Excerpts(RUN_CSV, judges=("qwen3-1.7b", "qwen3-4b", "qwen3-8b")),
+    ),
+)

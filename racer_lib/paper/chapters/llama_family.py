@@ -19,12 +19,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import Claim, Difference, Finding
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import effects, experiments, numbers, plots, registry
+from racer_lib.paper import effects, experiments, files, numbers, plots, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
 from racer_lib.paper.engine import rule_findings
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.paper.rules import level, paper_list
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
@@ -161,8 +163,12 @@ def matched_random_table(
     ]
 
 
-#: The finding's text (the reproduction report's claim "often surpasses All-Reasoning" matches it).
+#: The finding's text and its key (column ``key``; the chapter's claim reads it), and the CSVs
+#: the chapter's claims read: the runs (shared with chapter 16, :mod:`racer_lib.paper.files`)
+#: and the findings.
 SURPASSES = "RACER often surpasses All-Reasoning's accuracy at lower cost"
+KEY_SURPASSES = "surpasses_all_reasoning"
+RUNS_CSV, FINDINGS_CSV = files.LLAMA_RUNS_CSV, files.FINDINGS_CSV
 
 
 def surpass_findings(runs: pd.DataFrame, provenance: str) -> pd.DataFrame:
@@ -189,27 +195,28 @@ def surpass_findings(runs: pd.DataFrame, provenance: str) -> pd.DataFrame:
     verdict = verdicts.most(members)
     row = {
         "finding": SURPASSES,
+        "key": KEY_SURPASSES,
         "observed": "; ".join(parts),
         "interval": verdict.interval_text(" pts"),
         **{k: v for k, v in verdict.columns().items() if k in VERDICT_COLUMNS},
         "basis": BASIS_LEARNED,
     }
-    return add_status([row], provenance, registry.LLAMA, "findings.csv")
+    return add_status([row], provenance, registry.LLAMA, FINDINGS_CSV)
 
 
 #: The file :func:`random_findings` is written as (not a findings file: the report decides its
-#: claim from ``llama_runs.csv``).
+#: claim from :data:`RUNS_CSV`).
 RANDOM_CSV = "random_comparison.csv"
 
 
 def random_findings(folder: str | Path, provenance: str) -> pd.DataFrame:
-    """The paper's "RACER beats Random at matched cost" on the ``llama_runs.csv`` in ``folder``,
+    """The paper's "RACER beats Random at matched cost" on the :data:`RUNS_CSV` in ``folder``,
     decided by the reproduction report's own rule (this chapter's difference claims of
-    :data:`racer_lib.paper.claims_table.CLAIMS`: per budget and replicate seed RACER minus
+    :data:`CLAIMS`: per budget and replicate seed RACER minus
     Random at matched cost, a one-sided t-test, Holm over the budgets), so that the page and
     the report cannot disagree; empty when the run cannot test it. Columns ``finding`` (the
     claim), ``observed``, the verdict's, ``status`` and ``basis``."""
-    rows = rule_findings(registry.LLAMA, folder, ("difference",), BASIS_LEARNED)
+    rows = rule_findings(CLAIMS, folder, ("difference",), BASIS_LEARNED)
     return add_status(rows, provenance, registry.LLAMA, RANDOM_CSV)
 
 
@@ -342,3 +349,72 @@ def _check_split(records: pd.DataFrame, eval_split: str) -> None:
             f"eval_split {eval_split!r} is not a split of the records; "
             f"splits are {', '.join(sorted(set(records['split'])))}"
         )
+
+
+_TABLE7, _ENDS = numbers.LLAMA_FAMILY, numbers.LLAMA_FAMILY_ENDPOINTS
+#: The paper's claims this chapter tests (the reproduction report decides them; the page the
+#: comparison with Random, :func:`random_findings`).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Table 7",
+        "Llama pair: RACER is more accurate than Random at matched cost at every budget",
+        registry.LLAMA,
+        Difference(
+            RUNS_CSV,
+            "racer_accuracy",
+            second_column="random_at_cost_accuracy",
+            members=("budget",),
+            effect=effects.SELECTION_GAIN,
+        ),  # fmt: skip
+        sensitivity="llama_vs_random",
+        null="embedding",
+        planted=True,
+    ),
+    Claim(
+        "Table 7",
+        "Llama pair: RACER often surpasses All-Reasoning's accuracy at lower cost (at most "
+        "budgets)",
+        registry.LLAMA,
+        Finding(KEY_SURPASSES),
+    ),
+    *(
+        Claim(
+            "Table 7",
+            f"Llama pair: {mode}'s {quantity} "
+            + format(_ENDS[mode][k], "g")
+            + (" %" if k == 0 else "")
+            + " (on each seed's record draw)",
+            registry.LLAMA,
+            level(RUNS_CSV, f"{prefix}_{quantity}", (({}, _ENDS[mode][k]),), accuracy=k == 0),
+        )
+        for mode, prefix, k, quantity in (
+            ("All-Instruct", "all_instruct", 0, "accuracy"),
+            ("All-Reasoning", "all_reasoning", 0, "accuracy"),
+            ("All-Reasoning", "all_reasoning", 1, "cost"),
+        )
+    ),
+    *(
+        Claim(
+            "Table 7",
+            f"Llama pair: {name} "
+            + paper_list(v[k] for v in _TABLE7.values())
+            + (" %" if "accuracy" in name else "")
+            + " at C = "
+            + paper_list(_TABLE7)
+            + ("" if k < 2 else " (here: Random at RACER's reasoning rate)"),
+            registry.LLAMA,
+            level(
+                RUNS_CSV,
+                column,
+                tuple(({"budget": c}, v[k]) for c, v in _TABLE7.items()),
+                accuracy="accuracy" in name,
+            ),
+        )
+        for k, name, column in (
+            (0, "RACER's accuracy", "racer_accuracy"),
+            (1, "RACER's cost", "racer_cost"),
+            (2, "Random's accuracy", "random_at_rate_accuracy"),
+            (3, "Random's cost", "random_at_rate_cost"),
+        )
+    ),
+)

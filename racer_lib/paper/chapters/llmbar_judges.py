@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from racer_lib.claims.rules import Claim, Finding
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.intervals import sign_test
 from racer_lib.evaluation.metrics import (
@@ -40,7 +41,7 @@ from racer_lib.evaluation.metrics import (
     with_mean_tokens,
 )
 from racer_lib.evaluation.verdicts import ALPHA, FAILS, HOLDS, INCONCLUSIVE, Verdict
-from racer_lib.paper import plots, registry
+from racer_lib.paper import files, plots, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.records import llmbar
 from racer_lib.records.schema import MODES, UNPARSEABLE, mode_columns
@@ -125,12 +126,14 @@ BASIS_ENDPOINTS = (
 )
 BASIS_AGREEMENT = "simulator input: rho and KAPPA set how often the two modes agree"
 BASIS_IMPROVES = "evidence: released verdicts of judges other than the paper's, none simulated"
-#: The findings' texts (the claims table reads the last; :mod:`racer_lib.paper.given` the rest).
+#: The findings' texts and their keys (column ``key``: the chapter's claim reads the last;
+#: :mod:`racer_lib.paper.given` the rest), and the CSVs written with them.
 LOWERS = "reasoning lowers accuracy for at least one judge overall"
 CELL_LE0 = "at least one (judge, subset) cell has ΔAccuracy <= 0"
 MINORITY = "for every judge the pairs where exactly one mode is right are a minority"
 IMPROVES = "reasoning improves accuracy for every judge (CoT over Vanilla)"
-FINDINGS_CSV = "findings.csv"
+KEYS = {LOWERS: "lowers", CELL_LE0: "cell_le0", MINORITY: "minority", IMPROVES: "improves"}
+FINDINGS_CSV, AGREEMENT_CSV = files.FINDINGS_CSV, files.AGREEMENT_CSV
 
 
 def exact_share(k: int, m: int, sign: int, n: int, test: str, to_effect=lambda t: t) -> Verdict:
@@ -248,7 +251,7 @@ def fig2_reading(
     }
     basis = [BASIS_ENDPOINTS, BASIS_DOMAIN_GAINS, BASIS_AGREEMENT, BASIS_IMPROVES]
     rows = [
-        {"finding": f, "observed": observed[f], **v.columns(), "basis": b}
+        {"finding": f, "key": KEYS[f], "observed": observed[f], **v.columns(), "basis": b}
         for (f, v), b in zip(reading_verdicts(by_judge, by_subset, agreement).items(), basis)
     ]
     return add_status(rows, provenance, registry.LLMBAR_JUDGES, FINDINGS_CSV)
@@ -267,7 +270,7 @@ def findings_reads() -> list[tuple[str, str, str, str, dict[str, Any]]]:
     ranges += [("min_delta", "min"), ("max_delta", "max")]
     reads += [(f"subset_{c}_{a}", C, c, a, cells) for c, a in ranges]
     ranges = [(c, a) for c in ("share_one_mode_right", "headroom") for a in ("min", "max")]
-    reads += [(f"{c}_{a}", "agreement_patterns.csv", c, a, {}) for c, a in ranges]
+    reads += [(f"{c}_{a}", AGREEMENT_CSV, c, a, {}) for c, a in ranges]
     shown = {"shown_less": "less accurate", "shown_more": "more accurate"}
     reads += [(k, "reasoning_tests.csv", "judge", "count", {"shown": v}) for k, v in shown.items()]
     reads.append(("improves_status", F, "status", "text", {"finding": IMPROVES}))
@@ -565,3 +568,14 @@ def _judge_legends(ax: plt.Axes, judges, subsets) -> None:
         for h, title, loc, y in sides
     ]
     ax.add_artist(legends[0])  # the second stays the axes' own legend
+
+
+#: The paper's claims this chapter tests (the reproduction report decides them).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "§2.1 text (LLMBar's released judges)",
+        "reasoning improves judge accuracy: tested on real judges other than the paper's",
+        registry.LLMBAR_JUDGES,
+        Finding(KEYS[IMPROVES]),
+    ),
+)

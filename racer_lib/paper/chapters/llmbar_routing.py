@@ -6,13 +6,11 @@ re-draws the split, the routers' initialisation and the batch order; the records
 release), a fresh split of LLMBar's 419 pairs trains ACER and RACER at every budget in one
 batched pass (Algorithm 1 on Eq. (1) and its KL-robust form, Eq. (2)), fits the three score
 baselines matched to each budget on validation, and evaluates all of them, Random, the fixed
-modes and the oracle on the test split (:func:`_route_judge`). The module also reads the runs:
-whether each router trained at all (:func:`training_check`), the chapter's findings, each
-decided over the seeds by the book's protocol (:func:`routing_findings`), its tables
-(:func:`mean_sd_by_budget`, :func:`modes_table`, :func:`validation_view`,
-:func:`references_view`) and its figure (:func:`accuracy_and_gain`); the page's helpers load
-the data quietly (:func:`_check_aligned`, :func:`embed_quietly`, :func:`describe_source`) and
-list the numbers its sentences state (:func:`prose_reads`).
+modes and the oracle on the test split (:func:`_route_judge`). It reads the runs: whether each
+router trained (:func:`training_check`), the findings, decided over the seeds by the book's
+protocol (:func:`routing_findings`), the tables (:func:`mean_sd_by_budget`, :func:`modes_table`,
+:func:`validation_view`, :func:`references_view`), the figure (:func:`accuracy_and_gain`), the
+numbers the sentences state (:func:`prose_reads`); and its claim (:data:`CLAIMS`).
 """
 
 from __future__ import annotations
@@ -27,11 +25,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import SEED, Claim, Difference
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import effects, experiments, plots, registry
+from racer_lib.paper import effects, experiments, files, plots, registry
 from racer_lib.paper.claims import EMERGENT_STATUSES, add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.paper.experiments import embed_quietly as embed_quietly  # the page's
 from racer_lib.records import llmbar, sets
 from racer_lib.records import schema as rec
 from racer_lib.records.summary import mode_summary
@@ -127,21 +127,6 @@ def prose_reads(first_seed: int) -> list[tuple[str, str, str, str, dict[str, Any
     reads.append(("split_seed", S, "seed", "min", {}))
     where = [{"seed": first_seed, "split": part} for part in ("train", "valid", "test")]
     return reads + [(f"n_{w['split']}", S, "id", "count", w) for w in where]
-
-
-def embed_quietly(pairs: pd.DataFrame, encoder: str) -> np.ndarray:
-    """:func:`racer_lib.records.embed.embed_pairs` without the progress bars that loading the
-    encoder draws (tqdm's warning that a kernel lacks ipywidgets, Hugging Face's bar)."""
-    import warnings
-
-    from racer_lib.records import embed
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="IProgress not found")
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        return embed.embed_pairs(pairs, encoder, progress=False)
 
 
 def validation_view(runs: pd.DataFrame) -> pd.DataFrame:
@@ -348,17 +333,17 @@ def training_check_summary(
 #: run: RACER counts as at least as accurate as a rival when its per-seed paired difference is
 #: shown above ``-AT_LEAST_AS_ACCURATE_POINTS`` (the book's margin for "alike", half a point).
 AT_LEAST_AS_ACCURATE_POINTS = 0.5
-FINDINGS_CSV = "findings.csv"
-#: The findings' texts, per judge (the claims table reads the runs, not these).
+FINDINGS_CSV, RUNS_CSV = files.FINDINGS_CSV, "llmbar_routing_runs.csv"
+#: The findings' texts, per judge (the chapter's claim reads the runs, not these).
 OVER_RANDOM = "{judge}: RACER is more accurate than Random at every budget"
 OVER_ACER = "{judge}: RACER is at least as accurate as ACER on average"
 OVER_BEST = "{judge}: at C={budget:g}, RACER is at least as accurate as the best baseline"
 #: The claims (the findings' ``claim`` column) by the name the page glues their counts under,
 #: and those counts, as for :func:`prose_reads`: each claim's findings and those of each status.
-CLAIMS = {"random": "over Random", "acer": "over ACER", "best": "over the best baseline"}
+FINDING_CLAIMS = {"random": "over Random", "acer": "over ACER", "best": "over the best baseline"}
 FINDING_READS = [
     (f"{key}_{s.replace(' ', '_')}", FINDINGS_CSV, "finding", "count", {"claim": claim, **where})
-    for key, claim in CLAIMS.items()
+    for key, claim in FINDING_CLAIMS.items()
     for s, where in [("n", {}), *((s, {"status": s}) for s in EMERGENT_STATUSES)]
 ]
 
@@ -385,7 +370,7 @@ def _over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], test)
         for (k, v), b in zip(members.items(), budgets)
     )
     verdict = verdicts.every(members)
-    return _row(OVER_RANDOM.format(judge=judge), verdict, observed, CLAIMS["random"])
+    return _row(OVER_RANDOM.format(judge=judge), verdict, observed, FINDING_CLAIMS["random"])
 
 
 def _over_acer(runs: pd.DataFrame, judge: str, margin: float, test) -> dict:
@@ -400,7 +385,7 @@ def _over_acer(runs: pd.DataFrame, judge: str, margin: float, test) -> dict:
         f"budgets) {_ahead(d)}; margin {margin:g} pts"
     )
     verdict = test(d, threshold=-margin)
-    return _row(OVER_ACER.format(judge=judge), verdict, observed, CLAIMS["acer"])
+    return _row(OVER_ACER.format(judge=judge), verdict, observed, FINDING_CLAIMS["acer"])
 
 
 def _over_best(summary, runs, judge: str, budget: float, rivals, margin: float, test):
@@ -418,7 +403,7 @@ def _over_best(summary, runs, judge: str, budget: float, rivals, margin: float, 
     )
     verdict = test(d, threshold=-margin)
     text = OVER_BEST.format(judge=judge, budget=budget)
-    return _row(text, verdict, observed, CLAIMS["best"], budget=budget)
+    return _row(text, verdict, observed, FINDING_CLAIMS["best"], budget=budget)
 
 
 def _row(finding: str, verdict, observed: str, claim: str, budget: float = np.nan) -> dict:
@@ -598,3 +583,15 @@ def _legend(fig: plt.Figure, axes, judges) -> None:
     below = {"loc": "upper center", "bbox_to_anchor": (0.5, 0.05), "ncol": (len(labels) + 1) // 2}
     right = {"loc": "center left", "bbox_to_anchor": (0.92, 0.5)}
     fig.legend(handles, labels, frameon=False, **(right if len(judges) == 1 else below))
+
+
+#: The paper's claim this chapter tests (the reproduction report decides it).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Fig. 4 (LLMBar's released judges)",
+        "RACER is more accurate than Random: tested on real judges other than the paper's",
+        registry.LLMBAR_ROUTING,
+        Difference(RUNS_CSV, "accuracy", {"method": "RACER"}, {"method": "Random"},
+                   pair_on=("split_by", "judge", "budget", SEED), effect=effects.SELECTION_GAIN),
+    ),
+)  # fmt: skip

@@ -35,11 +35,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import Claim, Finding
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation.intervals import wilson_interval
-from racer_lib.paper import experiments, registry
+from racer_lib.paper import experiments, files, registry
 from racer_lib.paper.shift import (
     COST_ROBUST,
+    KEY_MATCHED,
     control_comparison,
     control_findings,
     matched_controls,
@@ -58,7 +60,7 @@ VALID_SHARE = 0.25
 SHIFT_KINDS = ("natural->adversarial", "adversarial->natural", "leave-one-out")
 #: The findings' CSV (read by the reproduction report) and the groups of the per-cell control
 #: comparison (:func:`control_tables`).
-FINDINGS_CSV = "findings.csv"
+FINDINGS_CSV = files.FINDINGS_CSV
 CONTROL_CELLS = ["method", "judge", "budget"]
 #: A glued value of the page, ``(name, csv, column, agg, where)`` for
 #: :meth:`racer_lib.book.chapter.Prose.value` (``agg`` ``text``: a word, for
@@ -376,3 +378,17 @@ CONTROL_READS += [
     for column in ("robust_violations", "control_violations", "spend_share", "accuracy_difference")
     for agg in ("min", "max")
 ]
+
+
+#: The paper's claim this chapter tests (the reproduction report decides it): each variant that
+#: reweights the costs beats its matched-spend control (the findings' key
+#: :data:`racer_lib.paper.shift.KEY_MATCHED`).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Fig. 3 (LLMBar's released judges, real shift)",
+        "the variants that reweight cost (RACER-C, RACER) beat the matched-spend control under a "
+        "real subset shift: tested on real judges other than the paper's",
+        registry.LLMBAR_SHIFT,
+        Finding(KEY_MATCHED),
+    ),
+)

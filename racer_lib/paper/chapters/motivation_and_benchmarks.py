@@ -15,22 +15,29 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import RATIO_TOLERANCE, Claim, Finding, Level
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.metrics import BASIS_DOMAIN_GAINS
 from racer_lib.evaluation.verdicts import conjunction
-from racer_lib.paper import registry
-from racer_lib.paper.claim_rules import RATIO_TOLERANCE
+from racer_lib.paper import files, numbers, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.experiments import BASIS_LEARNED
+from racer_lib.paper.files import ABLATION_RUNS_CSV
 from racer_lib.paper.plots import DOMAIN_COLORS
+from racer_lib.paper.rules import COUNT_TOLERANCE, paper_list
 
 #: The domains whose judgments need structured verification (the paper's abstract: "e.g. math
 #: and coding"), where Fig. 1(a) says reasoning gains most; every other domain is "other".
 VERIFICATION_DOMAINS = ("math", "coding")
 
 #: The CSVs this chapter writes that carry statuses.
-DOMAINS_CSV, FINDINGS_CSV = "benchmark_domains.csv", "paper_findings.csv"
-#: The text of Fig. 1(b)'s finding (the claims table matches ``^\(b\)``).
+DOMAINS_CSV, FINDINGS_CSV = files.DOMAINS_CSV, files.PAPER_FINDINGS_CSV
+#: Chapter 08's runs, whose costs after the shift panel (b) reads, and chapter 04's per-domain
+#: table, from which panel (a) is drawn.
+SHIFT_RUNS_CSV, FIG2_BY_DOMAIN_CSV = ABLATION_RUNS_CSV, files.BY_DOMAIN_CSV
+#: The keys of Fig. 1's findings (column ``key`` of :data:`FINDINGS_CSV`; its claims read them).
+KEY_GAINS, KEY_WITHIN = "fig1a_gains", "fig1b_within"
+#: The text of Fig. 1(b)'s finding.
 WITHIN = (
     "(b) RACER stays within budget under OOD inputs where a standard router does not: after the "
     f"shift, RACER-C's mean cost at most {100 * RATIO_TOLERANCE:g} % over the budget, ACER's "
@@ -185,7 +192,7 @@ def stays_within(costs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[s
     """Fig. 1(b)'s caption as a findings row: RACER stays within budget after the shift where a
     standard router does not. A conjunction (:func:`racer_lib.evaluation.verdicts.conjunction`) of
     two one-sided bounds over the replicate seeds (:func:`over_budget`) at the claims table's margin
-    :data:`racer_lib.paper.claim_rules.RATIO_TOLERANCE`: RACER-C's ``cost / C - 1`` below it,
+    :data:`racer_lib.claims.rules.RATIO_TOLERANCE`: RACER-C's ``cost / C - 1`` below it,
     and ACER's above it (:func:`racer_lib.evaluation.verdicts.directional`)."""
     parts = {
         "RACER-C within budget": verdicts.directional(
@@ -199,6 +206,7 @@ def stays_within(costs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[s
     counts = ", ".join(f"{v} {int(r['sum'])} of {int(r['count'])}" for v, r in over.iterrows())
     return {
         "finding": WITHIN,
+        "key": KEY_WITHIN,
         "observed": "per seed, cost / C - 1 after the shift (RACER-C's τ pooled): "
         + "; ".join(f"{k} {v.interval_text()}" for k, v in parts.items())
         + f"; runs over budget: {counts}",
@@ -228,6 +236,7 @@ def fig1_findings(
                 {
                     "finding": f"(a) {judge}: reasoning gains more on math and coding "
                     "than on the other domains",
+                    "key": KEY_GAINS,
                     "observed": f"{gain['verification']:+.1f} vs {gain['other']:+.1f} points",
                     "holds": bool(gain["verification"] > gain["other"]),
                     "basis": BASIS_DOMAIN_GAINS,
@@ -325,3 +334,59 @@ def motivation_figure(tradeoff, costs=None) -> plt.Figure:
         _shift_cost_panel(axes[0][1], costs)
     fig.tight_layout()
     return fig
+
+
+def _domain_text(k: int) -> str:
+    """Table 4's shares (``k`` 1) or counts (0) per benchmark: ``judgebench 11.8 / ... (coding /
+    ...)`` (the domains named with the shares)."""
+    parts = []
+    for bench in dict.fromkeys(b for b, _ in numbers.BENCHMARK_DOMAINS):
+        cells = {d: v[k] for (b, d), v in numbers.BENCHMARK_DOMAINS.items() if b == bench}
+        names = f" ({' / '.join(cells)})" if k else ""
+        parts.append(f"{bench} {paper_list(cells.values())}{names}")
+    return "; ".join(parts)
+
+
+#: The paper's claims this chapter tests (the reproduction report decides them).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Fig. 1(a)",
+        "reasoning judges gain on difficult tasks at a higher cost, marginally on simple ones",
+        registry.MOTIVATION,
+        Finding(KEY_GAINS),
+    ),
+    Claim(
+        "Fig. 1(b)",
+        "RACER stays within budget under OOD inputs where a standard router does not",
+        registry.MOTIVATION,
+        Finding(KEY_WITHIN),
+    ),
+    Claim(
+        "Table 4",
+        "domain shares of the OOD benchmarks (%): " + _domain_text(1),
+        registry.MOTIVATION,
+        Level(
+            DOMAINS_CSV,
+            "share",
+            tuple(
+                ({"benchmark": b, "domain": d}, share)
+                for (b, d), (_, share) in numbers.BENCHMARK_DOMAINS.items()
+            ),
+        ),
+    ),
+    Claim(
+        "Table 4",
+        "domain counts of the OOD benchmarks (pairs): " + _domain_text(0),
+        registry.MOTIVATION,
+        Level(
+            DOMAINS_CSV,
+            "pairs",
+            tuple(
+                ({"benchmark": b, "domain": d}, count)
+                for (b, d), (count, _) in numbers.BENCHMARK_DOMAINS.items()
+            ),
+            tol=COUNT_TOLERANCE,
+            unit=" pairs",
+        ),
+    ),
+)

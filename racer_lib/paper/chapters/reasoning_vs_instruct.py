@@ -24,9 +24,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import Claim, Difference, Finding
 from racer_lib.evaluation.metrics import BASIS_DOMAIN_GAINS, headroom
-from racer_lib.paper import registry
+from racer_lib.paper import files, registry
 from racer_lib.paper.claims import add_status
+from racer_lib.paper.effects import MODE_GAIN
 from racer_lib.paper.plots import DOMAIN_COLORS, JUDGE_MARKERS, agreement_bars, legend_above
 from racer_lib.records.summary import mode_summary
 
@@ -44,10 +46,14 @@ VERIFICATION = ("math", "coding")
 
 #: The Qwen3 judges of the paper, smallest first.
 QWEN3_BY_SIZE = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
-#: The CSV the chapter writes :func:`fig2_findings` to (the claims table reads it).
-FINDINGS_CSV = "paper_findings.csv"
+#: The CSV the chapter writes :func:`fig2_findings` to (its claims read it), and the keys of
+#: its findings (column ``key``).
+FINDINGS_CSV = files.PAPER_FINDINGS_CSV
+KEY_MATH_CODING, KEY_COST_EFFECTIVE, KEY_HEADROOM = "fig2_gains", "fig2_per_token", "headroom"
+#: The lower panel's table (:func:`agreement_patterns`).
+AGREEMENT_CSV = files.AGREEMENT_CSV
 #: The per-domain table (:func:`by_domain`) and the columns of it the page shows.
-BY_DOMAIN_CSV = "delta_accuracy_by_domain.csv"
+BY_DOMAIN_CSV = files.BY_DOMAIN_CSV
 BY_DOMAIN_COLUMNS = ["judge", "dataset", "domain", "n", "acc_instruct", "acc_reasoning"]
 BY_DOMAIN_COLUMNS += ["delta_accuracy", "cost_ratio"]
 #: The numbers the closing sentence states, as ``(name, csv, column, agg, where)`` for
@@ -59,8 +65,7 @@ PROSE_READS = [
     for agg in ("min", "max")
 ]
 PROSE_READS += [
-    (f"{c}_sum", "agreement_patterns.csv", c, "sum", {})
-    for c in ("n", "only_reasoning", "only_instruct")
+    (f"{c}_sum", AGREEMENT_CSV, c, "sum", {}) for c in ("n", "only_reasoning", "only_instruct")
 ]
 
 
@@ -71,7 +76,7 @@ def by_domain(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def agreement_patterns(records: pd.DataFrame) -> pd.DataFrame:
-    """The lower panel's table (``agreement_patterns.csv``): a
+    """The lower panel's table (:data:`AGREEMENT_CSV`): a
     :func:`racer_lib.records.summary.mode_summary` per judge and dataset (both accuracies, the
     four agreement cells, the cost ratio, the oracle) with the oracle's ``headroom``
     (:func:`racer_lib.evaluation.metrics.headroom`)."""
@@ -114,6 +119,7 @@ def fig2_findings(
                     "finding": (
                         "reasoning gains more on math and coding than on safety and knowledge"
                     ),
+                    "key": KEY_MATH_CODING,
                     "judge": judge,
                     "observed": f"min gain math/coding {gains[verify].min():.1f} pts; "
                     f"max gain safety/knowledge {gains[surface].max():.1f} pts",
@@ -129,13 +135,14 @@ def fig2_findings(
         checks.append(
             {
                 "finding": "the headroom when the modes disagree shrinks with model size",
+                "key": KEY_HEADROOM,
                 "judge": " > ".join(order),
                 "observed": " > ".join(f"{v:.1f}" for v in room),
                 "holds": bool((room.diff().dropna() < 0).all()),
                 "basis": BASIS_RHO,
             }
         )
-    columns = ["finding", "judge", "observed", "holds", "basis"]
+    columns = ["finding", "key", "judge", "observed", "holds", "basis"]
     table = pd.DataFrame(checks, columns=columns)
     return add_status(table, provenance, registry.REASONING, FINDINGS_CSV)
 
@@ -156,6 +163,7 @@ def cost_effective(records: pd.DataFrame, judge: str) -> dict | None:
     return {
         "finding": "most cost-effective: accuracy gained per extra token of reasoning is "
         "largest in math and coding",
+        "key": KEY_COST_EFFECTIVE,
         "judge": judge,
         "observed": "points per extra cost unit: "
         + ", ".join(f"{g} {v:+.2f}" for g, v in per_token.items()),
@@ -214,3 +222,34 @@ def agreement_panels(shares, benchmarks) -> plt.Figure:
     axes[0][0].set_ylabel("share of pairs (%)")
     legend_above(fig, axes[0][0], ncol=4)
     return fig
+
+
+#: The paper's claims this chapter tests (the reproduction report decides them).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Fig. 2 (upper)",
+        "the largest gains of reasoning are in math and coding; safety and knowledge gain "
+        "little or lose",
+        registry.REASONING,
+        Finding(KEY_MATH_CODING),
+    ),
+    Claim(
+        "Fig. 2 (upper)",
+        "reasoning is most cost-effective in math and coding: the accuracy it gains per extra "
+        "token is largest there",
+        registry.REASONING,
+        Finding(KEY_COST_EFFECTIVE),
+    ),
+    Claim(
+        "Fig. 2 (lower)",
+        "the headroom when the two modes disagree shrinks with model size",
+        registry.REASONING,
+        Finding(KEY_HEADROOM),
+    ),
+    Claim(
+        "§2.1 text",
+        "reasoning improves judge accuracy (ΔAccuracy > 0 over the three benchmarks)",
+        registry.REASONING,
+        Difference(AGREEMENT_CSV, "acc_reasoning", second_column="acc_instruct", effect=MODE_GAIN),
+    ),
+)

@@ -32,10 +32,19 @@ import numpy as np
 import pandas as pd
 import torch
 
+from racer_lib.claims.rules import RATIO_TOLERANCE, SEED, Claim, Difference, Finding, Level
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation.intervals import t_half_width, wilson_interval
-from racer_lib.paper import experiments, registry, shift
-from racer_lib.paper.shift import CHEAPER, COSTLIER, ablation_plan, shift_rows
+from racer_lib.paper import effects, experiments, files, registry, shift
+from racer_lib.paper.numbers import ABLATION_BUDGET, DATASET_STATISTICS
+from racer_lib.paper.rules import COUNT_TOLERANCE, paper_list
+from racer_lib.paper.shift import (
+    ABLATION_RUNS_CSV,
+    CHEAPER,
+    COSTLIER,
+    ablation_plan,
+    shift_rows,
+)
 from racer_lib.records import schema as rec
 from racer_lib.records.sets import judge_set, stratified_split
 from racer_lib.records.summary import mode_summary
@@ -44,6 +53,8 @@ from racer_lib.routing import steps, train
 #: Shares of the split re-drawn per replicate when the records are read, not simulated (the
 #: paper's 80/10/10; the simulator draws its own split with the replicate's seed).
 SPLIT_SHARES = (0.8, 0.1, 0.1)
+#: Table 1's subsets (:func:`subset_statistics`), a CSV the chapter's claims read.
+STATISTICS_CSV = files.STATISTICS_CSV
 
 
 def subset_statistics(
@@ -318,15 +329,10 @@ VERDICT_KEYS = {
 
 
 def _chapter_claims() -> dict[str, Any]:
-    """The claims of :data:`racer_lib.paper.claims_table.CLAIMS` this chapter tests, by key:
-    the claim's ``sensitivity`` key, else ``"<artifact> #k"`` (the k-th such claim of that
-    artifact, in the table's order)."""
-    from racer_lib.paper.claims_table import CLAIMS
-
+    """The claims this chapter tests (:data:`CLAIMS`), by key: the claim's ``sensitivity``
+    key, else ``"<artifact> #k"`` (the k-th such claim of that artifact, in their order)."""
     keyed, count = {}, {}
     for claim in CLAIMS:
-        if claim.chapter != registry.ROBUSTNESS:
-            continue
         if not claim.sensitivity:
             count[claim.artifact] = count.get(claim.artifact, 0) + 1
         keyed[claim.sensitivity or f"{claim.artifact} #{count[claim.artifact]}"] = claim
@@ -362,7 +368,7 @@ def prose_reads() -> list[tuple[str, str, str, str, dict[str, Any]]]:
         "control_comparison.csv",
         "RACER-C (all τ)",
     )
-    reads = [("budget", "ablation_runs.csv", "budget", "max", {})]
+    reads = [("budget", ABLATION_RUNS_CSV, "budget", "max", {})]
     reads += [("seeds", S, "seeds", "max", {})]
     for s, scenario in (("a", CHEAPER), ("b", COSTLIER)):
         acer = {"scenario": scenario, "method": "ACER"}
@@ -385,3 +391,202 @@ def prose_reads() -> list[tuple[str, str, str, str, dict[str, Any]]]:
             for agg in ("min", "max")
         ]
     return reads
+
+
+_C, _SUBSETS = ABLATION_BUDGET, " (Magpie Ultra / WildGuardMix / OffsetBias)"
+_WITHIN = f"{100 * RATIO_TOLERANCE:g} % over C"
+_RUNS, _OVER = ABLATION_RUNS_CSV, dict(unit=" (cost / C - 1)", effect=effects.OVERSPEND, bound=True)
+
+
+def _runs(first=None, second=None, **kwargs) -> dict[str, Any]:
+    """A comparison on :data:`racer_lib.paper.shift.ABLATION_RUNS_CSV` (a
+    :class:`racer_lib.claims.rules.Difference`'s arguments)."""
+    sides = {"first": first or {}, "second": second or {}}
+    return {"csv": _RUNS, **sides, **kwargs}
+
+
+#: The paper's claims this chapter tests (the reproduction report decides them; the page reads
+#: them, :func:`report_verdicts`).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Table 1",
+        "cost ratios of the Skywork subsets: "
+        + paper_list(r for _, r in DATASET_STATISTICS.values())
+        + _SUBSETS,
+        registry.ROBUSTNESS,
+        Level(
+            STATISTICS_CSV,
+            "cost_ratio",
+            tuple(({"subset": s}, r) for s, (_, r) in DATASET_STATISTICS.items()),
+            tol=RATIO_TOLERANCE,
+            relative=True,
+            unit="",
+        ),  # fmt: skip
+    ),
+    Claim(
+        "Table 1",
+        "pairs of the Skywork subsets: "
+        + paper_list(n for n, _ in DATASET_STATISTICS.values())
+        + _SUBSETS,
+        registry.ROBUSTNESS,
+        Level(
+            STATISTICS_CSV,
+            "pairs",
+            tuple(({"subset": s}, n) for s, (n, _) in DATASET_STATISTICS.items()),
+            tol=COUNT_TOLERANCE,
+            unit=" pairs",
+        ),  # fmt: skip
+    ),
+    Claim(
+        "Fig. 3(a)",
+        f"cheaper shift (C = {_C:g}): every method stays within budget (mean OOD cost at most "
+        f"{_WITHIN}, every method)",
+        registry.ROBUSTNESS,
+        Difference(
+            **_runs(
+                column="cost",
+                second_column="budget",
+                relative=True,
+                sign=-1,
+                **_OVER,
+                where={"scenario": CHEAPER},
+                members=("method",),
+            ),
+        ),  # fmt: skip
+    ),
+    Claim(
+        "Fig. 3(a)",
+        "cheaper shift: RACER-R has the highest reward of every method",
+        registry.ROBUSTNESS,
+        Finding(shift.KEY_HIGHEST),
+        sensitivity="ablation_racer_r_highest",
+        null="embedding",
+    ),
+    Claim(
+        "Fig. 3(a)",
+        "cheaper shift: stronger robustness (τ = 0.1 rather than 1) gains further accuracy",
+        registry.ROBUSTNESS,
+        Difference(
+            **_runs(
+                {"variant": "RACER-R", "tau": 0.1},
+                {"variant": "RACER-R", "tau": 1.0},
+                column="accuracy",
+                where={"scenario": CHEAPER},
+                effect=effects.ROUTER_ACCURACY,
+            ),
+        ),  # fmt: skip
+        sensitivity="ablation_tau_gains",
+        null="embedding",
+    ),
+    Claim(
+        "Fig. 3 (text)",
+        "RACER variants are more robust in reward than ACER: under the cheaper shift RACER-R "
+        "(every τ pooled) is more accurate than ACER",
+        registry.ROBUSTNESS,
+        Difference(
+            **_runs(
+                {"variant": "RACER-R"},
+                {"variant": "ACER"},
+                column="accuracy",
+                where={"scenario": CHEAPER},
+                effect=effects.ROUTER_ACCURACY,
+            ),
+        ),  # fmt: skip
+        sensitivity="ablation_reward_robust",
+        null="embedding",
+    ),
+    Claim(
+        "Fig. 3(b)",
+        "costlier shift: RACER-C (τ = 0.1) is less accurate than ACER",
+        registry.ROBUSTNESS,
+        Difference(
+            **_runs(
+                {"variant": "ACER"},
+                {"variant": "RACER-C", "tau": 0.1},
+                column="accuracy",
+                where={"scenario": COSTLIER},
+                effect=effects.ROUTER_ACCURACY,
+            ),
+        ),  # fmt: skip
+        sensitivity="ablation_racer_c_less_accurate",
+    ),
+    Claim(
+        "Fig. 3(b)",
+        "costlier shift: RACER-C consistently stays within budget (mean OOD cost at most "
+        f"{_WITHIN}, every τ_C)",
+        registry.ROBUSTNESS,
+        Difference(
+            **_runs(
+                column="cost",
+                second_column="budget",
+                relative=True,
+                sign=-1,
+                **_OVER,
+                where={"scenario": COSTLIER, "variant": "RACER-C"},
+                members=("tau",),
+            ),
+        ),  # fmt: skip
+        sensitivity="ablation_racer_c_within",
+    ),
+    Claim(
+        "Fig. 3(b)",
+        "costlier shift: RACER-C's cost lies below RACER-R's (every τ pooled)",
+        registry.ROBUSTNESS,
+        Difference(
+            **_runs(
+                {"variant": "RACER-R"},
+                {"variant": "RACER-C"},
+                column="cost",
+                where={"scenario": COSTLIER},
+                unit=" cost units",
+                effect=effects.COST_GAP,
+            ),
+        ),  # fmt: skip
+        sensitivity="ablation_racer_c_below_r",
+    ),
+    Claim(
+        "Fig. 3 (text)",
+        "RACER variants are more robust in cost than ACER: under the costlier shift RACER-C "
+        "exceeds the budget less often than ACER (share of runs over budget, every τ pooled)",
+        registry.ROBUSTNESS,
+        Difference(
+            **_runs(
+                {"variant": "RACER-C"},
+                {"variant": "ACER"},
+                column="violated",
+                where={"scenario": COSTLIER},
+                sign=-1,
+                unit=" (share of runs over budget)",
+                effect=effects.VIOLATIONS,
+            ),
+        ),  # fmt: skip
+        sensitivity="ablation_fewer_violations",
+    ),
+    Claim(
+        "Fig. 3 (matched-spend control)",
+        "costlier shift: RACER-C beats the matched-spend control (fewer budget violations than "
+        "ACER trained at the budget it spent, at equal accuracy); the ablation trains ACER, "
+        "RACER-R and RACER-C, as the paper's Fig. 3 does",
+        registry.ROBUSTNESS,
+        Finding(shift.KEY_MATCHED),
+        sensitivity="matched_spend_control",
+    ),
+    Claim(
+        "§7 (conclusion)",
+        "large uncertainty calls for conservative routing: stronger cost robustness (smaller "
+        "τ_C) lowers the reasoning rate (RACER-C, τ_C = 0.1 against 1, both shifts)",
+        registry.ROBUSTNESS,
+        Difference(
+            **_runs(
+                {"variant": "RACER-C", "tau": 0.1},
+                {"variant": "RACER-C", "tau": 1.0},
+                column="reasoning_rate",
+                pair_on=("scenario", SEED),
+                sign=-1,
+                unit=" (reasoning rate)",
+                effect=effects.REASONING_RATE,
+            ),
+        ),  # fmt: skip
+        sensitivity="conservative_routing",
+    ),
+)

@@ -13,11 +13,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.rules import Claim, Finding
 from racer_lib.evaluation.metrics import endpoints, policy_point, random_point
 from racer_lib.judging import prompts
-from racer_lib.paper import numbers, registry
+from racer_lib.paper import files, numbers, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.plots import legend_above, legend_in, relabel
+from racer_lib.paper.rules import level, paper_list
 from racer_lib.records.sets import MIX
 
 BASIS_SELF_ROUTE = (
@@ -28,8 +30,11 @@ BASIS_FOLLOWS_SELF_ROUTE = (
     "follows from the calibrated share (simulate.JUDGES.self_route): the pairs declined move "
     "accuracy and cost by at most their share"
 )
-#: The CSV the chapter writes :func:`self_routing_findings` to (the claims table reads it).
-FINDINGS_CSV = "findings.csv"
+#: The CSVs the chapter writes that its claims read: the training mixture's table
+#: (:func:`mixture_table`) and :func:`self_routing_findings`, with the keys of the findings
+#: (column ``key``).
+TABLE_CSV, FINDINGS_CSV = files.SELF_ROUTING_CSV, files.FINDINGS_CSV
+KEY_REASONS, KEY_ACCURACY, KEY_COST = "reasons_always", "accuracy_alike", "cost_alike"
 
 
 def self_routing_point(records: pd.DataFrame, reason) -> dict[str, float]:
@@ -138,10 +143,10 @@ def held_out_view(by_set: pd.DataFrame) -> pd.DataFrame:
 #: reasoning share, the pairs declined and self-routing's margins over Random and over
 #: All-Reasoning.
 PROSE_READS: list[tuple[str, str, str, str, dict[str, Any]]] = [
-    ("pairs", "self_routing_table.csv", "pairs", "max", {})
+    ("pairs", TABLE_CSV, "pairs", "max", {})
 ]
 PROSE_READS += [
-    (f"{column}_{agg}", "self_routing_table.csv", column, agg, {})
+    (f"{column}_{agg}", TABLE_CSV, column, agg, {})
     for column in ("reasoning_fraction", "declined_pairs", "self_routing_minus_random",
                    "self_routing_minus_all_reasoning")
     for agg in ("min", "max")
@@ -172,18 +177,21 @@ def self_routing_findings(table: pd.DataFrame, provenance: str) -> pd.DataFrame:
         [
             {
                 "finding": "self-routing reasons on more than 99 % of pairs for every judge",
+                "key": KEY_REASONS,
                 "holds": bool(len(table) and (fraction > 99).all()),
                 "detail": each(fraction, "{:.2f} %"),
                 "basis": BASIS_SELF_ROUTE,
             },
             {
                 "finding": "self-routing accuracy is within 0.5 points of All-Reasoning",
+                "key": KEY_ACCURACY,
                 "holds": bool(len(table) and (gap.abs() <= 0.5).all()),
                 "detail": each(gap, "{:+.2f} pts"),
                 "basis": BASIS_FOLLOWS_SELF_ROUTE,
             },
             {
                 "finding": "self-routing cost is within 5 % of the All-Reasoning cost",
+                "key": KEY_COST,
                 "holds": bool(len(table) and (rel.abs() <= 0.05).all()),
                 "detail": each(100 * rel, "{:+.2f} %"),
                 "basis": BASIS_FOLLOWS_SELF_ROUTE,
@@ -297,3 +305,48 @@ def self_routing_view(table):
             rows.at[judge, theirs] if theirs else np.nan for _, _, theirs in SELF_ROUTING_ROWS
         ]
     return pd.DataFrame(columns, index=[label for label, _, _ in SELF_ROUTING_ROWS])
+
+
+_TABLE9 = numbers.SELF_ROUTING
+#: The paper's claims this chapter tests (the reproduction report decides them).
+CLAIMS: tuple[Claim, ...] = (
+    Claim(
+        "Table 9",
+        "self-routing reasons on nearly every pair: "
+        + paper_list(v[0] for v in _TABLE9.values())
+        + " % (1.7B / 4B / 8B)",
+        registry.SELF_ROUTING,
+        Finding(KEY_REASONS),
+    ),
+    Claim(
+        "Table 9",
+        "self-routing's accuracy equals All-Reasoning's: "
+        + paper_list(v[3] for v in _TABLE9.values())
+        + " vs "
+        + paper_list(v[2] for v in _TABLE9.values())
+        + " %",
+        registry.SELF_ROUTING,
+        Finding(KEY_ACCURACY),
+    ),
+    *(
+        Claim(
+            "Table 9",
+            f"{name} on the training mixture: "
+            + paper_list(v[k] for v in _TABLE9.values())
+            + (" %" if k < 4 else "")
+            + " (1.7B / 4B / 8B)",
+            registry.SELF_ROUTING,
+            level(
+                TABLE_CSV,
+                column,
+                tuple(({"judge": j, "set": MIX}, v[k]) for j, v in _TABLE9.items()),
+                accuracy=k < 4,
+            ),
+        )
+        for k, name, column in (
+            (1, "All-Instruct's accuracy", "acc_all_instruct"),
+            (2, "All-Reasoning's accuracy", "acc_all_reasoning"),
+            (4, "cost ratio of reasoning", "cost_all_reasoning"),
+        )
+    ),
+)

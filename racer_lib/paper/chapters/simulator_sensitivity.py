@@ -2,18 +2,18 @@
 the simulator's uncalibrated choices (:data:`racer_lib.records.choices.CHOICES`), and three
 controls that can fail.
 
-**No borrowed verdicts.** Every claim of :data:`racer_lib.paper.claims_table.CLAIMS` with a
-``sensitivity`` key whose chapter's CSVs this chapter can write (:func:`sensitive_claims`; not
-Table 2's baselines) is decided by the claim's own rule (``claim.rule.evaluate``, the report's)
-on CSVs written per simulator with the names and columns of the claim's chapter
-(:func:`write_point`): Fig. 4's ``frontier_runs.csv``, ``frontier_endpoints.csv``,
-``area_above_random.csv``, Table 3's ``beta_runs.csv``, Table 7's ``llama_runs.csv``, Fig. 3's
-``ablation_runs.csv`` and its two findings (:func:`ablation_findings`). What those chapters
-compute, it computes with their code, no copy: the area above Random and Random at matched
-cost (:func:`racer_lib.evaluation.metrics.area_above_random`,
-:func:`~racer_lib.evaluation.metrics.random_at_cost`), Fig. 3's plan, runs, matched-spend
-controls and findings (:mod:`racer_lib.paper.shift`); only its sizes are its own, and its
-routers are not shared through the router store.
+**No borrowed verdicts.** Every claim of the chapters (:func:`racer_lib.paper.registry.claims`) with
+a ``sensitivity`` key whose chapter's CSVs this chapter can write (:func:`sensitive_claims`; not
+Table 2's baselines) is decided by the claim's own rule (``claim.rule.evaluate``, the report's) on
+CSVs written per simulator with the names and columns of the claim's chapter (:func:`write_point`):
+Fig. 4's ``frontier_runs.csv``, ``frontier_endpoints.csv``, ``area_above_random.csv``, Table 3's
+``beta_runs.csv``, Table 7's ``llama_runs.csv``, Fig. 3's ``ablation_runs.csv`` and its two findings
+(:func:`ablation_findings`). What those chapters compute, it computes with their code, no copy: the
+area above Random and Random at matched cost
+(:func:`racer_lib.evaluation.metrics.area_above_random`,
+:func:`~racer_lib.evaluation.metrics.random_at_cost`), Fig. 3's plan, runs, matched-spend controls
+and findings (:mod:`racer_lib.paper.shift`); only its sizes are its own, and its routers are not
+shared through the router store.
 
 **Replicates.** Each simulator runs the replicate seeds of
 :func:`racer_lib.evaluation.verdicts.replicate_seeds`; each draws the records and their split
@@ -39,17 +39,29 @@ import numpy as np
 import pandas as pd
 from scipy.stats import qmc
 
+from racer_lib.claims.rules import Claim, NotAvailable
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
-from racer_lib.paper import experiments, shift
+from racer_lib.paper import experiments, files, shift
 from racer_lib.paper import registry as stems
-from racer_lib.paper.claim_rules import Claim, NotAvailable
-from racer_lib.paper.claims_table import CLAIMS
+from racer_lib.paper.files import (
+    ABLATION_RUNS_CSV,
+    AREA_CSV,
+    BETA_RUNS_CSV,
+    CONTROL_RUNS_CSV,
+    FINDINGS_GLOB,
+    FRONTIER_ENDS_CSV,
+    FRONTIER_RUNS_CSV,
+    LLAMA_RUNS_CSV,
+)
 from racer_lib.records import choices, simulate
 from racer_lib.records.io import atomic_write
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
+#: How each claim's verdict moves over the simulators (:func:`claim_robustness`; the report
+#: reads it).
+ROBUSTNESS_CSV = files.ROBUSTNESS_CSV
 #: Every record of this chapter is drawn by the simulator (it has no real-data mode).
 PROVENANCE = "simulated"
 NO_FLIP = "no flip in range"
@@ -67,9 +79,9 @@ SHIFTED = "offsetbias"
 #: The positive control: the embedding carries every pair latent and the cells well apart.
 PLANTED = choices.Simulator(readable=1.0, cell_signal=1.5)
 #: The part of :func:`write_point` that writes each CSV a claim's rule reads.
-PARTS = {"llama_runs.csv": "llama", "ablation_runs.csv": "ablation", "*findings*.csv": "ablation",
-         **dict.fromkeys(("frontier_runs.csv", "frontier_endpoints.csv",
-                          "area_above_random.csv", "beta_runs.csv"), "frontier")}  # fmt: skip
+_FRONTIER = (FRONTIER_RUNS_CSV, FRONTIER_ENDS_CSV, AREA_CSV, BETA_RUNS_CSV)
+PARTS = {LLAMA_RUNS_CSV: "llama", ABLATION_RUNS_CSV: "ablation", FINDINGS_GLOB: "ablation",
+         **dict.fromkeys(_FRONTIER, "frontier")}  # fmt: skip
 #: The claims of Fig. 4 and Table 7 that compare RACER with Random.
 VERSUS_RANDOM = ("frontier_random_id", "frontier_random_ood", "frontier_area", "llama_vs_random")
 
@@ -83,7 +95,7 @@ def _part(claim: Claim) -> str | None:
 
 def sensitive_claims() -> dict[str, Claim]:
     """The claims with a ``sensitivity`` key whose CSVs this chapter writes, by key."""
-    return {c.sensitivity: c for c in CLAIMS if c.sensitivity and _part(c)}
+    return {c.sensitivity: c for c in stems.claims() if c.sensitivity and _part(c)}
 
 
 @dataclass(frozen=True)
@@ -184,21 +196,19 @@ def _frontier_rows(sim, s: int, sizes: Sizes, embedding: Embedding) -> Job:
         for cfg, p in zip(configs, fit.result.p_reasoning(e), strict=True):
             point = evaluate.policy_point(recs, p)
             if name == "test":
-                out["beta_runs.csv"].append({"beta": cfg.beta, "budget": cfg.budget, "seed": s,
+                out[BETA_RUNS_CSV].append({"beta": cfg.beta, "budget": cfg.budget, "seed": s,
                                              **point})  # fmt: skip
             if cfg.beta == BETA:
                 curve.append(point)
                 label = {"judge": j, "set": name, "budget": cfg.budget, "seed": s}
                 rand = evaluate.random_point(recs, point["reasoning_rate"])
-                out["frontier_runs.csv"] += [label | {"method": "RACER"} | point,
-                                             label | {"method": "Random"} | rand]  # fmt: skip
-        out["frontier_endpoints.csv"] += [
+                out[FRONTIER_RUNS_CSV] += [label | {"method": "RACER"} | point,
+                                           label | {"method": "Random"} | rand]  # fmt: skip
+        out[FRONTIER_ENDS_CSV] += [
             {"judge": j, "set": name, "seed": s, "method": m, **pt} for m, pt in ends.items()
         ]
         area = evaluate.area_above_random(pd.DataFrame(curve), recs)
-        out["area_above_random.csv"].append(
-            {"judge": j, "set": name, "seed": s, "area_above_random": area}
-        )
+        out[AREA_CSV].append({"judge": j, "set": name, "seed": s, "area_above_random": area})
     return out
 
 
@@ -221,7 +231,7 @@ def _llama_rows(sim, s: int, sizes: Sizes, embedding: Embedding) -> Job:
                     | {f"racer_{k}": v for k, v in own.items()}
                     | {f"random_at_cost_{k}": v for k, v in at_cost.items()}
                     | {f"random_at_rate_{k}": v for k, v in at_rate.items()})  # fmt: skip
-    return {"llama_runs.csv": rows}
+    return {LLAMA_RUNS_CSV: rows}
 
 
 def _ablation_rows(sim, s: int, sizes: Sizes, embedding: Embedding) -> Job:
@@ -234,30 +244,30 @@ def _ablation_rows(sim, s: int, sizes: Sizes, embedding: Embedding) -> Job:
     ood, ood_emb = judge_set(sizes.judge, SHIFTED, **kw)
     test = (ood, _handed(SHIFTED, embedding, s)(ood, ood_emb))
     names, configs = shift.ablation_plan(sizes.taus, sizes.taus, sizes.shift_budget, [s])
-    out = {"ablation_runs.csv": [], "control_runs.csv": []}
+    out = {ABLATION_RUNS_CSV: [], CONTROL_RUNS_CSV: []}
     for scenario, subset in SCENARIOS.items():
         records, emb = judge_set(sizes.judge, subset, split_shares=SPLIT_SHARES, **kw)
         emb = _handed(subset, embedding, s)(records, emb)
         fit = yield records, emb, configs
-        out["ablation_runs.csv"] += shift.shift_rows(
+        out[ABLATION_RUNS_CSV] += shift.shift_rows(
             fit, names, records, emb, *test, scenario=scenario, train_subset=subset,
             test_subset=SHIFTED)  # fmt: skip
         if scenario == shift.COSTLIER:
             wanted = shift.control_plan(fit, names, shift.COST_ROBUST)
             if wanted:
                 control = yield records, emb, shift.control_configs(wanted)
-                out["control_runs.csv"] += shift.control_rows(wanted, control, test,
-                                                              scenario=scenario)  # fmt: skip
+                out[CONTROL_RUNS_CSV] += shift.control_rows(wanted, control, test,
+                                                            scenario=scenario)  # fmt: skip
     return out
 
 
 def ablation_findings(runs: pd.DataFrame, controls: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Fig. 3's two findings, by chapter 08's own code, as its findings CSVs hold them:
-    :func:`racer_lib.paper.shift.ablation_findings` (``paper_findings.csv``) and
-    :func:`racer_lib.paper.shift.matched_spend_finding` (``control_findings.csv``)."""
+    :func:`racer_lib.paper.shift.ablation_findings` and
+    :func:`racer_lib.paper.shift.matched_spend_finding`."""
     return {
-        "paper_findings.csv": shift.ablation_findings(runs, PROVENANCE),
-        "control_findings.csv": shift.matched_spend_finding(runs, controls, PROVENANCE),
+        shift.ABLATION_FINDINGS_CSV: shift.ablation_findings(runs, PROVENANCE),
+        shift.CONTROL_FINDINGS_CSV: shift.matched_spend_finding(runs, controls, PROVENANCE),
     }
 
 
@@ -285,8 +295,8 @@ def write_point(folder: str | Path, sim: choices.Simulator, seeds: Sequence[int]
             for name, rows in written.items():
                 tables.setdefault(name, []).extend(rows)
     frames = {name: pd.DataFrame(rows) for name, rows in tables.items()}
-    if "ablation_runs.csv" in frames:
-        frames |= ablation_findings(frames["ablation_runs.csv"], frames["control_runs.csv"])
+    if ABLATION_RUNS_CSV in frames:
+        frames |= ablation_findings(frames[ABLATION_RUNS_CSV], frames[CONTROL_RUNS_CSV])
     for name, frame in frames.items():
         frame.insert(0, "provenance", PROVENANCE)
         atomic_write(folder / name, lambda tmp, frame=frame: frame.to_csv(tmp, index=False))

@@ -1,9 +1,9 @@
-"""The rules that decide a claim of the paper from the CSVs a chapter wrote (the reproduction
-report, :mod:`racer_lib.paper.report`, applies them to every claim of
-:data:`racer_lib.paper.claims_table.CLAIMS`). Every rule but the numerical identities goes
-through the book's statistical protocol (:mod:`racer_lib.evaluation.verdicts`): its data are one
-number per replicate seed (rows sharing a seed are averaged first), and its decision carries the
-test, the interval and the seeds.
+"""The rules that decide a claim from the CSVs a chapter wrote, and the :class:`Claim` that
+names one (each chapter module of :mod:`racer_lib.paper.chapters` declares its own ``CLAIMS``;
+the engine, :mod:`racer_lib.claims.engine`, decides them). Every rule but the numerical
+identities goes through the book's statistical protocol (:mod:`racer_lib.evaluation.verdicts`):
+its data are one number per replicate seed (rows sharing a seed are averaged first), and its
+decision carries the test, the interval and the seeds.
 
 * :class:`Difference` — a claimed sign of a difference (a one-sided t-test over seeds), or a
   one-sided bound on a value ("stays within budget": ``cost / budget - 1`` below a margin);
@@ -16,13 +16,15 @@ test, the interval and the seeds.
 * :class:`Identity` — a mathematical statement checked numerically (a :class:`Bound` on the
   theory chapter's instances), optionally with a second bound shown beside it;
 * :class:`Finding` — a finding a chapter decided with the protocol itself (its findings CSV's
-  verdict columns); the report computes the status, never copies the CSV's;
-* :class:`HalfCost`, :class:`MarginOverBest` — two rules of one claim each (Fig. 4, §5.4);
-* :class:`Excerpts` — §2.2's case studies: never decided by a rule; the reason says what the
-  build's excerpts are of.
+  verdict columns), found by the ``key`` the chapter's code wrote beside it (never by its
+  text); the engine computes the status, never copies the CSV's;
+* :class:`Excerpts` — a qualitative reading (§2.2's case studies): never decided by a rule; the
+  reason says what the build's excerpts are of.
 
-Each rule's :class:`Outcome` lists what it read (:class:`racer_lib.paper.given.Read`), from
-which the report tells whether the simulator was given the claim (:mod:`racer_lib.paper.given`).
+A rule with no such generic form is written by its chapter (:mod:`racer_lib.paper.rules`): any
+object with a ``kind`` and ``evaluate(folder) -> Outcome`` (:class:`Rule`). Each rule's
+:class:`Outcome` lists what it read (:class:`racer_lib.claims.given.Read`), from which the
+engine tells whether the simulator was given the claim (the "given" table passed in).
 """
 
 from __future__ import annotations
@@ -33,17 +35,15 @@ import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
-from racer_lib.evaluation import verdicts
-from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS, Verdict
-from racer_lib.paper import numbers as paper
-from racer_lib.paper.claim_data import (
+from racer_lib.claims.data import (
     ACCURACY_TOLERANCE,
     RATIO_TOLERANCE,
     SEED,
+    Effect,
     NotAvailable,
     Outcome,
     decide_members,
@@ -54,10 +54,11 @@ from racer_lib.paper.claim_data import (
     select,
     verdict_text,
 )
-from racer_lib.paper.effects import ROUTER_ACCURACY, Effect
-from racer_lib.paper.given import Read
+from racer_lib.claims.given import Read
+from racer_lib.evaluation import verdicts
+from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS, Verdict
 
-__all__ = [  # the shared pieces are re-exported: the report and the chapters import them here
+__all__ = [  # the shared pieces are re-exported: the chapters import them here
     "ACCURACY_TOLERANCE",
     "EMERGENT_KINDS",
     "RATIO_TOLERANCE",
@@ -65,13 +66,12 @@ __all__ = [  # the shared pieces are re-exported: the report and the chapters im
     "Bound",
     "Claim",
     "Difference",
+    "Effect",
     "Equivalence",
     "Excerpts",
     "Finding",
-    "HalfCost",
     "Identity",
     "Level",
-    "MarginOverBest",
     "NotAvailable",
     "Outcome",
     "Rule",
@@ -88,7 +88,8 @@ class _Paired:
     ``pair_on``, the seed always among them), or ``column`` minus ``second_column`` on the same
     rows (``relative``: ``column / second_column - 1``); ``final``: a column (``epoch``) whose
     largest value alone is kept; ``members``: the family's axes (every member tested);
-    ``effect``: the quantity's smallest effect of interest (:mod:`racer_lib.paper.effects`),
+    ``effect``: the quantity's smallest effect of interest (:class:`Effect`; the paper's are
+    :mod:`racer_lib.paper.effects`),
     fixed before any run."""
 
     csv: str
@@ -354,7 +355,7 @@ class Identity:
 
 
 def _row_verdict(row: Mapping[str, Any]) -> Verdict:
-    """A findings row's verdict columns (:data:`racer_lib.paper.claims.VERDICT_COLUMNS`)."""
+    """A findings row's verdict columns (:data:`racer_lib.claims.statuses.VERDICT_COLUMNS`)."""
 
     def number(name: str) -> float:
         try:
@@ -377,18 +378,22 @@ def _row_verdict(row: Mapping[str, Any]) -> Verdict:
     )
 
 
+#: The column of a findings CSV that holds a finding's key (:class:`Finding`).
+FINDING_KEY = "key"
+
+
 @dataclass(frozen=True)
 class Finding:
     """The rows of the chapter's findings CSVs (file names matching ``files``) whose
-    ``column`` (default ``finding``) matches the regular expression ``pattern``
-    (case-insensitive), each decided by the chapter with the protocol (its verdict columns).
-    Several rows are a conjunction: the claim holds when every row holds, fails when one fails,
-    and is inconclusive otherwise (an intersection of tests needs no correction). The value is
-    the rows' ``observed`` or ``detail`` text with their intervals."""
+    :data:`FINDING_KEY` column equals ``key``: a structured key the chapter's code writes beside
+    each finding it decides (a named constant of that chapter's module), never its text. Each
+    row was decided by the chapter with the protocol (its verdict columns). Several rows are a
+    conjunction: the claim holds when every row holds, fails when one fails, and is
+    inconclusive otherwise (an intersection of tests needs no correction). The value is the
+    rows' ``observed`` or ``detail`` text with their intervals."""
 
-    pattern: str
+    key: str
     files: str = "*findings*.csv"
-    column: str = "finding"
     kind = "finding"
 
     def evaluate(self, folder: Path) -> Outcome:
@@ -397,9 +402,9 @@ class Finding:
             raise NotAvailable(f"{folder.name} wrote no {self.files}")
         for path in paths:
             table = pd.read_csv(path, keep_default_na=False, na_values=[""])
-            if self.column not in table.columns or "decision" not in table.columns:
+            if FINDING_KEY not in table.columns or "decision" not in table.columns:
                 continue
-            rows = table[table[self.column].astype(str).str.contains(self.pattern, case=False)]
+            rows = table[table[FINDING_KEY].astype(str) == self.key]
             if rows.empty:
                 continue
             found = [_row_verdict(r) for r in rows.to_dict("records")]
@@ -426,7 +431,7 @@ class Finding:
                 stated = verdict_text(v) if math.isfinite(v.effect) else v.test
                 texts.append(f"{text} ({stated})" if text else stated)
             basis = rows["basis"].dropna().astype(str).unique() if "basis" in rows.columns else []
-            read = Read(path.name, (self.column,), texts=tuple(rows[self.column].astype(str)))
+            read = Read(path.name, ("finding",), keys=tuple(rows[FINDING_KEY].astype(str)))
             return Outcome(
                 " | ".join(texts),
                 verdict,
@@ -435,7 +440,7 @@ class Finding:
                 (read,),
                 reason="; ".join(basis),
             )
-        raise NotAvailable(f"{folder.name}: no finding matching {self.pattern!r}")
+        raise NotAvailable(f"{folder.name}: no finding with {FINDING_KEY} {self.key!r}")
 
 
 @dataclass(frozen=True)
@@ -445,9 +450,9 @@ class Excerpts:
     ``column``, the models it judged with): none of the paper's ``judges`` (the build has none
     of their outputs), or some (their excerpts are on the chapter's page, for the reader)."""
 
-    csv: str = "run.csv"
+    csv: str
+    judges: tuple[str, ...]
     column: str = "model"
-    judges: tuple[str, ...] = ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
     kind = "reading"
 
     def evaluate(self, folder: Path) -> Outcome:
@@ -467,110 +472,16 @@ class Excerpts:
         )
 
 
-@dataclass(frozen=True)
-class HalfCost:
-    """Fig. 4 (§5.3): per judge, split and seed, RACER's best accuracy over the budgets whose
-    cost is at most ``share`` of All-Reasoning's cost, minus All-Reasoning's accuracy; a
-    non-inferiority test per judge and split that the gap is above ``-tol`` (RACER matches
-    All-Reasoning within ``tol`` or beats it), every judge (``judges``, default all) and split.
-    ``tol`` is the SESOI of an accuracy difference between routers, as "surpasses
-    All-Reasoning" on the same gap uses."""
+class Rule(Protocol):
+    """What decides a claim: its ``kind`` (``difference``, ``equivalence``, ``level``,
+    ``identity``, ``finding`` or ``reading``) and its outcome on a chapter's results folder
+    (:class:`NotAvailable` when the folder lacks what it reads)."""
 
-    sets: tuple[str, ...] = ("train", "test")
-    judges: tuple[str, ...] = ()
-    share: float = paper.FRONTIER_HALF_COST
-    tol: float = ROUTER_ACCURACY.sesoi
-    runs: str = "frontier_runs.csv"
-    ends: str = "frontier_endpoints.csv"
-    kind = "difference"
+    kind: str
 
-    def evaluate(self, folder: Path) -> Outcome:
-        runs, path = read_csv(folder, self.runs)
-        ends, _ = read_csv(folder, self.ends)
-        if self.judges:
-            runs = select(runs, {"judge": self.judges}, path)
-        top = select(ends, {"set": self.sets, "method": "All-Reasoning"}, path)
-        on = [c for c in ("judge", "set", SEED) if c in top.columns]
-        racer = select(runs, {"set": self.sets, "method": "RACER"}, path)
-        racer = racer.merge(
-            top[[*on, "accuracy", "cost"]].rename(
-                columns={"accuracy": "ar_acc", "cost": "ar_cost"}
-            ),
-            on=on,
-        )
-        cheap = racer[racer["cost"] <= self.share * racer["ar_cost"]]
-        if cheap.empty:
-            raise NotAvailable(f"{path.name}: no RACER run at <= {self.share:g} x All-Reasoning")
-        keys = [c for c in ("judge", "set", SEED) if c in cheap.columns]
-        best = cheap.groupby(keys).apply(
-            lambda g: g["accuracy"].max() - g["ar_acc"].iloc[0], include_groups=False
-        )
-        d = best.rename("d").reset_index()
-        verdict, members = decide_members(
-            d,
-            ("judge", "set"),
-            lambda x: replace(verdicts.directional(x, 1, -self.tol), sesoi=self.tol),
-        )
-        chosen = {"judge": self.judges} if self.judges else {}
-        reads = (
-            Read(path.name, ("accuracy", "cost"), {"method": "RACER", "set": self.sets, **chosen}),
-            Read(self.ends, ("accuracy", "cost"), {"method": "All-Reasoning"}),
-        )
-        value = verdict_text(verdict, " pts", members)
-        return Outcome(value, verdict, provenance_of(racer), path.name, reads)
+    def evaluate(self, folder: Path) -> Outcome: ...
 
 
-@dataclass(frozen=True)
-class MarginOverBest:
-    """§5.4 text: per judge and seed, RACER's accuracy minus the best baseline's (the baseline
-    most accurate on average) in ``csv`` at ``where``, against the paper's margin within ``tol``
-    points: a level (TOST per judge, Holm over the judges)."""
-
-    margins: Mapping[str, float] = field(default_factory=lambda: paper.ADVANCED_BASELINES_MARGINS)
-    tol: float = ACCURACY_TOLERANCE
-    csv: str = "baselines_runs.csv"
-    where: Mapping[str, Any] = field(default_factory=dict)
-    kind = "level"
-
-    def evaluate(self, folder: Path) -> Outcome:
-        table, path = read_csv(folder, self.csv)
-        table = select(table, self.where, path)
-        parts, members, misses = [], {}, []
-        for judge, rows in table.groupby("judge", sort=False):
-            if judge not in self.margins or "RACER" not in set(rows["method"]):
-                continue
-            by_method = per_seed(rows, "accuracy", ("method",)).pivot_table(
-                index=SEED if SEED in rows.columns else None,
-                columns="method",
-                values="accuracy",
-            )
-            others = by_method.drop(columns="RACER")
-            best = others.mean().idxmax()
-            x = (by_method["RACER"] - others[best]).dropna().to_numpy(dtype=float)
-            member = verdicts.equivalent(x - self.margins[judge], self.tol)
-            members[str(judge)] = member
-            parts.append(
-                f"{judge}: {x.mean():+.2f} pts over {best} (paper {self.margins[judge]:+.2f}; "
-                f"n = {x.size})"
-            )
-            if abs(x.mean() - self.margins[judge]) > self.tol:
-                misses.append(abs(x.mean() - self.margins[judge]))
-        if not parts:
-            raise NotAvailable(f"{path.name}: none of the paper's judges ran")
-        verdict = verdicts.every(members)
-        read = Read(path.name, ("accuracy",), {"judge": list(self.margins)})
-        miss = f"off by {max(misses):.2f} pts (tolerance {self.tol:g} pts)" if misses else ""
-        return Outcome(
-            "; ".join(parts) + f"; {verdict.test}",
-            verdict,
-            provenance_of(table),
-            path.name,
-            (read,),
-            miss=miss,
-        )
-
-
-Rule = Difference | Equivalence | Level | Identity | Finding | Excerpts | HalfCost | MarginOverBest
 #: The kinds of rule whose claims are evidence about the method when the simulator was not
 #: given them (the emergent claims; a level is compared with the paper's own records).
 EMERGENT_KINDS = ("difference", "equivalence", "finding")
@@ -579,9 +490,9 @@ EMERGENT_KINDS = ("difference", "equivalence", "finding")
 @dataclass(frozen=True)
 class Claim:
     """One claim of the paper: its ``artifact`` (table, figure or section), the ``claim`` with
-    the paper's number, the chapter that tests it, and the rule. No status: the report computes
-    it from the outcome, what the rule read (:mod:`racer_lib.paper.given`) and the records'
-    provenance. ``sensitivity``: the key of the claim in chapter 16's ``claim_robustness.csv``
+    the paper's number, the chapter that tests it, and the rule. No status: the engine computes
+    it from the outcome, what the rule read (the "given" table) and the records' provenance.
+    ``sensitivity``: the key of the claim in chapter 16's ``claim_robustness.csv``
     (how the verdict moves with the simulator's choices), empty when it has none. ``null``: the
     control under which the claim's effect is absent by design (``"embedding"``: the null
     simulator's embedding says nothing, so an accuracy gain from selecting pairs is zero),

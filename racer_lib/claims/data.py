@@ -1,6 +1,6 @@
-"""What the claim rules share (:mod:`racer_lib.paper.claim_rules`): the tolerances, the
-outcome of a rule, reading a chapter's CSV, the rows of a comparison, one value per replicate
-seed, and a verdict as the report's text.
+"""What the claim rules share (:mod:`racer_lib.claims.rules`): the tolerances, a quantity's
+smallest effect of interest (:class:`Effect`), the outcome of a rule, reading a chapter's CSV,
+the rows of a comparison, one value per replicate seed, and a verdict as the report's text.
 """
 
 from __future__ import annotations
@@ -14,15 +14,38 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.given import Read
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.verdicts import FAILS, HOLDS, Verdict
-from racer_lib.paper.given import Read
 
 #: Tolerances of the level rules (their TOST margins): accuracy in points, cost ratios relative.
 ACCURACY_TOLERANCE = 1.0
 RATIO_TOLERANCE = 0.05
 #: The column of a run CSV that names its replicate seed.
 SEED = "seed"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A quantity's smallest effect of interest: ``sesoi`` in ``unit`` (the claim's unit, as
+    the report shows it), and ``reason``, how it follows from the paper (or why a practical
+    threshold stands in for a number the paper does not give). The paper's effects are
+    :mod:`racer_lib.paper.effects`."""
+
+    quantity: str
+    sesoi: float
+    unit: str
+    reason: str
+    paper_effect: float = float("nan")
+
+    def expected(self) -> float:
+        """The effect at which a claim's power is stated: the paper's (``paper_effect``), or
+        twice the SESOI where the paper prints no number."""
+        return self.paper_effect if self.paper_effect == self.paper_effect else 2 * self.sesoi
+
+    def text(self) -> str:
+        """``0.15 pts``: the SESOI as the report shows it beside an effect."""
+        return f"{self.sesoi:.3g}{self.unit}"
 
 
 class NotAvailable(Exception):
