@@ -103,8 +103,8 @@ def test_a_claim_id_is_stable_readable_and_distinct():
     assert a == evidence.claim_id("Fig. 3(b)", "RACER-C stays within budget")
     assert re.fullmatch(r"claim-fig-3-b-[0-9a-f]{6}", a)
     assert a != evidence.claim_id("Fig. 3(b)", "RACER-C is cheaper")
-    ids = {evidence.claim_id(c.artifact, c.claim) for c in report.CLAIMS}
-    assert len(ids) == len(report.CLAIMS)
+    ids = {evidence.claim_id(c.artifact, c.claim) for c in registry.claims()}
+    assert len(ids) == len(registry.claims())
 
 
 SHOWN = [
