@@ -203,11 +203,45 @@ def mark_absent_chapters(text: str, present: set[str]) -> str:
     return re.sub(r"^(\| [^|]*\(`(\w+)`\))", mark, text, flags=re.M)
 
 
+def _staged_by_us(relative: Path, layout: Layout) -> bool:
+    """Whether a file ``relative`` to the staged book is one :func:`_stage_book` writes: a copy
+    of a file of ``book/``, a chapter's executed notebook, an include, or Python's bytecode."""
+    parts = relative.parts
+    if parts[0] == "notebooks" and len(parts) == 2 and relative.suffix == ".ipynb":
+        return layout.notebook(relative.stem).is_file()
+    return (
+        relative.as_posix() in (_INTRO_INCLUDE, _CITATION_INCLUDE)
+        or "__pycache__" in parts
+        or (layout.book_src / relative).is_file()
+    )
+
+
+def _clear_staging(layout: Layout) -> None:
+    """Remove the staged book of an earlier build, never through a symbolic link and never a
+    file the staging did not write (under a ``--build-dir`` named by mistake): either is
+    refused in one line (:class:`PipelineError`) and left as it is."""
+    staging = layout.staging
+    if staging.is_symlink():
+        raise PipelineError(
+            f"the staged book folder {staging} is a symbolic link (to {os.readlink(staging)}); "
+            "the build replaces that folder and never through a link: remove the link"
+        )
+    if not staging.exists():
+        return
+    for path in sorted(staging.rglob("*")):
+        relative = path.relative_to(staging)
+        if (path.is_symlink() or path.is_file()) and not _staged_by_us(relative, layout):
+            raise PipelineError(
+                f"the staged book folder {staging} holds {relative.as_posix()}, which the build "
+                "did not write: never deleted; move it away or choose another --build-dir"
+            )
+    shutil.rmtree(staging)
+
+
 def _stage_book(profile: Profile, layout: Layout) -> Path:
     """Copy book/ to build/<profile>/book with the executed notebooks and a filtered toc."""
     staging = layout.staging
-    if staging.exists():
-        shutil.rmtree(staging)
+    _clear_staging(layout)
     shutil.copytree(
         layout.book_src, staging, ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints")
     )

@@ -409,7 +409,7 @@ def _check_values(
                 f"{where(name)}: notebook {stem!r}, parameter {short_repr(name)}: {problem} in "
                 f"{layout.notebook(stem)}"
             )
-    found = domain_problem(given) or outside_problem(given, layout.root)
+    found = domain_problem(given) or outside_problem(given, layout.root, layout.results_dir(stem))
     if found is not None:
         raise PipelineError(f"{where(found[0])}: notebook {stem!r}, parameter {found[1]}")
 

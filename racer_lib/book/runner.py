@@ -28,6 +28,7 @@ Notebooks run with the repository root as working directory, so relative paths s
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import threading
@@ -145,7 +146,17 @@ def _record_timings(layout: Layout, seconds: dict[str, float]) -> None:
 
 
 def _check_folders(layout: Layout) -> None:
-    """The results and build folders exist or can be made, before any key is touched."""
+    """The results and build folders exist or can be made, before any key is touched; none
+    of the folders the build writes into, empties or replaces under the named ``--build-dir``
+    and ``--results-dir`` is a symbolic link (refused in one line: nothing is written, emptied
+    or deleted through it)."""
+    for folder in (layout.results, layout.build, layout.executed, layout.policy_store):
+        if folder.is_symlink():
+            raise PipelineError(
+                f"{folder} is a symbolic link (to {os.readlink(folder)}); the build writes, "
+                "empties and deletes in that folder and never through a link: remove the link "
+                "(--build-dir and --results-dir choose other folders)"
+            )
     for what, folder in (("results", layout.results), ("build", layout.executed)):
         try:
             folder.mkdir(parents=True, exist_ok=True)
