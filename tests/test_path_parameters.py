@@ -1,8 +1,9 @@
 """One resolution of every path a parameter gives
-(:func:`racer_lib.book.parameters.parameter_path`), shared by the check before a run, the execution cache's key and the notebook's
-:func:`~racer_lib.book.chapter.read_result`; and nothing deleted or emptied that the build did
-not write: folders of the build that are symbolic links are refused, a foreign file in the staged
-book or the router store is named and left alone."""
+(:func:`racer_lib.book.parameters.parameter_path`), shared by the check before a run, the
+execution cache's key and the notebook's :func:`~racer_lib.book.chapter.read_result`; and
+nothing deleted or emptied that the build did not write: folders of the build that are symbolic
+links are refused, a foreign file in the staged book or the router store is named and left
+alone."""
 
 from __future__ import annotations
 
