@@ -95,6 +95,35 @@ def check_book_inputs(profile: Profile, to_run: list[str], layout: Layout) -> No
             )
 
 
+def executed_problem(path: Path) -> str | None:
+    """How the executed notebook at ``path`` cannot be read as a notebook (its bytes cut or
+    changed by hand: not JSON, not a notebook, unreadable); None if it can (or is absent)."""
+    import nbformat
+
+    if not path.is_file():
+        return None
+    try:
+        nbformat.read(path, as_version=4)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or type(exc).__name__})"
+    except Exception as exc:  # nbformat's NotJSONError, a validation or a reader error
+        return f"not a notebook ({' '.join(str(exc).split())[:80] or type(exc).__name__})"
+    return None
+
+
+def damaged_executed(profile: Profile, to_run: list[str], layout: Layout) -> dict[str, str]:
+    """The chapters of ``profile`` not in ``to_run`` (``--only``) whose earlier executed
+    notebook, which the book would be built from, is damaged (:func:`executed_problem`):
+    stem -> what is wrong, naming the file."""
+    damaged = {}
+    for stem in profile.notebooks:
+        path = layout.executed_notebook(stem)
+        problem = None if stem in to_run else executed_problem(path)
+        if problem is not None:
+            damaged[stem] = f"its executed notebook {path} {problem}"
+    return damaged
+
+
 def stage_missing_page(prepared: Prepared, profile: str, unmet: list, layout: Layout) -> Path:
     """Write the page that stands in for a chapter that could not run; return its path."""
     import nbformat

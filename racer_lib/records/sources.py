@@ -38,7 +38,7 @@ from urllib.parse import unquote
 import yaml
 from tqdm import tqdm
 
-from racer_lib.errors import RacerError
+from racer_lib.errors import ConfigError, RacerError
 
 ENV_DATA_DIR = "RACER_DATA_DIR"
 ENV_CACHE_DIR = "RACER_CACHE_DIR"
@@ -261,7 +261,18 @@ def cache_dir() -> Path:
     import pooch
 
     value = os.environ.get(ENV_CACHE_DIR)
-    return Path(value).expanduser() if value else Path(pooch.os_cache("racer-companion"))
+    if not value:
+        return Path(pooch.os_cache("racer-companion"))
+    folder = Path(value).expanduser()
+    for above in (folder, *folder.parents):  # the first that exists must be a folder
+        if os.path.lexists(above):
+            if not above.is_dir():
+                raise ConfigError(
+                    f"{ENV_CACHE_DIR}={value}: {above} is not a folder; point {ENV_CACHE_DIR} "
+                    "at a folder (it is made if missing) or unset it"
+                )
+            break
+    return folder
 
 
 def location() -> str:
