@@ -110,7 +110,7 @@ def test_a_cache_folder_that_is_a_file_is_one_line(tmp_path: Path, monkeypatch, 
         assert code == 2 and len(err) == 1, err
         assert err[0] == (
             f"error: RACER_CACHE_DIR={value}: {file} is not a folder; point RACER_CACHE_DIR at "
-            "a folder (it is made if missing) or unset it"
+            "a folder or unset it"
         )
     assert file.read_text() == "not a folder"
 

@@ -28,6 +28,7 @@ import ast
 import datetime
 import math
 import reprlib
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -119,6 +120,22 @@ class _ProfileLoader(yaml.SafeLoader):
         finally:
             self.depth -= 1
 
+    def construct_object(self, node, deep=False):
+        try:
+            return super().construct_object(node, deep=deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, LookupError, AttributeError, TypeError, ArithmeticError) as exc:
+            # a tag given a value it cannot build (``!!int ''``, ``!!timestamp 0``): PyYAML's
+            # constructors fail with Python's own errors
+            line = node.start_mark.line + 1
+            value = node.value if isinstance(node, yaml.ScalarNode) else "..."
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise RefusedYAML(
+                f"line {line}: {_cut_text(tag)} {short_repr(value)} is no value of that tag "
+                f"({type(exc).__name__})"
+            ) from None
+
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, int] = {}
@@ -142,6 +159,8 @@ class _ProfileLoader(yaml.SafeLoader):
         try:
             return super().construct_yaml_int(node)
         except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits)
+            if len(node.value) <= sys.get_int_max_str_digits():  # ``!!int x``: not a number
+                raise
             line = node.start_mark.line + 1
             raise RefusedYAML(
                 f"line {line}: an integer of {len(node.value)} digits, too long"

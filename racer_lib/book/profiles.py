@@ -342,7 +342,12 @@ def _read_requires(name: str, value: Any) -> dict[str, list[str]]:
         raise PipelineError(f"profile {name!r}: 'requires' must map notebook names to lists")
     result = {}
     for stem, needs in value.items():
-        needs = [needs] if isinstance(needs, str) else list(needs or [])
+        needs = [needs] if isinstance(needs, str) else needs if needs is not None else []
+        if not isinstance(needs, list):
+            raise PipelineError(
+                f"profile {name!r}: 'requires' of {short_repr(stem)} is {short_repr(needs)}; "
+                "give a list of 'data:<source>' or 'model:<name>'"
+            )
         for need in needs:
             kind, _, what = str(need).partition(":")
             if kind not in REQUIREMENT_KINDS or not what:
