@@ -13,7 +13,11 @@
 * a value in its parameter's domain (:data:`DOMAINS`, :func:`domain_problem`): counts, budgets,
   temperatures, shares, judges;
 * no file or folder outside the repository (:func:`outside_problem`), found before anything in
-  it is read;
+  it is read; every path a parameter gives is resolved once, symlinks followed, by
+  :func:`parameter_path` (relative to the repository, or to the chapter's ``results_dir`` for
+  another chapter's results folder, :data:`RESULTS_SUFFIX`), which the check, the cache key
+  (:func:`racer_lib.book.cache.input_files`) and the notebook
+  (:func:`racer_lib.book.chapter.read_result`) share;
 * what the runner adds to a declaring notebook's parameters: the router store's folder
   (:data:`STORE_PARAMETER`) and, under a ``trainer``'s own keys, :data:`RUNNER_TRAINER`.
 
