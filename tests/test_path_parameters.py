@@ -169,3 +169,15 @@ def test_a_foreign_file_in_the_router_store_is_named_and_left(tmp_path: Path, ca
     assert any(str(mine) in line and "left alone" in line for line in said), said
     assert not damaged.exists()  # a store entry that is damaged is still discarded
     assert os.fspath(mine) in capsys.readouterr().err
+
+
+def test_a_book_output_folder_that_is_a_link_is_refused(repo: Path, precious: Path) -> None:
+    from racer_lib.book.build import make_book
+    from racer_lib.book.profiles import Profile
+
+    layout = Folders(book_out=repo / "out").layout(repo, "base")
+    (repo / "out").mkdir()
+    (repo / "out" / "_build").symlink_to(precious, target_is_directory=True)
+    with pytest.raises(PipelineError, match="is a symbolic link"):
+        make_book(Profile("base", "", {}), layout)
+    assert (precious / "book" / "keep.txt").read_text() == "keep"

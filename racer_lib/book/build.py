@@ -359,8 +359,13 @@ def _build_problems(log: Path, layout: Layout) -> str:
 
 def make_book(profile: Profile, layout: Layout, verbose: bool = False) -> Path:
     """Stage and build the book (no execution, warnings are errors); return index.html."""
-    staging = _stage_book(profile, layout)
     build = layout.book_out / "_build"
+    if build.is_symlink():
+        raise PipelineError(
+            f"the book's output folder {build} is a symbolic link (to {os.readlink(build)}); the "
+            "build replaces that folder and never through a link: remove the link"
+        )
+    staging = _stage_book(profile, layout)
     if build.exists():
         shutil.rmtree(build)  # a fresh build: no pages left over from another profile
     command = [
