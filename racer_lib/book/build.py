@@ -26,6 +26,7 @@ from racer_lib.book import staging as staging_mod
 from racer_lib.book.profiles import Layout, PipelineError, Prepared, Profile
 from racer_lib.book.requirements import missing_sentence
 from racer_lib.paper import registry
+from racer_lib.records.sources import YAML_BUILD_ERRORS
 
 _INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it
 _CITATION_INCLUDE = "_citation.md"  # BibTeX from CITATION.cff; book/cite.md includes it
@@ -65,7 +66,11 @@ def _read_toc(layout: Layout) -> dict[str, Any]:
     path = layout.book_src / "_toc.yml"
     if not path.is_file():
         raise PipelineError(f"no table of contents at {path}")
-    toc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        toc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, *YAML_BUILD_ERRORS) as exc:  # UnicodeDecodeError too
+        problem = " ".join(str(exc).split()) or type(exc).__name__
+        raise PipelineError(f"{path}: cannot be read as YAML ({problem})") from None
     if not isinstance(toc, dict):
         raise PipelineError(f"{path} must hold a mapping")
     return toc

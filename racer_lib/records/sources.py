@@ -152,6 +152,12 @@ def _check_relpath(path: Path, entry: dict, src: dict, where: str) -> None:
             )
 
 
+#: What PyYAML's safe constructors raise, besides ``yaml.YAMLError``, for a tag given a value it
+#: cannot build (``!!int x``: ValueError, ``!!bool 0``: KeyError, ``!!timestamp 0``:
+#: AttributeError, ``!!float ''``: IndexError).
+YAML_BUILD_ERRORS = (ValueError, LookupError, AttributeError, TypeError, ArithmeticError)
+
+
 def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     """Read and check the manifest (default: :func:`find_manifest`).
 
@@ -168,6 +174,11 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
         raise DataFormatError(path, "(yaml)", f"not YAML: {problem}") from None
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: the manifest is not UTF-8 text (byte {exc.start})") from None
+    except YAML_BUILD_ERRORS as exc:  # a tag given a value it cannot build (``!!int x``)
+        problem = " ".join(
+            f"a tagged value YAML cannot build ({type(exc).__name__}: {exc})".split()
+        )
+        raise DataFormatError(path, "(yaml)", f"not YAML: {problem}") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not isinstance(doc, dict):
