@@ -190,7 +190,8 @@ def run_profile(
         profile: name of ``profiles/<profile>.yaml``, or that profile loaded (``--set``:
             :meth:`~racer_lib.book.profiles.Profile.with_set`).
         only: run only these notebooks (stems or unique prefixes); the book then uses the
-            other notebooks' earlier executions from ``<build_dir>/<profile>/executed``.
+            other notebooks' earlier executions from ``<build_dir>/<profile>/executed`` (one
+            that is damaged is named and run again too).
         build_book: build the HTML book after running.
         root: repository root (default: found by walking up from the cwd).
         folders: where the run writes (:class:`~racer_lib.book.profiles.Folders`): executed
