@@ -83,9 +83,9 @@ from racer_lib.routing.policy import (
 
 DAMAGE_LOG = "damaged.log"  # in the store's folder: one line per damaged entry found
 VERIFIED = "verified.json"  # in the store's folder: the stamps of entries found sound
-_ENTRY = re.compile(
-    r"([0-9a-f]{2})/\1[0-9a-f]{62}\.pt"
-)  # <key[:2]>/<key>.pt: what the store writes
+#: The name of an entry the store writes, ``<key[:2]>/<key>.pt``: any other file there (one
+#: under a --build-dir named by mistake) is named and left alone, never deleted as damaged.
+_ENTRY = re.compile(r"([0-9a-f]{2})/\1[0-9a-f]{62}\.pt")
 _STORE_FORMAT = 2  # 2: entries carry a digest (policy.seal)
 #: Memory one batch of policies may take while it trains (parameters, gradients, AdamW's two
 #: moments, the best checkpoint, a step's activations, the validation pass). A larger grid is
