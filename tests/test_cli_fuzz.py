@@ -46,7 +46,7 @@ from racer_lib import cli
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pipeline"
 #: Examples per entry point: 2000 under CI's hypothesis profile (``make test TEST_ALL=1``: about
-#: 15 minutes for the six on a loaded 2-core machine), 150 in ``make test`` (about 25 s).
+#: 4.5 minutes for the six on a shared 2-core machine), 150 in ``make test`` (about 20 s).
 EXAMPLES = 2000 if settings.default.max_examples > 500 else 150
 FUZZ = settings(
     max_examples=EXAMPLES,
