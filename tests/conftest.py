@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Examples per property-based test of the file readers (tests/test_reader_properties.py): a
 #: few thousand in CI (`make test TEST_ALL=1`, which .ci/run runs: make exports TEST_ALL to
-#: pytest), a few hundred in `make test`. HYPOTHESIS_PROFILE names another profile.
+#: pytest; or CI set, as CI services do), a few hundred in `make test`. HYPOTHESIS_PROFILE
+#: names another profile. tests/test_cli_fuzz.py sets its own counts from the profile.
 HYPOTHESIS_PROFILES = {"ci": 3000, "dev": 200}
 for _name, _examples in HYPOTHESIS_PROFILES.items():
     settings.register_profile(
@@ -28,7 +29,8 @@ for _name, _examples in HYPOTHESIS_PROFILES.items():
         suppress_health_check=[HealthCheck.too_slow],
     )
 settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("TEST_ALL") else "dev")
+    os.environ.get("HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("TEST_ALL") or os.environ.get("CI") else "dev")
 )
 
 

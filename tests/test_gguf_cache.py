@@ -113,3 +113,46 @@ def test_two_processes_converting_at_once_end_with_one_sound_folder(model, tmp_p
 def test_the_default_cache_follows_racer_cache_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("RACER_CACHE_DIR", str(tmp_path))
     assert gguf.default_cache_dir() == tmp_path / "models"
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "pass"], check=True)
+    assert done.returncode == 0
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_a_conversion_killed_part_way_is_swept_by_the_next(tmp_path, model, conversions):
+    """A killed conversion leaves its temporary folder (``.<folder>.tmp-<host>-<pid>-...``);
+    the next conversion into the cache removes it, and an earlier version's (no owner in its
+    name) once it is an hour old; a running conversion's folder, another machine's recent one
+    and the sound conversions are left alone."""
+    import os
+    import time
+
+    cache = tmp_path / "models"
+    cache.mkdir()
+    host = gguf._host()
+    killed = cache / f".judge.Q4-0123.tmp-{host}-{_dead_pid()}-ab12cd_3"
+    running = cache / f".judge.Q4-0123.tmp-{host}-{os.getpid()}-zz99"
+    other = cache / ".judge.Q4-0123.tmp-elsewhere-1-abc"
+    old = cache / ".judge.Q4-0123.k3j4h5g6"
+    recent = cache / ".judge.Q4-4567.q1w2e3r4"
+    sound = cache / "judge.Q4-0123"
+    for folder in (killed, running, other, old, recent, sound):
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"x" * 1000)
+    hours_ago = time.time() - 2 * gguf.STALE_SECONDS
+    for folder in (old, sound, running):
+        os.utime(folder, (hours_ago, hours_ago))
+    folder, _ = gguf.cached_conversion(model, cache_dir=cache)
+    left = sorted(p.name for p in cache.iterdir())
+    assert left == sorted(p.name for p in (running, other, recent, sound, folder)), left
+    later = time.time() + 2 * gguf.STALE_SECONDS  # by their age: the ownerless ones only
+    assert sorted(gguf.sweep_stale(cache, now=later)) == sorted([other, recent])
+    assert running.is_dir() and sound.is_dir() and folder.is_dir()

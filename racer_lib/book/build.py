@@ -26,6 +26,7 @@ from racer_lib.book import staging as staging_mod
 from racer_lib.book.profiles import Layout, PipelineError, Prepared, Profile
 from racer_lib.book.requirements import missing_sentence
 from racer_lib.paper import registry
+from racer_lib.records.sources import YAML_BUILD_ERRORS
 
 _INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it
 _CITATION_INCLUDE = "_citation.md"  # BibTeX from CITATION.cff; book/cite.md includes it
@@ -66,7 +67,11 @@ def _read_toc(layout: Layout) -> dict[str, Any]:
     path = layout.book_src / "_toc.yml"
     if not path.is_file():
         raise PipelineError(f"no table of contents at {path}")
-    toc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        toc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, *YAML_BUILD_ERRORS) as exc:  # UnicodeDecodeError too
+        problem = " ".join(str(exc).split()) or type(exc).__name__
+        raise PipelineError(f"{path}: cannot be read as YAML ({problem})") from None
     if not isinstance(toc, dict):
         raise PipelineError(f"{path} must hold a mapping")
     return toc
@@ -94,6 +99,35 @@ def check_book_inputs(profile: Profile, to_run: list[str], layout: Layout) -> No
                 f"notebook {stem} has not been executed for profile {profile.name}; "
                 "run without --only"
             )
+
+
+def executed_problem(path: Path) -> str | None:
+    """How the executed notebook at ``path`` cannot be read as a notebook (its bytes cut or
+    changed by hand: not JSON, not a notebook, unreadable); None if it can (or is absent)."""
+    import nbformat
+
+    if not path.is_file():
+        return None
+    try:
+        nbformat.read(path, as_version=4)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or type(exc).__name__})"
+    except Exception as exc:  # nbformat's NotJSONError, a validation or a reader error
+        return f"not a notebook ({' '.join(str(exc).split())[:80] or type(exc).__name__})"
+    return None
+
+
+def damaged_executed(profile: Profile, to_run: list[str], layout: Layout) -> dict[str, str]:
+    """The chapters of ``profile`` not in ``to_run`` (``--only``) whose earlier executed
+    notebook, which the book would be built from, is damaged (:func:`executed_problem`):
+    stem -> what is wrong, naming the file."""
+    damaged = {}
+    for stem in profile.notebooks:
+        path = layout.executed_notebook(stem)
+        problem = None if stem in to_run else executed_problem(path)
+        if problem is not None:
+            damaged[stem] = f"its executed notebook {path} {problem}"
+    return damaged
 
 
 def stage_missing_page(prepared: Prepared, profile: str, unmet: list, layout: Layout) -> Path:
@@ -204,11 +238,45 @@ def mark_absent_chapters(text: str, present: set[str]) -> str:
     return re.sub(r"^(\| [^|]*\(`(\w+)`\))", mark, text, flags=re.M)
 
 
+def _staged_by_us(relative: Path, layout: Layout) -> bool:
+    """Whether a file ``relative`` to the staged book is one :func:`_stage_book` writes: a copy
+    of a file of ``book/``, a chapter's executed notebook, an include, or Python's bytecode."""
+    parts = relative.parts
+    if parts[0] == "notebooks" and len(parts) == 2 and relative.suffix == ".ipynb":
+        return layout.notebook(relative.stem).is_file()
+    return (
+        relative.as_posix() in (_INTRO_INCLUDE, _CITATION_INCLUDE)
+        or "__pycache__" in parts
+        or (layout.book_src / relative).is_file()
+    )
+
+
+def _clear_staging(layout: Layout) -> None:
+    """Remove the staged book of an earlier build, never through a symbolic link and never a
+    file the staging did not write (under a ``--build-dir`` named by mistake): either is
+    refused in one line (:class:`PipelineError`) and left as it is."""
+    staging = layout.staging
+    if staging.is_symlink():
+        raise PipelineError(
+            f"the staged book folder {staging} is a symbolic link (to {os.readlink(staging)}); "
+            "the build replaces that folder and never through a link: remove the link"
+        )
+    if not staging.exists():
+        return
+    for path in sorted(staging.rglob("*")):
+        relative = path.relative_to(staging)
+        if (path.is_symlink() or path.is_file()) and not _staged_by_us(relative, layout):
+            raise PipelineError(
+                f"the staged book folder {staging} holds {relative.as_posix()}, which the build "
+                "did not write: never deleted; move it away or choose another --build-dir"
+            )
+    shutil.rmtree(staging)
+
+
 def _stage_book(profile: Profile, layout: Layout) -> Path:
     """Copy book/ to build/<profile>/book with the executed notebooks and a filtered toc."""
     staging = layout.staging
-    if staging.exists():
-        shutil.rmtree(staging)
+    _clear_staging(layout)
     shutil.copytree(
         layout.book_src, staging, ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints")
     )
@@ -299,8 +367,13 @@ def _build_problems(log: Path, layout: Layout) -> str:
 
 def make_book(profile: Profile, layout: Layout, verbose: bool = False) -> Path:
     """Stage and build the book (no execution, warnings are errors); return index.html."""
-    staging = _stage_book(profile, layout)
     build = layout.book_out / "_build"
+    if build.is_symlink():
+        raise PipelineError(
+            f"the book's output folder {build} is a symbolic link (to {os.readlink(build)}); the "
+            "build replaces that folder and never through a link: remove the link"
+        )
+    staging = _stage_book(profile, layout)
     if build.exists():
         shutil.rmtree(build)  # a fresh build: no pages left over from another profile
     command = [

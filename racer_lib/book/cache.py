@@ -31,11 +31,12 @@ batch before saving its members, so that a batch cut short is trained again whol
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from racer_lib.book.parameters import named_path, outside, parameter_strings
+from racer_lib.book.parameters import named_paths, outside
 from racer_lib.book.profiles import (
     INJECTED_PARAMETERS,
     STORE_PARAMETER,
@@ -130,34 +131,43 @@ def library_hash() -> str:
 
 
 def input_files(
-    parameters: dict[str, Any], root: Path, digests: Digests | None = None
+    parameters: dict[str, Any],
+    root: Path,
+    digests: Digests | None = None,
+    covered: Iterable[Path] = (),
 ) -> dict[str, list]:
     """The files a notebook's parameters name (``records_dir``, ``records_paths``, ...).
 
-    Every non-empty string parameter (or string in a list) that names an existing file or
-    folder, relative to ``root`` (the notebooks' working directory) or absolute, maps to its
-    files' relative paths, sizes and sha256 (``digests`` spares hashing unchanged files).
-    ``results_dir`` is the notebook's output, not an input: files inside it are left out; the
-    router store (``policy_store``) is checked entry by entry as it is read, not hashed here. A
-    file outside the repository (a link out of it included) is never read: a
+    Every non-empty string of a parameter (in a list or mapping too) that leads to an existing
+    file or folder (:func:`racer_lib.book.parameters.named_paths`: relative to ``root``, the
+    notebooks' working directory, or, for a chapter's results folder, to ``results_dir``; or
+    absolute; links followed) maps to its files' relative paths, sizes and sha256 (``digests``
+    spares hashing unchanged files). ``results_dir`` is the notebook's output, not an input:
+    files inside it are left out, as are those under ``covered`` (the results folders of the
+    chapters it reads, whose keys are part of its own); the router store (``policy_store``) is
+    checked entry by entry as it is read, not hashed here. A file outside the repository and
+    the profile's results folder (a link out of them included) is never read: a
     :class:`PipelineError`.
     """
     digests = digests or Digests()
     found: dict[str, list] = {}
-    own = Path(parameters["results_dir"]).resolve() if parameters.get("results_dir") else None
+    results_dir = parameters.get("results_dir") or None
+    skipped = [Path(folder).resolve() for folder in covered]
+    skipped += [Path(results_dir).resolve()] if results_dir else []
     for name, value in sorted(parameters.items()):
         if name in (*INJECTED_PARAMETERS, STORE_PARAMETER):
             continue
-        for text in parameter_strings(value):
-            path = named_path(text, root)  # the repository or a folder above it: not an input
-            if path is None:
-                continue
-            if outside(path, root):  # neither listed nor read
+        for text, path in named_paths(name, value, root, results_dir):
+            if outside(path, root, results_dir):  # neither listed nor read
                 _refuse_outside(name, path, root)
+            if any(path == folder or folder in path.parents for folder in skipped):
+                continue
+            if not path.exists():  # a chapter's results folder not written yet
+                continue
             files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-            files = [file for file in files if own is None or own not in file.parents]
+            files = [f for f in files if not any(folder in f.parents for folder in skipped)]
             for file in files:  # nor a link out of it
-                if outside(file.resolve(), root):
+                if outside(file.resolve(), root, results_dir):
                     _refuse_outside(name, file, root)
             found[f"{name}={text}"] = [
                 [file.relative_to(path).as_posix(), file.stat().st_size, digests(file)]
@@ -328,7 +338,8 @@ def cache_entry(
 ) -> CacheEntry:
     """The key of a chapter as it would run now; ``keys`` maps stems to current keys."""
     stem = prepared.stem
-    inputs = input_files(prepared.parameters, layout.root, digests)
+    covered = [layout.results_dir(other) for other in chapter_reads(stem, profile)]
+    inputs = input_files(prepared.parameters, layout.root, digests, covered)
     parts = {
         "source": _sha256(layout.notebook(stem).read_text(encoding="utf-8")),
         "parameters": _sha256(prepared.parameters),

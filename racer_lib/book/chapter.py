@@ -449,10 +449,21 @@ def read_result(out: str | os.PathLike, folder: str | os.PathLike, name: str) ->
     """Another chapter's result table ``name`` in ``folder`` (relative to this chapter's output
     folder ``out``, e.g. ``"../04_reasoning_vs_instruct"``, or absolute), for a chapter that
     reads what earlier chapters wrote. A missing file is a
-    :class:`racer_lib.errors.MissingFileError` that says which chapter to run first."""
-    from racer_lib.errors import MissingFileError
+    :class:`racer_lib.errors.MissingFileError` that says which chapter to run first; one that
+    leads (links followed, as the runner's check and cache key resolve it:
+    :func:`racer_lib.book.parameters.resolve_path`) out of the profile's results folder and the
+    working folder (the repository) an :class:`~racer_lib.errors.InputError`, never read."""
+    from racer_lib.book.parameters import allowed_folders, outside, resolve_path
+    from racer_lib.errors import InputError, MissingFileError
 
-    path = Path(out) / folder / name
+    found = resolve_path(Path(folder) / name, out)
+    path = found or Path(out) / folder / name
+    root = Path.cwd()  # the repository, where the runner executes a chapter
+    if found is None or outside(found, root, Path(out)):
+        raise InputError(
+            f"{folder} (relative to {out}) leads outside the results folder "
+            f"{allowed_folders(root, Path(out))[-1]} and the working folder {root}: never read"
+        )
     if not path.is_file():
         raise MissingFileError(
             f"{path} is not there: run the chapter {Path(folder).name} first, with the same "

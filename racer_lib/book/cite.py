@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from racer_lib.errors import InputError
+from racer_lib.records.sources import YAML_BUILD_ERRORS
 
 
 def _read_cff(path: str | os.PathLike) -> dict[str, Any]:
@@ -27,8 +28,9 @@ def _read_cff(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     try:
         cff = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"{path}: cannot read the citation file: {exc}") from exc
+    except (OSError, yaml.YAMLError, *YAML_BUILD_ERRORS) as exc:  # UnicodeDecodeError too
+        problem = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError(f"{path}: cannot read the citation file: {problem}") from None
     if not isinstance(cff, dict) or "title" not in cff:
         raise InputError(f"{path}: not a citation file (no mapping with a `title`)")
     return cff

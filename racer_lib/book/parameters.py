@@ -13,7 +13,11 @@
 * a value in its parameter's domain (:data:`DOMAINS`, :func:`domain_problem`): counts, budgets,
   temperatures, shares, judges;
 * no file or folder outside the repository (:func:`outside_problem`), found before anything in
-  it is read;
+  it is read; every path a parameter gives is resolved once, symlinks followed, by
+  :func:`parameter_path` (relative to the repository, or to the chapter's ``results_dir`` for
+  another chapter's results folder, :data:`RESULTS_SUFFIX`), which the check, the cache key
+  (:func:`racer_lib.book.cache.input_files`) and the notebook
+  (:func:`racer_lib.book.chapter.read_result`) share;
 * what the runner adds to a declaring notebook's parameters: the router store's folder
   (:data:`STORE_PARAMETER`) and, under a ``trainer``'s own keys, :data:`RUNNER_TRAINER`.
 
@@ -28,6 +32,7 @@ import ast
 import datetime
 import math
 import reprlib
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -119,6 +124,22 @@ class _ProfileLoader(yaml.SafeLoader):
         finally:
             self.depth -= 1
 
+    def construct_object(self, node, deep=False):
+        try:
+            return super().construct_object(node, deep=deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, LookupError, AttributeError, TypeError, ArithmeticError) as exc:
+            # a tag given a value it cannot build (``!!int ''``, ``!!timestamp 0``): PyYAML's
+            # constructors fail with Python's own errors
+            line = node.start_mark.line + 1
+            value = node.value if isinstance(node, yaml.ScalarNode) else "..."
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise RefusedYAML(
+                f"line {line}: {_cut_text(tag)} {short_repr(value)} is no value of that tag "
+                f"({type(exc).__name__})"
+            ) from None
+
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, int] = {}
@@ -142,6 +163,8 @@ class _ProfileLoader(yaml.SafeLoader):
         try:
             return super().construct_yaml_int(node)
         except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits)
+            if len(node.value) <= sys.get_int_max_str_digits():  # ``!!int x``: not a number
+                raise
             line = node.start_mark.line + 1
             raise RefusedYAML(
                 f"line {line}: an integer of {len(node.value)} digits, too long"
@@ -451,47 +474,110 @@ def domain_problem(given: dict[str, Any]) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------- files
 
 
+RESULTS_SUFFIX = "_results"
+"""A parameter whose name ends so (chapter 03's ``fig2_results``, ``shift_results``) names
+another chapter's results folder relative to the chapter's own ``results_dir``
+(:func:`racer_lib.book.chapter.read_result`); every other parameter names a file or folder
+relative to the repository root, the notebooks' working folder."""
+
+
 def parameter_strings(value: Any) -> Iterator[str]:
-    """The strings of a parameter's value: itself, or those of a list (nested lists too)."""
+    """The strings of a parameter's value: itself, or those of a list or of a mapping's values
+    (nested too)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, (list, tuple)):
         for item in value:
             yield from parameter_strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from parameter_strings(item)
+
+
+def resolve_path(text: str | Path, base: Path | str) -> Path | None:
+    """The one resolution of a path a parameter gives: ``text`` relative to ``base`` (or
+    absolute), every symbolic link followed, ``..`` applied after them, as the operating system
+    would when the notebook opens it. None for an empty text, one holding a NUL, or one that
+    cannot be resolved (a loop of links, a name too long). Nothing is read."""
+    if not str(text).strip() or "\0" in str(text):
+        return None
+    try:
+        return (Path(base) / text).resolve()
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def parameter_path(
+    name: str, text: str, root: Path, results_dir: Path | str | None = None
+) -> Path | None:
+    """Where parameter ``name``'s string ``text`` leads (:func:`resolve_path`): relative to
+    ``results_dir`` for a chapter's results folder (:data:`RESULTS_SUFFIX`), else to the
+    repository ``root``. The check (:func:`outside_problem`), the cache key
+    (:func:`racer_lib.book.cache.input_files`) and the notebook read the same path."""
+    relative = results_dir is not None and name.endswith(RESULTS_SUFFIX)
+    return resolve_path(text, Path(results_dir) if relative else root)
+
+
+def named_paths(
+    name: str, value: Any, root: Path, results_dir: Path | str | None = None
+) -> Iterator[tuple[str, Path]]:
+    """``(text, path)`` for each string of parameter ``name``'s ``value`` that names a path
+    (:func:`parameter_path`): an existing file or folder other than ``root`` or a folder above
+    it (never an input), or, for a chapter's results folder (:data:`RESULTS_SUFFIX`), any
+    non-empty path (it may not be written yet). Nothing in them is read."""
+    top = resolve_path(root, "/") or root
+    results = results_dir is not None and name.endswith(RESULTS_SUFFIX)
+    for text in parameter_strings(value):
+        path = parameter_path(name, text, root, results_dir)
+        if path is None:
+            continue
+        if not results:
+            try:
+                if not path.exists() or path == top or path in top.parents:
+                    continue
+            except (OSError, ValueError):
+                continue
+        yield text, path
 
 
 def named_path(text: str, root: Path) -> Path | None:
-    """The existing file or folder a parameter's string names, relative to the repository
-    ``root`` (the notebooks' working folder) or absolute, symlinks resolved; None where it names
-    none, or names ``root`` or a folder above it (never an input). Nothing in it is read."""
-    if not text.strip():
-        return None
-    try:
-        path = (root / text).resolve()
-        top = root.resolve()
-        if not path.exists() or path == top or path in top.parents:
-            return None
-    except (OSError, ValueError):
-        return None
-    return path
+    """The existing file or folder a string names relative to the repository ``root``
+    (:func:`named_paths` of a parameter that is no results folder); None where it names none."""
+    return next((path for _, path in named_paths("", text, root)), None)
 
 
-def outside(path: Path, root: Path) -> bool:
-    """Whether ``path`` (resolved) lies outside the repository ``root``."""
-    return root.resolve() not in path.parents
+def allowed_folders(root: Path, results_dir: Path | str | None = None) -> tuple[Path, ...]:
+    """Where a parameter may lead (resolved): the repository ``root`` and, given the chapter's
+    ``results_dir``, the folder of the profile's results (``results_dir``'s parent), which
+    ``racer book build --results-dir`` may put outside the repository."""
+    folders = [resolve_path(root, "/") or root]
+    if results_dir is not None:
+        parent = resolve_path(Path(results_dir).parent, "/")
+        if parent is not None and parent not in folders:
+            folders.append(parent)
+    return tuple(folders)
 
 
-def outside_problem(given: dict[str, Any], root: Path) -> tuple[str, str] | None:
-    """The first parameter of ``given`` that names a file or folder outside the repository
-    ``root`` (:func:`named_path`), and how: ``(name, "'name' names ..., outside ...")``; or
-    None. Only the names are resolved: nothing is read."""
+def outside(path: Path, root: Path, results_dir: Path | str | None = None) -> bool:
+    """Whether ``path`` (resolved) lies outside the repository ``root`` (and, given
+    ``results_dir``, outside the profile's results folder: :func:`allowed_folders`)."""
+    return not any(folder in path.parents for folder in allowed_folders(root, results_dir))
+
+
+def outside_problem(
+    given: dict[str, Any], root: Path, results_dir: Path | str | None = None
+) -> tuple[str, str] | None:
+    """The first parameter of ``given`` that leads to a file or folder outside the repository
+    ``root`` (or the profile's results folder, given the chapter's ``results_dir``:
+    :func:`allowed_folders`), by :func:`named_paths`, and how: ``(name, "'name' names ...,
+    outside ...")``; or None. Only the names are resolved: nothing is read."""
     for name, value in given.items():
-        for text in parameter_strings(value):
-            path = named_path(text, root)
-            if path is not None and outside(path, root):
+        for text, path in named_paths(name, value, root, results_dir):
+            if outside(path, root, results_dir):
+                leads = f" (it leads to {_cut_text(str(path))})" if str(path) != text else ""
                 return name, (
-                    f"{short_repr(name)} names {short_repr(text)}, outside the repository "
-                    f"{root.resolve()}; a chapter reads files inside the repository only (copy "
-                    "or move them there)"
+                    f"{short_repr(name)} names {short_repr(text)}{leads}, outside the "
+                    f"repository {root.resolve()}; a chapter reads files inside the repository "
+                    "only (copy or move them there)"
                 )
     return None

@@ -342,7 +342,12 @@ def _read_requires(name: str, value: Any) -> dict[str, list[str]]:
         raise PipelineError(f"profile {name!r}: 'requires' must map notebook names to lists")
     result = {}
     for stem, needs in value.items():
-        needs = [needs] if isinstance(needs, str) else list(needs or [])
+        needs = [needs] if isinstance(needs, str) else needs if needs is not None else []
+        if not isinstance(needs, list):
+            raise PipelineError(
+                f"profile {name!r}: 'requires' of {short_repr(stem)} is {short_repr(needs)}; "
+                "give a list of 'data:<source>' or 'model:<name>'"
+            )
         for need in needs:
             kind, _, what = str(need).partition(":")
             if kind not in REQUIREMENT_KINDS or not what:
@@ -409,7 +414,7 @@ def _check_values(
                 f"{where(name)}: notebook {stem!r}, parameter {short_repr(name)}: {problem} in "
                 f"{layout.notebook(stem)}"
             )
-    found = domain_problem(given) or outside_problem(given, layout.root)
+    found = domain_problem(given) or outside_problem(given, layout.root, layout.results_dir(stem))
     if found is not None:
         raise PipelineError(f"{where(found[0])}: notebook {stem!r}, parameter {found[1]}")
 

@@ -28,6 +28,7 @@ Notebooks run with the repository root as working directory, so relative paths s
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import threading
@@ -36,7 +37,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from racer_lib.book.build import check_book_inputs, make_book, stage_missing_page
+from racer_lib.book.build import (
+    check_book_inputs,
+    damaged_executed,
+    make_book,
+    stage_missing_page,
+)
 from racer_lib.book.cache import (
     CacheEntry,
     Digests,
@@ -144,6 +150,19 @@ def _record_timings(layout: Layout, seconds: dict[str, float]) -> None:
         _say(f"warning: execution times not recorded in {path}: {exc.strerror or exc}")
 
 
+def _refuse_linked(layout: Layout) -> None:
+    """None of the folders the build writes into, empties or replaces under the named
+    ``--build-dir`` and ``--results-dir`` is a symbolic link (refused in one line: nothing is
+    written, emptied or deleted through it)."""
+    for folder in (layout.results, layout.build, layout.executed, layout.policy_store):
+        if folder.is_symlink():
+            raise PipelineError(
+                f"{folder} is a symbolic link (to {os.readlink(folder)}); the build writes, "
+                "empties and deletes in that folder and never through a link: remove the link "
+                "(--build-dir and --results-dir choose other folders)"
+            )
+
+
 def _check_folders(layout: Layout) -> None:
     """The results and build folders exist or can be made, before any key is touched."""
     for what, folder in (("results", layout.results), ("build", layout.executed)):
@@ -171,7 +190,8 @@ def run_profile(
         profile: name of ``profiles/<profile>.yaml``, or that profile loaded (``--set``:
             :meth:`~racer_lib.book.profiles.Profile.with_set`).
         only: run only these notebooks (stems or unique prefixes); the book then uses the
-            other notebooks' earlier executions from ``<build_dir>/<profile>/executed``.
+            other notebooks' earlier executions from ``<build_dir>/<profile>/executed`` (one
+            that is damaged is named and run again too).
         build_book: build the HTML book after running.
         root: repository root (default: found by walking up from the cwd).
         folders: where the run writes (:class:`~racer_lib.book.profiles.Folders`): executed
@@ -201,13 +221,10 @@ def run_profile(
     resolved = profile if isinstance(profile, Profile) else load_profile(profile, root_path)
     profile = resolved.name
     layout = (folders or Folders()).layout(root_path, profile)
-    to_run = resolve_only(only, resolved) if only else list(resolved.notebooks)
+    to_run = _chapters_to_run(resolved, only, build_book, layout)
     result = RunResult(profile=profile)
     with tempfile.TemporaryDirectory(prefix="racer-") as tmp:
-        prepared = [prepare(stem, resolved, layout, Path(tmp)) for stem in to_run]
-        check_set_declared(resolved, prepared, layout, Path(tmp))
-        if build_book:
-            check_book_inputs(resolved, to_run, layout)
+        prepared = _checked(resolved, to_run, layout, Path(tmp), build_book)
         unmet = missing_requirements(resolved, to_run, root_path)
         if unmet and resolved.on_missing == "error":
             raise PipelineError(
@@ -235,6 +252,54 @@ def run_profile(
             if build_book:
                 result.html_index = make_book(resolved, layout, verbose)
     return result
+
+
+def _chapters_to_run(
+    profile: Profile, only: Iterable[str] | None, build_book: bool, layout: Layout
+) -> list[str]:
+    """The stems ``--only`` names (all without it), in run order; with the book built, any
+    other chapter whose earlier executed notebook is damaged too (said on stderr)."""
+    to_run = resolve_only(only, profile) if only else list(profile.notebooks)
+    if build_book and only:  # a damaged execution of another chapter: run that one too
+        damaged = damaged_executed(profile, to_run, layout)
+        for stem, problem in damaged.items():
+            _say(f"running {stem} too: {problem}")
+        to_run = [stem for stem in profile.notebooks if stem in to_run or stem in damaged]
+    return to_run
+
+
+def _checked(
+    profile: Profile, to_run: list[str], layout: Layout, tmp: Path, build_book: bool
+) -> list[Prepared]:
+    """The notebooks ``to_run`` prepared in ``tmp`` with every check made before a run: their
+    parameters (:func:`~racer_lib.book.profiles.prepare`), the names of ``set``, the book's
+    inputs and no folder of the build a symbolic link. Nothing is written outside ``tmp``."""
+    _refuse_linked(layout)
+    prepared = [prepare(stem, profile, layout, tmp) for stem in to_run]
+    check_set_declared(profile, prepared, layout, tmp)
+    if build_book:
+        check_book_inputs(profile, to_run, layout)
+    return prepared
+
+
+def dry_run(
+    profile: str | Profile,
+    only: Iterable[str] | None = None,
+    build_book: bool = True,
+    root: Path | str | None = None,
+    folders: Folders | None = None,
+) -> list[str]:
+    """What :func:`run_profile` checks before it runs anything (the profile, ``--set``, every
+    parameter, the book's inputs, the folders), without fetching data, executing a notebook
+    or writing a file (but in a temporary folder); the stems it would run, in order. A
+    :class:`~racer_lib.book.profiles.PipelineError` (one line) for what it would refuse."""
+    root_path = Path(root).resolve() if root is not None else find_root()
+    resolved = profile if isinstance(profile, Profile) else load_profile(profile, root_path)
+    layout = (folders or Folders()).layout(root_path, resolved.name)
+    to_run = _chapters_to_run(resolved, only, build_book, layout)
+    with tempfile.TemporaryDirectory(prefix="racer-") as tmp:
+        _checked(resolved, to_run, layout, Path(tmp), build_book)
+    return to_run
 
 
 def _say(line: str) -> None:

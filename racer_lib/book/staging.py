@@ -8,7 +8,10 @@ executed file itself untouched:
   with the notebook's default where the run changed it and the parameter's comment;
 - absolute paths of the build machine in outputs and Markdown (a generated page names the
   download cache) become relative to the repository (or ``~``);
-- progress bars (tqdm's ``\\r``-redrawn lines) are dropped from the outputs.
+- progress bars (tqdm's ``\\r``-redrawn lines) are dropped from the outputs;
+- the paths papermill recorded (the parameters, the notebooks it read and wrote) and the
+  injected parameters cell hold repository-relative paths only: the ``.ipynb`` offered for
+  download carries no absolute path of the build machine.
 """
 
 from __future__ import annotations
@@ -146,6 +149,7 @@ def _clean_output(output: dict, root: Path | None, folders: dict[str, str] | Non
             return None
         output["text"] = text
     elif output.get("output_type") == "error":
+        output["evalue"] = relative_paths(str(output.get("evalue", "")), root, folders)
         output["traceback"] = [
             relative_paths(t, root, folders) for t in output.get("traceback", [])
         ]
@@ -210,7 +214,38 @@ def reader_copy(nb: Any, root: Path | None = None, folders: dict[str, str] | Non
             cell.source = _not_glued(relative_paths(cell.source, root, folders), glued)
         cells.append(cell)
     nb.cells = cells
+    _relative_metadata(nb, root, folders)
     return nb
+
+
+def _relative_strings(value: Any, root: Path | None, folders: dict[str, str] | None) -> Any:
+    """``value`` (JSON: mappings, lists, strings) with every string's absolute paths made
+    relative (:func:`relative_paths`)."""
+    if isinstance(value, str):
+        return relative_paths(value, root, folders)
+    if isinstance(value, list):
+        return [_relative_strings(item, root, folders) for item in value]
+    if isinstance(value, dict):
+        return {key: _relative_strings(item, root, folders) for key, item in value.items()}
+    return value
+
+
+def _relative_metadata(nb: Any, root: Path | None, folders: dict[str, str] | None) -> None:
+    """The paths of the build machine in what papermill recorded (the parameters, the input
+    and output notebooks) and in the injected parameters cell, made relative to the repository
+    (:func:`relative_paths`): the ``.ipynb`` offered for download holds no absolute path of
+    the machine. The notebook papermill read (a temporary copy) is named by its source,
+    ``notebooks/<stem>.md``."""
+    papermill = nb.metadata.get("papermill")
+    if isinstance(papermill, dict):
+        papermill = _relative_strings(dict(papermill), root, folders)
+        source = papermill.get("input_path")
+        if isinstance(source, str) and os.path.isabs(source):
+            papermill["input_path"] = f"notebooks/{Path(source).stem}.md"
+        nb.metadata["papermill"] = papermill
+    for cell in nb.cells:
+        if cell.cell_type == "code" and _INJECTED_TAG in cell.metadata.get("tags", []):
+            cell.source = relative_paths(cell.source, root, folders)
 
 
 def write_reader_copy(
@@ -219,9 +254,19 @@ def write_reader_copy(
     root: Path,
     folders: dict[str, str] | None = None,
 ) -> Path:
-    """Read an executed notebook, write its reader's copy to ``dest``."""
+    """Read an executed notebook, write its reader's copy to ``dest``; one that cannot be read
+    (damaged meanwhile) is a :class:`~racer_lib.book.profiles.PipelineError` naming it."""
     import nbformat
 
-    nb = nbformat.read(executed, as_version=4)
+    from racer_lib.book.profiles import PipelineError
+
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except Exception as exc:  # OSError, nbformat's NotJSONError, a reader's error
+        problem = " ".join(str(exc).split())[:80] or type(exc).__name__
+        raise PipelineError(
+            f"{executed}: not a readable executed notebook ({problem}); run its chapter again "
+            f"(racer book build --only {Path(executed).stem})"
+        ) from None
     nbformat.write(reader_copy(nb, root, folders), dest)
     return Path(dest)

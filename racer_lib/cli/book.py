@@ -12,18 +12,23 @@ from racer_lib.cli.common import Noun, Verb, positive_int
 def cmd_book_build(args: argparse.Namespace) -> int:
     """``racer book build``: execute a profile's notebooks, then build the book."""
     from racer_lib.book.profiles import Folders, find_root, load_profile
-    from racer_lib.book.runner import run_profile
+    from racer_lib.book.runner import dry_run, run_profile
 
     profile = args.profile
     if args.set:
         root = Path(args.root).resolve() if args.root else find_root()
         profile = load_profile(args.profile, root).with_set(dict(args.set))
+    folders = Folders(args.build_dir, args.results_dir, args.book_out)
+    if args.dry_run:
+        stems = dry_run(profile, args.only, not args.no_book, args.root, folders)
+        print(f"checked; would run {len(stems)} notebook(s): {', '.join(stems)} (nothing run)")
+        return 0
     result = run_profile(
         profile,
         only=args.only,
         build_book=not args.no_book,
         root=args.root,
-        folders=Folders(args.build_dir, args.results_dir, args.book_out),
+        folders=folders,
         verbose=args.verbose,
         force=args.force,
         jobs=args.jobs,
@@ -71,6 +76,12 @@ def _add_build(parser: argparse.ArgumentParser) -> None:
         "reuses the other notebooks' previous executions",
     )
     parser.add_argument("--no-book", action="store_true", help="do not build the book")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the profile, --set and every parameter as a build would, say which "
+        "notebooks would run, and stop: nothing is fetched, executed or written",
+    )
     parser.add_argument(
         "--set",
         action="append",

@@ -14,6 +14,7 @@ def cmd_data_list(args: argparse.Namespace) -> int:
     """``racer data list``: every manifest file, its size, license and where it is."""
     from racer_lib.records import sources as data
 
+    data.location()  # a cache folder that is a file is said in one line, before any output
     manifest = data.load_manifest(args.manifest)
     print(f"manifest: {manifest.path}")
     files = manifest.files
@@ -42,6 +43,7 @@ def cmd_data_verify(args: argparse.Namespace) -> int:
     """``racer data verify``: every file's sha256 where it is; exit 1 unless all are right."""
     from racer_lib.records import sources as data
 
+    data.location()  # a cache folder that is a file is said in one line, before any output
     manifest = data.load_manifest(args.manifest)
     print(f"manifest: {manifest.path}")
     files = manifest.files
@@ -57,6 +59,7 @@ def cmd_data_fetch(args: argparse.Namespace) -> int:
     """``racer data fetch``: download (or find in the mirror) and check every file."""
     from racer_lib.records import sources as data
 
+    data.location()  # a cache folder that is a file is said in one line, before any output
     manifest = data.load_manifest(args.manifest)
     print(f"manifest: {manifest.path}")
     paths = data.fetch_all(manifest.files, progress=True)

@@ -15,6 +15,11 @@ manifest is missing or unreadable, or whose files differ from it, is named in a
 and renamed into place: a conversion cut short (a full disk, a kill) leaves no folder that looks
 complete, and two processes converting the same file at once both end with one sound folder.
 
+A conversion killed part-way (a kill, a power cut) cannot remove its temporary folder; the next
+conversion into the cache sweeps it (:func:`sweep_stale`): a temporary folder whose process is
+gone from this machine, or any older than :data:`STALE_SECONDS`. The temporary folder's name says
+whose it is (``.<folder>.tmp-<host>-<pid>-<random>``).
+
 The cache is ``$RACER_CACHE_DIR/models``, else ``~/.cache/racer-companion/models``
 (:func:`racer_lib.records.sources.cache_dir`).
 """
@@ -25,17 +30,33 @@ import copy
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
 from racer_lib.errors import WriteError
 from racer_lib.records import sources
 
-__all__ = ["MANIFEST", "ModelCacheWarning", "cached_conversion", "default_cache_dir"]
+__all__ = [
+    "MANIFEST",
+    "STALE_SECONDS",
+    "ModelCacheWarning",
+    "cached_conversion",
+    "default_cache_dir",
+    "sweep_stale",
+]
 
 MANIFEST = "racer-gguf.json"
+#: A temporary conversion folder older than this (seconds) is swept whoever made it: a
+#: conversion takes a minute or so, and an hour-old one was cut short.
+STALE_SECONDS = 3600.0
+#: A temporary conversion folder: ``.<folder>.tmp-<host>-<pid>-<random>`` (this version), or
+#: ``.<folder>.<random>`` (an earlier one, without its owner: swept by age only).
+_TEMPORARY = re.compile(r"\..+\.(?:tmp-(?P<host>.*)-(?P<pid>\d+)-)?[a-z0-9_]+")
 
 
 class ModelCacheWarning(UserWarning):
@@ -72,6 +93,54 @@ def _damage(folder: Path) -> str | None:
         except OSError as exc:
             return f"{name}: {exc.strerror or exc}"
     return None
+
+
+def _host() -> str:
+    """This machine's name as a temporary folder's name holds it (letters, digits, dots)."""
+    return re.sub(r"[^A-Za-z0-9.]", "", socket.gethostname()) or "host"
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
+
+
+def sweep_stale(root: str | os.PathLike, now: float | None = None) -> list[Path]:
+    """Remove the temporary conversion folders under the model cache ``root`` that no running
+    conversion owns: one of this machine whose process (named in it) is gone, one of another
+    machine (a shared cache) or of an earlier version older than :data:`STALE_SECONDS` (by its
+    modification time); return those removed. A sound conversion (a folder without the
+    leading dot) and a running conversion's folder are left alone; one that cannot be removed
+    is left for the next sweep."""
+    now = time.time() if now is None else now
+    swept = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return swept
+    for entry in entries:
+        found = _TEMPORARY.fullmatch(entry.name)
+        if found is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        if found["pid"] is not None and found["host"] == _host():  # this machine's: ask it
+            stale = not _alive(int(found["pid"]))
+        else:  # another machine's (a shared cache), or an earlier version's: by its age
+            stale = age > STALE_SECONDS
+        if stale:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            if not os.path.lexists(entry.path):
+                swept.append(Path(entry.path))
+    return swept
 
 
 def _convert(gguf: Path, dtype: str, out: Path) -> None:
@@ -116,7 +185,9 @@ def cached_conversion(
         )  # fmt: skip
     try:
         root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
+        sweep_stale(root)  # conversions killed part-way
+        owner = f"tmp-{_host()}-{os.getpid()}-"
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.{owner}", dir=root))
     except OSError as exc:
         raise WriteError(root, exc) from exc
     try:

@@ -9,6 +9,7 @@ write; embeddings live in a second parquet file beside them (``train.parquet`` -
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import tempfile
@@ -22,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
-from racer_lib.errors import InputError, MissingFileError, WriteError
+from racer_lib.errors import InputError, MissingFileError, UnreadableFileError, WriteError
 from racer_lib.records import files
 from racer_lib.records.schema import (
     IN_MEMORY,
@@ -138,7 +139,7 @@ def _read_csv_records(path: Path) -> pd.DataFrame:
             keep_default_na=False,
             na_values={c: [""] for c in [*_df_numeric_columns(), SELF_ROUTE]},
         )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as exc:
         raise cannot_read(path, exc, "CSV", FORMATS_TEXT) from None
     except UnicodeDecodeError as exc:  # its offset is in pandas' buffer: find it in the file
         found = files.first_non_utf8(path)
@@ -148,7 +149,13 @@ def _read_csv_records(path: Path) -> pd.DataFrame:
 
 def cannot_read(path: str | os.PathLike, exc: Exception, kind: str, formats: str) -> InputError:
     """One line: ``path`` cannot be read as ``kind``, pandas' or Arrow's words in brackets (a
-    name in a parquet file's schema that is not UTF-8 said so), then the ``formats`` read."""
+    name in a parquet file's schema that is not UTF-8 said so), then the ``formats`` read. A
+    read the system refused (an :class:`OSError` with its errno: an I/O error, a file removed
+    meanwhile) is said as such: ``path: cannot be read (Input/output error)``."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return UnreadableFileError(
+            f"{path}: cannot be read ({exc.strerror or errno.errorcode.get(exc.errno, exc)})"
+        )
     if isinstance(exc, UnicodeDecodeError):
         problem = "a name in its schema is not UTF-8 text"
     else:

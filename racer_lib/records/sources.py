@@ -38,7 +38,7 @@ from urllib.parse import unquote
 import yaml
 from tqdm import tqdm
 
-from racer_lib.errors import RacerError
+from racer_lib.errors import ConfigError, RacerError
 
 ENV_DATA_DIR = "RACER_DATA_DIR"
 ENV_CACHE_DIR = "RACER_CACHE_DIR"
@@ -152,6 +152,12 @@ def _check_relpath(path: Path, entry: dict, src: dict, where: str) -> None:
             )
 
 
+#: What PyYAML's safe constructors raise, besides ``yaml.YAMLError``, for a tag given a value it
+#: cannot build (``!!int x``: ValueError, ``!!bool 0``: KeyError, ``!!timestamp 0``:
+#: AttributeError, ``!!float ''``: IndexError).
+YAML_BUILD_ERRORS = (ValueError, LookupError, AttributeError, TypeError, ArithmeticError)
+
+
 def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     """Read and check the manifest (default: :func:`find_manifest`).
 
@@ -164,7 +170,17 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        raise DataFormatError(path, "(yaml)", f"not YAML: {exc}") from exc
+        problem = " ".join(str(exc).split())
+        raise DataFormatError(path, "(yaml)", f"not YAML: {problem}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: the manifest is not UTF-8 text (byte {exc.start})") from None
+    except YAML_BUILD_ERRORS as exc:  # a tag given a value it cannot build (``!!int x``)
+        problem = " ".join(
+            f"a tagged value YAML cannot build ({type(exc).__name__}: {exc})".split()
+        )
+        raise DataFormatError(path, "(yaml)", f"not YAML: {problem}") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not isinstance(doc, dict):
         raise DataFormatError(
             path, "(yaml)", f"expected a mapping with sources and files, got {type(doc).__name__}"
@@ -253,14 +269,31 @@ def _manifest_file(path: Path, entry: Any, sources: dict, where: str) -> DataFil
 def data_dir() -> Path | None:
     """The local mirror (env ``RACER_DATA_DIR``), or ``None`` to use the download cache."""
     value = os.environ.get(ENV_DATA_DIR)
-    return Path(value).expanduser().resolve() if value else None
+    return _env_folder(ENV_DATA_DIR, value).resolve() if value else None
+
+
+def _env_folder(name: str, value: str) -> Path:
+    """The folder the environment variable ``name`` gives (``value``, ``~`` expanded): a
+    :class:`~racer_lib.errors.ConfigError` (one line) where it or a folder above it is
+    something else (a file, a link that leads nowhere or loops)."""
+    folder = Path(value).expanduser()
+    for above in (folder, *folder.parents):  # the first that exists must be a folder
+        if os.path.lexists(above):
+            if not above.is_dir():
+                raise ConfigError(
+                    f"{name}={value}: {above} is not a folder; point {name} at a folder or unset it"
+                )
+            break
+    return folder
 
 
 def cache_dir() -> Path:
     """The download cache: env ``RACER_CACHE_DIR``, else ``pooch.os_cache("racer-companion")``."""
     pooch = _quiet_pooch()
     value = os.environ.get(ENV_CACHE_DIR)
-    return Path(value).expanduser() if value else Path(pooch.os_cache("racer-companion"))
+    if not value:
+        return Path(pooch.os_cache("racer-companion"))
+    return _env_folder(ENV_CACHE_DIR, value)
 
 
 def location() -> str:

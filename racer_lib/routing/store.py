@@ -57,6 +57,7 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import sys
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -82,6 +83,9 @@ from racer_lib.routing.policy import (
 
 DAMAGE_LOG = "damaged.log"  # in the store's folder: one line per damaged entry found
 VERIFIED = "verified.json"  # in the store's folder: the stamps of entries found sound
+#: The name of an entry the store writes, ``<key[:2]>/<key>.pt``: any other file there (one
+#: under a --build-dir named by mistake) is named and left alone, never deleted as damaged.
+_ENTRY = re.compile(r"([0-9a-f]{2})/\1[0-9a-f]{62}\.pt")
 _STORE_FORMAT = 2  # 2: entries carry a digest (policy.seal)
 #: Memory one batch of policies may take while it trains (parameters, gradients, AdamW's two
 #: moments, the best checkpoint, a step's activations, the validation pass). A larger grid is
@@ -274,6 +278,10 @@ class PolicyStore:
         sound = sound if isinstance(sound, dict) else {}
         said, now = [], {}
         for path in sorted(self.root.glob("??/*.pt")):
+            if not _ENTRY.fullmatch(path.relative_to(self.root).as_posix()):
+                said.append(f"{path} is not a router of the store (its name is no key): left alone")
+                print(said[-1], file=sys.stderr, flush=True)
+                continue
             try:
                 stamp = file_stamp(path)
             except OSError:  # removed meanwhile by another build
