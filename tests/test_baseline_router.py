@@ -4,6 +4,8 @@ the budget; `evaluate` shows both; `racer router sweep` prints both frontiers on
 `budget_scorer` makes GridSearchCV respect the budget."""
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -134,3 +136,10 @@ def test_export_env_sets_what_shell_cells_read(monkeypatch):
         "GONE" not in os.environ
         and os.environ["PATH"].split(os.pathsep)[0] == env["PATH"].split(os.pathsep)[0]
     )
+
+
+def test_export_env_writes_a_path_inside_the_working_folder_relative(tmp_path, monkeypatch):
+    """A shell cell's output shows no machine's absolute path (make book-check's ``path``)."""
+    monkeypatch.chdir(tmp_path)
+    env = cli.export_env(OUT=tmp_path / "results" / "17", ELSEWHERE=Path("/opt/x"))
+    assert env["OUT"] == os.path.join("results", "17") and env["ELSEWHERE"] == "/opt/x"
