@@ -180,9 +180,10 @@ def bound_rows(scores, costs, correct, threshold: float, design: Design, rng) ->
     """The pacing bound on one stream: for each length ``T`` of ``design.lengths``, the first
     ``T`` pairs of ``design.draws`` i.i.d. draws (``rng``) of the pairs (``scores`` under a
     rule whose ``threshold`` it is, ``costs``, ``correct``) paced with step ``eta0 /
-    sqrt(T)``: the budget violation ``max(0, sum c - C T)`` and the regret (pairs correct)
-    against the best static threshold in hindsight within ``C T``, each also per pair
-    (violation relative to C, regret in points), averaged over the draws."""
+    sqrt(T)``: the budget violation, the largest excess of the cumulative cost over ``C t``
+    within the first ``T`` pairs (``max(0, max_t sum_{s <= t} c_s - C t)``), and the regret
+    (pairs correct) against the best static threshold in hindsight within ``C T``, each also
+    per pair (violation relative to C, regret in points), averaged over the draws."""
     draws = rng.integers(0, len(scores), (design.draws, max(design.lengths)))
     rows = []
     for T in design.lengths:
@@ -190,13 +191,14 @@ def bound_rows(scores, costs, correct, threshold: float, design: Design, rng) ->
         found = []
         for i in draws[:, :T]:
             pacer = BudgetPacer(design.budget, threshold=threshold, eta=eta)
-            d = pacer.replay(scores[i], costs[i])["decision"]
+            paced = pacer.replay(scores[i], costs[i])
+            d = paced["decision"]
             total, right = hindsight_path(scores[i], costs[i], correct[i])
             best = float(right[total <= design.budget * T + 1e-9].max(initial=right[0]))
-            spent = float(costs[i][np.arange(T), d].sum())
+            excess = paced["spent"] - design.budget * np.arange(1, T + 1)
             found.append(
                 (
-                    max(0.0, spent - design.budget * T),
+                    max(0.0, float(excess.max())),
                     best - float(correct[i][np.arange(T), d].sum()),
                 )
             )
