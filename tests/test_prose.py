@@ -40,6 +40,7 @@ CONVERTED = [
     "01_reproduction_report",
     "16_simulator_sensitivity",
     "17_your_own_judge",
+    "18_keeping_the_budget",
 ]
 REAL_DATA = ["02_judging", "13_llmbar_judges", "14_llmbar_routing", "15_llmbar_shift"]
 
@@ -99,6 +100,9 @@ ALLOWED = {
     "16_simulator_sensitivity": {"2", "3", "4", "04", "08", "95 %"},
     # the five steps' section numbers; GPT-4 (an LLMBar evaluator's name)
     "17_your_own_judge": {"1", "2", "3", "4", "5"},
+    # the paper's Eq. (1), §3 and Fig. 3; chapters 07, 08 and 15; Balseiro et al. 2023; the
+    # claims' 500 pairs; the bound's slope -1/2; the 95 % t-interval the figure's bands draw
+    "18_keeping_the_budget": {"1", "2", "3", "07", "08", "15", "500", "2023", "95 %"},
     # LLMBar's definition: 419 pairs in subsets of 100, 134, 92, 47, 46; ICLR 2024, judges of
     # 2023; chapter 04, Fig. 2; the paper's cost ratios 3 (Table 1) to 19; a coin's 50 %
     "13_llmbar_judges": {

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -325,6 +326,17 @@ class Prose:
         )
         table = pd.DataFrame(self.rows)
         atomic_write(self.path, lambda tmp: table.to_csv(tmp, index=False))
+
+    def glue_reads(self, reads: Iterable[tuple[str, Any, str, str, dict[str, Any]]]) -> Prose:
+        """Glue every ``(name, csv, column, agg, where)`` of ``reads`` (a chapter module's
+        ``PROSE_READS``): :meth:`value` with ``agg``, or :meth:`text` where ``agg`` is
+        ``"text"``. Returns this Prose (``prose = chapter.Prose(out).glue_reads(...)``)."""
+        for name, csv, column, agg, where in reads:
+            if agg == "text":
+                self.glue(name, self.text(csv, column, **where))
+            else:
+                self.glue(name, self.value(csv, column, agg, **where))
+        return self
 
 
 @dataclass(frozen=True)

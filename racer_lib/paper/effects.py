@@ -25,6 +25,8 @@ __all__ = [
     "LAMBDA",
     "MODE_GAIN",
     "OVERSPEND",
+    "PACED_ACCURACY",
+    "PACED_OVERSPEND",
     "REASONING_RATE",
     "ROUTER_ACCURACY",
     "SELECTION_AREA",
@@ -162,6 +164,24 @@ LAMBDA = Effect(
 )
 
 #: Every quantity's effect, by name (the report's protocol table lists them).
+#: Beyond the paper (chapter 18, issue 43's goal): the overspend a paced router may keep after
+#: 500 pairs, relative to the budget.
+PACED_OVERSPEND = Effect(
+    "paced overspend after 500 pairs (cost / budget - 1)",
+    0.01,
+    "",
+    "no number in the paper (pacing is the companion's): the companion's goal for a paced "
+    "router, the budget + 1 %, a fifth of the paper's tolerated overspend (OVERSPEND)",
+)
+#: Beyond the paper (chapter 18): the accuracy a paced router may lose against the offline
+#: router at the same realized cost.
+PACED_ACCURACY = Effect(
+    "accuracy lost by pacing at equal cost",
+    1.0,
+    " pts",
+    "no number in the paper (pacing is the companion's): the companion's goal, one point, the "
+    "accuracy a deployment would trade for keeping its budget",
+)
 EFFECTS: dict[str, Effect] = {
     e.quantity: e
     for e in (
@@ -175,5 +195,7 @@ EFFECTS: dict[str, Effect] = {
         TRAINING_COST,
         MODE_GAIN,
         LAMBDA,
+        PACED_OVERSPEND,
+        PACED_ACCURACY,
     )
 }

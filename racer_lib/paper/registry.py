@@ -4,7 +4,8 @@ the tests read this registry.
 Each :class:`Chapter` is one notebook ``notebooks/<stem>.md``, listed here in reading order (the
 order of ``book/_toc.yml``): the reproduction report first, the judging chapter, then the paper's
 artifacts in the paper's order, then the chapters on LLMBar's released judges, then how the
-simulated verdicts depend on the simulator's choices. A chapter says
+simulated verdicts depend on the simulator's choices, then two chapters beyond the paper (your
+own judge; keeping the budget after deployment). A chapter says
 
 * ``title``: its notebook's H1, artifact numbers included;
 * ``artifacts``: the paper's figures, tables and theorems it reproduces (empty: none of the
@@ -77,6 +78,7 @@ LLMBAR_ROUTING = "14_llmbar_routing"
 LLMBAR_SHIFT = "15_llmbar_shift"
 SENSITIVITY = "16_simulator_sensitivity"
 PRACTICE = "17_your_own_judge"
+KEEPING_BUDGET = "18_keeping_the_budget"
 
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(REPORT, "What this build reproduces", reads=READS_ALL, run_last=True),
@@ -165,6 +167,8 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(SENSITIVITY, "How the verdicts depend on the simulator's choices", typical_s=160),
     # LLMBar's files when they can be had, simulated records otherwise (the page says which)
     Chapter(PRACTICE, "Your own judge: from two-mode outputs to a router"),
+    # beyond the paper: the budget kept online on Fig. 3's shifts and a drift (simulated)
+    Chapter(KEEPING_BUDGET, "Keeping the budget after deployment", typical_s=30),
 )
 
 BY_STEM: dict[str, Chapter] = {chapter.stem: chapter for chapter in CHAPTERS}

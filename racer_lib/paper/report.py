@@ -60,6 +60,7 @@ __all__ = [  # the tolerances are read from here by the report's chapter
     "claims_views",
     "emergent_view",
     "headline",
+    "prose_reads",
     "protocol_table",
     "linked",
     "report",
@@ -416,3 +417,23 @@ def protocol_table() -> pd.DataFrame:
             ],
         }
     )
+
+
+def prose_reads() -> list[tuple[str, str, str, str, dict[str, Any]]]:
+    """What the report's opening sentences state, as ``(name, csv, column, agg, where)`` for
+    :meth:`racer_lib.book.chapter.Prose.glue_reads`: the claims counted, by status
+    (:data:`STATUSES`), the emergent ones, by the records' provenance with the headline's
+    counts of each, then the protocol's level and least number of seeds."""
+    claims, head, protocol = "claims.csv", "headline.csv", "protocol.csv"
+    reads = [("claims", claims, "status", "count", {})]
+    reads += [(s.replace(" ", "_"), claims, "status", "count", {"status": s}) for s in STATUSES]
+    reads.append(("emergent", "emergent_claims.csv", "status", "count", {}))
+    for kind in ("simulated", "release", "generated"):  # all claims, then the emergent ones
+        reads.append((kind, claims, "status", "count", {"provenance": kind}))
+        reads += [
+            (f"{kind}_{column}", head, column, "one", {"records": kind})
+            for column in ("reproduced", "calibrated_only", "not_reproduced", "inconclusive")
+        ]
+    reads.append(("alpha", protocol, "value", "one", {"constant": "alpha_percent"}))
+    reads.append(("min_seeds", protocol, "value", "one", {"constant": "min_seeds"}))
+    return reads

@@ -7,7 +7,9 @@ Each module is named after its notebook's stem without the number: ``judging`` (
 ``budget_frontier`` (07, Fig. 4), ``robustness_ablation`` (08, Table 1, Fig. 3),
 ``beta_sensitivity`` (09, Table 3), ``advanced_baselines`` (10, Table 2), ``self_routing`` (11,
 Table 9), ``llama_family`` (12, Table 7), ``llmbar_judges`` (13), ``llmbar_routing`` (14),
-``llmbar_shift`` (15) and ``simulator_sensitivity`` (16, how the simulated verdicts depend on
-the simulator's choices). The reproduction report (01) is :mod:`racer_lib.paper.report`. The
-modules are independent of each other (an import-linter contract).
+``llmbar_shift`` (15), ``simulator_sensitivity`` (16, how the simulated verdicts depend on
+the simulator's choices) and ``keeping_the_budget`` (18, beyond the paper: the budget kept
+online by :class:`racer_lib.routing.pacing.BudgetPacer`; its claims are the companion's own).
+The reproduction report (01) is :mod:`racer_lib.paper.report`. The modules are independent of
+each other (an import-linter contract).
 """

@@ -579,3 +579,19 @@ CLAIMS: tuple[Claim, ...] = (
         Finding(KEYS[IMPROVES]),
     ),
 )
+
+
+#: The position-bias sentences' reads (:meth:`racer_lib.book.chapter.Prose.glue_reads`).
+_BIAS, _READING = "position_bias.csv", "position_bias_reading.csv"
+POSITION_READS = [
+    (f"{c}_{a}", _BIAS, c, a, {})
+    for c in ("consistency", "acc_swapped_minus_original")
+    for a in ("min", "max")
+]
+POSITION_READS += [
+    (c, _READING, c, "one", {})
+    for c in ("judges", "less_consistent", "lead_first_original", "lead_first_swapped")
+]
+POSITION_READS += [
+    (c, _READING, c, "text", {}) for c in ("less_consistent_judges", "lead_judge", "lead_prompt")
+]

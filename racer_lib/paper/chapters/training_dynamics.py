@@ -266,3 +266,22 @@ CLAIMS: tuple[Claim, ...] = (
         Finding(MONOTONE_KEY),
     ),
 )
+
+
+#: The words and numbers the page's sentences state, as ``(name, csv, column, agg, where)`` for
+#: :meth:`racer_lib.book.chapter.Prose.glue_reads`: the monotone finding's words, the first
+#: epoch's training cost over budgets and seeds, and the ranges over the budgets of the final
+#: and largest multiplier and of the final cost's distance from the budget.
+PROSE_READS = [
+    (f"monotone_{column}", FINDINGS_CSV, column, "text", {})
+    for column in ("status", "decision", "note", "interval")
+]
+PROSE_READS += [
+    (f"first_cost_{agg}", HISTORY_CSV, "train_cost", agg, {"epoch": 1})
+    for agg in ("mean", "min", "max")
+]
+PROSE_READS += [
+    (f"{column}_{agg}", "training_summary.csv", column, agg, {})
+    for column in ("final_lambda", "max_lambda_any_epoch", "final_cost_minus_budget")
+    for agg in ("min", "max")
+]

@@ -1,0 +1,146 @@
+"""Chapter 18 (keeping the budget after deployment): the mechanics of its streams, policies,
+bound check and claims on planted streams, without training (fast), and the chapter as the
+smoke build runs it (slow).
+
+* a planted overspend: a router that reasons on too many pairs of a stream overspends offline
+  by a third; paced, its running mean cost after 500 pairs is back within the budget, at an
+  accuracy close to the offline router's at the same spend;
+* a null: a router already within budget is paced and changes little (few decisions, its cost
+  and accuracy within a hair of the offline ones);
+* the recalibrated threshold and the hindsight path are the largest spends within their
+  budgets; the bound check's violation per pair shrinks with the stream's length;
+* the companion's claims hold on runs planted within budget and fail on planted overspends.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from racer_lib.paper import registry
+from racer_lib.paper.chapters import keeping_the_budget as ch
+from racer_lib.routing import train
+
+BUDGET = 2.0
+
+
+def _design(**kwargs) -> ch.Design:
+    settings = train.TrainSettings(arch="linear", epochs=1)
+    return ch.Design("qwen3-4b", BUDGET, settings, **kwargs)
+
+
+def _stream(rate: float, n: int = 1000, seed: int = 0):
+    """A planted stream: instruct costs 1, reasoning 5 (so the budget allows a quarter of the
+    pairs to reason); scores uniform, the router reasoning on the ``rate`` of highest score;
+    reasoning right more often on high scores (the scores carry the signal)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.random(n)
+    costs = np.column_stack([np.ones(n), rng.uniform(4.0, 6.0, n)])
+    right = np.column_stack([rng.random(n) < 0.7, rng.random(n) < 0.5 + 0.45 * scores])
+    threshold = float(np.quantile(scores, 1 - rate))
+    return {"RACER": scores, "RACER-C": scores}, costs, right.astype(float), threshold
+
+
+def _runs(rate: float, seed: int = 0, eta: float = 0.01) -> pd.DataFrame:
+    """Every policy on a planted stream, paced with the chapter's step (its notebook's eta)."""
+    scores, costs, right, threshold = _stream(rate, seed=seed)
+    thresholds = {"RACER": threshold, "RACER-C": threshold, ch.RECALIBRATED: threshold}
+    rows, curves = ch.stream_runs(scores, costs, right, thresholds, _design(eta=eta), [500, 1000])
+    assert {c["policy"] for c in curves} == set(ch.POLICIES)
+    return pd.DataFrame(rows).set_index("policy")
+
+
+def test_a_planted_overspend_is_removed_by_pacing():
+    runs = _runs(rate=0.35)  # offline: 1 + 0.35 * 4 = 2.4, a fifth over the budget
+    assert runs.loc[ch.OFFLINE, "overspend"] > 0.15
+    assert runs.loc[ch.PACED, "overspend"] < 0.01
+    assert runs.loc[ch.PACED, "cost"] == pytest.approx(BUDGET, rel=0.03)
+    gap = runs.loc[ch.MATCHED, "accuracy"] - runs.loc[ch.PACED, "accuracy"]
+    assert gap < 1.5  # offline RACER at the same spend is not far ahead
+    assert runs.loc[ch.MATCHED, "cost"] <= runs.loc[ch.PACED, "cost"] + 1e-9
+
+
+def test_pacing_a_router_within_budget_changes_little():
+    runs = _runs(rate=0.15)  # offline: 1 + 0.15 * 4 = 1.6, within the budget
+    offline, paced = runs.loc[ch.OFFLINE], runs.loc[ch.PACED]
+    assert offline["overspend"] < 0
+    assert abs(paced["cost"] - offline["cost"]) < 0.05 * BUDGET
+    assert abs(paced["accuracy"] - offline["accuracy"]) < 1.0
+    assert abs(paced["reasoning_rate"] - offline["reasoning_rate"]) < 0.025
+
+
+def test_the_recalibrated_threshold_is_the_largest_spend_within_budget():
+    scores, costs, _, _ = _stream(0.5)
+    theta = ch.recalibrated_threshold(scores["RACER"], costs, BUDGET)
+    d = scores["RACER"] > theta
+    mean = costs[np.arange(len(d)), d.astype(int)].mean()
+    assert mean <= BUDGET
+    one_more = d | (scores["RACER"] == scores["RACER"][~d].max())
+    assert costs[np.arange(len(d)), one_more.astype(int)].mean() > BUDGET
+
+
+def test_the_hindsight_path_starts_at_all_instruct_and_ends_at_all_reasoning():
+    scores, costs, right, _ = _stream(0.5, n=50)
+    total, correct = ch.hindsight_path(scores["RACER"], costs, right)
+    assert total[0] == pytest.approx(costs[:, 0].sum())
+    assert total[-1] == pytest.approx(costs[:, 1].sum())
+    assert correct[-1] == pytest.approx(right[:, 1].sum())
+
+
+def test_the_bound_checks_violation_per_pair_shrinks_with_the_streams_length():
+    scores, costs, right, threshold = _stream(0.6, n=2000)
+    design = _design(lengths=(100, 3200), draws=5)
+    rows = ch.bound_rows(scores["RACER"], costs, right, threshold, design, np.random.default_rng(1))
+    short, long = rows
+    assert short["eta"] > long["eta"]
+    assert long["violation_per_pair"] < short["violation_per_pair"]
+
+
+def _claim_runs(folder: Path, overspend: float, gap: float, seeds: int = 10) -> None:
+    rng = np.random.default_rng(0)
+    rows = []
+    for stream in ch.STREAMS:
+        for seed in range(seeds):
+            paced = 80 + rng.normal(0, 0.1)
+            after = BUDGET * (1 + overspend + rng.normal(0, 0.001))
+            rows += [
+                {"provenance": "simulated", "stream": stream, "seed": seed, "budget": BUDGET,
+                 "policy": ch.PACED, "accuracy": paced, "cost_after": after},
+                {"provenance": "simulated", "stream": stream, "seed": seed, "budget": BUDGET,
+                 "policy": ch.MATCHED, "accuracy": paced + gap, "cost_after": BUDGET},
+            ]  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(folder / ch.RUNS_CSV, index=False)
+
+
+@pytest.mark.parametrize(("overspend", "gap", "holds"), [(-0.01, 0.0, True), (0.05, 3.0, False)])
+def test_the_companions_claims_hold_within_budget_and_fail_on_a_planted_overspend(
+    tmp_path, overspend, gap, holds
+):
+    _claim_runs(tmp_path, overspend, gap)
+    for claim in ch.CLAIMS:
+        assert claim.artifact == ch.ARTIFACT == "companion claim, beyond the paper"
+        assert claim.chapter == registry.KEEPING_BUDGET
+        verdict = claim.rule.evaluate(tmp_path).verdict
+        assert verdict.holds is holds, (claim.claim, verdict)
+        assert "3 (intersection-union)" in verdict.test
+
+
+def test_the_report_gathers_the_chapters_claims():
+    gathered = [(c.artifact, c.claim) for c in registry.claims()]
+    assert all((c.artifact, c.claim) in gathered for c in ch.CLAIMS)
+
+
+@pytest.mark.slow
+def test_the_smoke_build_writes_every_stream_and_policy(smoke):
+    _, out = smoke
+    folder = out / "results" / "smoke" / registry.KEEPING_BUDGET
+    runs = pd.read_csv(folder / ch.RUNS_CSV)
+    assert set(runs["stream"]) == set(ch.STREAMS)
+    assert set(runs["policy"]) == {*ch.POLICIES, ch.MATCHED}
+    assert (runs["provenance"] == "simulated").all()
+    rate = runs.set_index(["stream", "seed", "policy"])["reasoning_rate"].unstack()
+    assert (rate[ch.PACED] <= rate[ch.OFFLINE]).all()  # a price >= 0: never more reasoning
+    bound = pd.read_csv(folder / ch.BOUND_CSV)
+    assert sorted(bound["T"].unique()) == [100, 400]
