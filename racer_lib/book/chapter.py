@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -325,6 +326,15 @@ class Prose:
         )
         table = pd.DataFrame(self.rows)
         atomic_write(self.path, lambda tmp: table.to_csv(tmp, index=False))
+
+    def glue_reads(self, reads: Iterable[tuple[str, str, str, str, dict[str, Any]]]) -> None:
+        """:meth:`glue` each ``(name, csv, column, agg, where)`` of ``reads`` (a chapter
+        module's list of the numbers its sentences state): :meth:`text` where ``agg`` is
+        ``text``, else :meth:`value` with ``agg``."""
+        for name, csv, column, agg, where in reads:
+            text = agg == "text"
+            self.glue(name, self.text(csv, column, **where) if text else
+                      self.value(csv, column, agg, **where))  # fmt: skip
 
 
 @dataclass(frozen=True)
