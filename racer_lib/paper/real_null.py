@@ -25,6 +25,12 @@ This module builds that null on the real records and runs the chapter's own rule
   ``llmbar_routing.finding_test`` (:func:`false_positive_rate`). A ``shift`` added to every
   difference puts the null at the rule's boundary (the smallest effect of interest), where a
   minimum-effect rule can fail.
+
+Chapter 15 (:mod:`racer_lib.paper.chapters.llmbar_shift`) tests on fixed subsets, so its seeds
+cannot re-draw the test pairs at all: :func:`shift_false_positive_rate` runs its rule
+(:func:`racer_lib.paper.shift.control_verdicts`) on a robust router and a matched-spend control
+that are exchangeable (both rankings without signal, persisting across seeds), and measures how
+often it declares that the robust one beats its control.
 """
 
 from __future__ import annotations
@@ -39,10 +45,11 @@ from tqdm.auto import tqdm
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.intervals import wilson_interval
 from racer_lib.evaluation.metrics import correct_matrix
-from racer_lib.paper.chapters import llmbar_routing
+from racer_lib.paper import shift as shift_rules
+from racer_lib.paper.chapters import llmbar_routing, llmbar_shift
 from racer_lib.records import llmbar, sets
 
-__all__ = ["NullDesign", "false_positive_rate", "null_differences"]
+__all__ = ["NullDesign", "false_positive_rate", "null_differences", "shift_false_positive_rate"]
 
 
 @dataclass(frozen=True)
@@ -144,3 +151,55 @@ def false_positive_rate(
         "mean_difference": float(diffs.mean()),
         "sd_over_seeds": float(diffs.std(axis=2, ddof=1).mean()),
     }
+
+
+def _shift_runs(records: pd.DataFrame, shift, design: NullDesign, budgets, rankings, k: int):
+    """Chapter 15's paired runs on one shift under the null: per seed (its validation share
+    re-drawn, :func:`racer_lib.paper.chapters.llmbar_shift.split_labels`, setting the training
+    unit) and budget, a "robust" router and its "control", each a fixed ranking of the pairs
+    (``rankings``, persisting across seeds) reasoning at the rate whose expected training cost
+    is the budget (matched spend), evaluated on the shift's fixed test subsets: accuracy and
+    ``train_cost`` over budget, as :func:`racer_lib.paper.shift.paired_runs` pairs them."""
+    tokens = records[["tokens_instruct", "tokens_reasoning"]].to_numpy(dtype=float)
+    correct = correct_matrix(records).astype(float)
+    subsets, n = records["subset"].to_numpy(dtype=object), len(records)
+    test = np.isin(subsets, shift.test)
+    master = design.seed * verdicts.REPLICATE_STRIDE + k
+    rows = []
+    for s in verdicts.replicate_seeds(master, design.n_seeds):
+        unit = tokens[llmbar_shift.split_labels(subsets, shift, s) == "train", 0].mean()
+        ratio = tokens[np.isin(subsets, shift.train), 1].mean() / unit
+        for b, budget in enumerate(budgets):
+            rate = float(np.clip((budget - 1) / (ratio - 1), 0.0, 1.0))
+            point = {}
+            for side, ranks in zip(("", "_control"), rankings[b], strict=True):
+                d = (ranks < round(rate * n))[test]
+                right = np.where(d, correct[test, 1], correct[test, 0])
+                point[f"accuracy{side}"] = 100 * right.mean()
+                cost = np.where(d, tokens[test, 1], tokens[test, 0]).mean() / unit
+                point[f"{'robust' if not side else 'control'}_violated"] = cost > budget
+            rows.append({"seed": s, "budget": budget, **point})
+    return rows
+
+
+def shift_false_positive_rate(
+    records: pd.DataFrame, design: NullDesign, budgets: Sequence[float], shifts: Sequence
+) -> dict[str, float]:
+    """How often chapter 15's rule (:func:`racer_lib.paper.shift.control_verdicts`, "beats
+    the matched-spend control": fewer runs over budget and accuracy alike, seeds as
+    replicates, every shift and budget pooled within the seed) holds when the robust router and
+    its control are exchangeable: two rankings of the pairs with no signal, drawn per null
+    replicate and budget and kept for every seed, at the same (matched) spend
+    (:func:`_shift_runs`). ``shifts``: :func:`racer_lib.paper.chapters.llmbar_shift.shift_plan`'s.
+    Returns the replicates, the count that holds, its rate and 95 % Wilson interval."""
+    rng, n, held = np.random.default_rng(design.seed), len(records), 0
+    for k in tqdm(range(design.replicates), desc="shift null", leave=False):
+        rows = []
+        for sh in shifts:
+            rankings = [(rng.permutation(n), rng.permutation(n)) for _ in budgets]
+            rows += _shift_runs(records, sh, design, budgets, rankings, k)
+        found = shift_rules.control_verdicts(pd.DataFrame(rows))["beats the control"]
+        held += found.decision == verdicts.HOLDS
+    lo, hi = wilson_interval(held, design.replicates)
+    return {"replicates": design.replicates, "held": held, "rate": held / design.replicates,
+            "rate_lo": lo, "rate_hi": hi}  # fmt: skip
