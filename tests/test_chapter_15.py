@@ -201,9 +201,11 @@ def test_findings_are_the_cost_reweighting_variants_pooled(params, runs, control
     """The findings read only the variants that reweight the costs (RACER-C and RACER, not
     RACER-R), each with every temperature, judge, shift and budget pooled within its seed,
     each run paired with its own control; the report's claim reads exactly these rows."""
-    findings = _csv(results, "findings.csv")
+    every = _csv(results, "findings.csv")
+    findings = every[every["key"] == shift.KEY_MATCHED]
     variants = [v for v in dict.fromkeys(runs["variant"]) if v in shift.COST_ROBUST]
     assert list(findings["finding"]) == [f"{v}: beats the matched-spend control" for v in variants]
+    _check_by_shift(every[every["key"] == ch15.KEY_BY_SHIFT], runs, controls, variants)
     assert set(claims.VERDICT_COLUMNS) <= set(findings.columns)
     both = runs.merge(controls, on=KEYS, suffixes=("", "_control"))
     status = {"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED}
@@ -219,6 +221,20 @@ def test_findings_are_the_cost_reweighting_variants_pooled(params, runs, control
     assert claim.chapter == registry.LLMBAR_SHIFT
     assert (findings["key"] == claim.rule.key).all()  # every row: a variant that reweights cost
     assert set(findings["variant"]) <= set(shift.COST_ROBUST)
+
+
+def _check_by_shift(by_shift, runs, controls, variants):
+    """One finding per shift construction and cost-reweighting variant, decided on that
+    shift's runs alone (each paired with its own control), seeds as replicates."""
+    shifts = list(dict.fromkeys(runs["shift"]))
+    expect = [f"{s}, {v}: beats the matched-spend control" for s in shifts for v in variants]
+    assert sorted(by_shift["finding"]) == sorted(expect)
+    both = runs.merge(controls, on=KEYS, suffixes=("", "_control"))
+    for f in by_shift.itertuples():
+        g = both[(both["variant"] == f.variant) & (both["shift"] == f.shift)]
+        k = int((g["train_cost"] > g["budget"]).sum())
+        assert f"over budget in {k} of {len(g)} runs" in f.observed
+        assert f.n == g["seed"].nunique()
 
 
 def test_the_seeds_are_the_replicate_seeds(params, runs, controls):

@@ -147,6 +147,15 @@ def test_prose_glues_numbers_read_from_the_csv_and_records_them(tmp_path):
     assert chapter.check_prose(tmp_path / "prose.csv", page) == []
 
 
+def test_glue_reads_glues_a_chapters_list_of_reads(tmp_path):
+    prose = _results(tmp_path)
+    prose.glue_reads([("best", "runs.csv", "accuracy", "max", {"method": "B"}),
+                      ("top", "runs.csv", "method", "text", {"budget": 4.0})])  # fmt: skip
+    recorded = pd.read_csv(tmp_path / "prose.csv").set_index("name")
+    assert float(recorded.loc["best", "value"]) == 83.0
+    assert recorded.loc["top", "value"] == "B" and recorded.loc["top", "agg"] == "text"
+
+
 def test_check_prose_finds_a_changed_number_and_an_unglued_name(tmp_path):
     prose = _results(tmp_path)
     prose.glue("acc", prose.value("runs.csv", "accuracy", method="A"))

@@ -209,11 +209,19 @@ CONTRACT = {
 }  # fmt: skip
 
 
-def test_write_point_writes_each_chapters_csvs_and_the_rules_read_them(tmp_path):
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> tuple[Path, list[int], ch.Sizes]:
+    """One small point written by :func:`ch.write_point` (two seeds, two epochs)."""
+    tmp_path = tmp_path_factory.mktemp("point")
     sizes = ch.Sizes(scale=0.02, benchmark_scale=0.1, shift_scale=0.03, llama_budgets=(2.0,))
     settings = train.TrainSettings(arch="linear", epochs=2, batch_size=512, lr=0.05)
     seeds = verdicts.replicate_seeds(3, 2)
     ch.write_point(tmp_path, choices.DEFAULT, seeds, sizes, settings)
+    return tmp_path, seeds, sizes
+
+
+def test_write_point_writes_each_chapters_csvs_and_the_rules_read_them(written):
+    tmp_path, seeds, sizes = written
     for name, columns in CONTRACT.items():
         table = pd.read_csv(tmp_path / name)
         assert table.columns[0] == "provenance" and (table["provenance"] == "simulated").all()
@@ -239,6 +247,29 @@ def test_write_point_writes_each_chapters_csvs_and_the_rules_read_them(tmp_path)
     assert found["note"].str.contains("too few seeds").all()
     missing = ch.decide(tmp_path / "nothing", ["frontier_random_id"])
     assert missing["decision"].iloc[0] == "" and "wrote no" in missing["note"].iloc[0]
+
+
+def test_status_at_default_sets_the_main_builds_status_beside_the_reduced_one(written, tmp_path):
+    """The main build's status is each claim's own rule on its chapter's folder: with the
+    point's own CSVs as every chapter's results, the two agree on every claim; a chapter that
+    left no results, or a reduced decision that differs, is named where they do not."""
+    folder = written[0]
+    points = ch.decide(folder, ch.sensitive_claims()).assign(point="default")
+    for stem in ch.MAIN_CHAPTERS:
+        (tmp_path / stem).symlink_to(folder, target_is_directory=True)
+    table = ch.status_at_default(points, tmp_path, "test")
+    assert list(table["key"]) == list(ch.sensitive_claims())
+    assert table["agrees"].all() and (table["main_status"] == "inconclusive").all()
+    assert ch.agreement(table).to_dict("records") == [
+        {"compared": len(table), "agree": len(table), "differ": "none"}
+    ]
+    (tmp_path / stems.LLAMA).unlink()
+    planted = points.assign(decision=points["decision"].mask(points["key"] == "beta_alike",
+                                                             verdicts.HOLDS))  # fmt: skip
+    table = ch.status_at_default(planted, tmp_path, "test").set_index("key")
+    assert table.loc["llama_vs_random", "main_status"] == "not reproducible here"
+    assert table.loc["beta_alike", "reduced_status"] == "reproduced"
+    assert ch.agreement(table.reset_index())["differ"].item() == "beta_alike, llama_vs_random"
 
 
 # ----------------------------------------------------------------------------------------

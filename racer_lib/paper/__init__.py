@@ -16,4 +16,6 @@
   the report), and the reproduction report, which gathers what the chapters' claims decided.
 - ``forest``, ``evidence``: the report's forest plot of the emergent claims, and where each
   claim's evidence is on its chapter's page (the figure or table anchor) with its permalink.
+- ``real_null``: the false-positive rate of chapter 14's real-judge rule on a null built from
+  LLMBar's released judgments (the router's decisions permuted across the pairs).
 """

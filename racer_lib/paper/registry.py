@@ -164,7 +164,12 @@ CHAPTERS: tuple[Chapter, ...] = (
         typical_s=290,
         requires=("data:llmbar",),
     ),
-    Chapter(SENSITIVITY, "How the verdicts depend on the simulator's choices", typical_s=160),
+    Chapter(
+        SENSITIVITY,
+        "How the verdicts depend on the simulator's choices",
+        typical_s=160,
+        reads=(FRONTIER, ROBUSTNESS, BETA, LLAMA),  # the main build's statuses, beside its own
+    ),
     # LLMBar's files when they can be had, simulated records otherwise (the page says which)
     Chapter(PRACTICE, "Your own judge: from two-mode outputs to a router"),
     # beyond the paper: the budget kept online on Fig. 3's shifts and a drift (simulated)

@@ -6,11 +6,10 @@ re-draws the split, the routers' initialisation and the batch order; the records
 release), a fresh split of LLMBar's 419 pairs trains ACER and RACER at every budget in one
 batched pass (Algorithm 1 on Eq. (1) and its KL-robust form, Eq. (2)), fits the three score
 baselines matched to each budget on validation, and evaluates all of them, Random, the fixed
-modes and the oracle on the test split (:func:`_route_judge`). It reads the runs: whether each
-router trained (:func:`training_check`), the findings, decided over the seeds by the book's
-protocol (:func:`routing_findings`), the tables (:func:`mean_sd_by_budget`, :func:`modes_table`,
-:func:`validation_view`, :func:`references_view`), the figure (:func:`accuracy_and_gain`), the
-numbers the sentences state (:func:`prose_reads`); and its claim (:data:`CLAIMS`).
+modes and the oracle on the test split (:func:`_route_judge`). It reads the runs: training
+(:func:`training_check`), findings over the seeds (:func:`routing_findings`), tables, the
+figure (:func:`accuracy_and_gain`), the sentences' numbers (:func:`prose_reads`); its claim
+(:data:`CLAIMS`). :mod:`racer_lib.paper.real_null` measures its rule on a real-data null.
 """
 
 from __future__ import annotations
@@ -274,12 +273,10 @@ def metrics_per_seed(runs: pd.DataFrame, tests: Mapping[tuple, dict]) -> list[di
 def training_check(
     result: train.TrainResult, x_eval: np.ndarray, *, method: str | None = None, **fixed: Any
 ) -> list[dict[str, Any]]:
-    """Is each policy trained at all? One row per policy of ``result``: ``fixed`` columns, its
-    seed, method (default: its variant) and budget, the selected ``best_epoch``, the validation
-    accuracy at the first epoch, its smallest and largest value over the epochs and at the best
-    epoch, the validation cost at the first and the best epoch, the largest multiplier, and
-    ``p_test_sd``, the standard deviation of ``pi(1|z)`` over the rows of ``x_eval`` (0: the
-    same probability for every pair, i.e. Random)."""
+    """Is each policy trained at all? One row per policy of ``result``: ``fixed`` columns,
+    seed, method (default: its variant), budget, ``best_epoch``, the validation accuracy and
+    cost over the epochs, the largest multiplier, and ``p_test_sd``, the sd of ``pi(1|z)`` over
+    the rows of ``x_eval`` (0: the same probability for every pair, i.e. Random)."""
     p_eval = result.p_reasoning(x_eval)
     hist = result.history
     rows = []
@@ -359,9 +356,9 @@ def _ahead(d: pd.Series) -> str:
     return f"ahead in {int((d > 0).sum())} of {len(d)} seeds"
 
 
-def _over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], test) -> dict:
+def over_random(runs: pd.DataFrame, judge: str, budgets: Sequence[float], test) -> dict:
     """:data:`OVER_RANDOM`: per budget, RACER minus Random above the SESOI of a gain over
-    Random (``test``: the chapter's ``verdicts.directional``), every budget."""
+    Random (``test``: :func:`finding_test`), every budget (a findings row)."""
     d = _paired_differences(runs, judge, "RACER", "Random")
     sesoi = effects.SELECTION_GAIN.sesoi
     members = {f"C={b:g}": test(d.loc[b], sesoi=sesoi) for b in budgets}
@@ -412,6 +409,13 @@ def _row(finding: str, verdict, observed: str, claim: str, budget: float = np.na
             "observed": observed, **verdict.columns(), "basis": BASIS_LEARNED}  # fmt: skip
 
 
+def finding_test(min_n: int = verdicts.MIN_SEEDS, overlap: float = 0.0):
+    """Every finding's test: :func:`~racer_lib.evaluation.verdicts.directional` over the seeds
+    (``overlap``: :func:`racer_lib.records.sets.split_overlap`, Nadeau and Bengio's correction;
+    :mod:`racer_lib.paper.real_null` measures its false-positive rate on a real-data null)."""
+    return partial(verdicts.directional, sign=1, min_n=min_n, overlap=overlap)
+
+
 def routing_findings(
     runs: pd.DataFrame,
     summary: pd.DataFrame,
@@ -424,19 +428,18 @@ def routing_findings(
 ) -> pd.DataFrame:
     """The chapter's findings per judge, each decided over the replicate seeds by the book's
     protocol (:mod:`racer_lib.evaluation.verdicts`), whatever their answer: RACER more
-    accurate than Random at every budget (:func:`_over_random`), at least as accurate as ACER
+    accurate than Random at every budget (:func:`over_random`), at least as accurate as ACER
     averaged over budgets (:func:`_over_acer`) and, at each budget, at least as accurate as
     the best of ``rivals`` (:func:`_over_best`), the last two within
     :data:`AT_LEAST_AS_ACCURATE_POINTS`. Columns: ``judge``, ``budget``, ``claim``,
     ``finding``, ``observed``, the verdict's, ``status``
     (:func:`racer_lib.paper.claims.add_status`: nothing about a trained router is given to a
     simulator), ``basis``. ``runs`` has one row per judge, method, budget and seed;
-    ``summary`` is its :func:`racer_lib.evaluation.metrics.over_seeds` table. ``overlap``:
-    :func:`racer_lib.records.sets.split_overlap` (Nadeau and Bengio's correction)."""
-    margin, rows = AT_LEAST_AS_ACCURATE_POINTS, []
-    test = partial(verdicts.directional, sign=1, min_n=min_n, overlap=overlap)
+    ``summary`` is its :func:`racer_lib.evaluation.metrics.over_seeds` table; ``min_n``,
+    ``overlap``: :func:`finding_test`'s."""
+    margin, rows, test = AT_LEAST_AS_ACCURATE_POINTS, [], finding_test(min_n, overlap)
     for judge in judges:
-        rows.append(_over_random(runs, judge, budgets, test))
+        rows.append(over_random(runs, judge, budgets, test))
         rows.append(_over_acer(runs, judge, margin, test))
         rows += [_over_best(summary, runs, judge, b, rivals, margin, test) for b in budgets]
     return add_status(rows, provenance, registry.LLMBAR_ROUTING, FINDINGS_CSV)

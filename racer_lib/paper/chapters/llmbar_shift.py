@@ -61,6 +61,9 @@ SHIFT_KINDS = ("natural->adversarial", "adversarial->natural", "leave-one-out")
 #: The findings' CSV (read by the reproduction report) and the groups of the per-cell control
 #: comparison (:func:`control_tables`).
 FINDINGS_CSV = files.FINDINGS_CSV
+#: The key of the findings per shift construction (:func:`control_tables`; the claim reads the
+#: pooled ones, :data:`racer_lib.paper.shift.KEY_MATCHED`).
+KEY_BY_SHIFT = "matched_spend_control_by_shift"
 CONTROL_CELLS = ["method", "judge", "budget"]
 #: A glued value of the page, ``(name, csv, column, agg, where)`` for
 #: :meth:`racer_lib.book.chapter.Prose.value` (``agg`` ``text``: a word, for
@@ -335,14 +338,20 @@ def control_tables(
     (:func:`racer_lib.paper.shift.control_comparison`): per :data:`CONTROL_CELLS`, per method
     (the sweep over the temperatures), and the findings, each variant that reweights the
     costs with its runs pooled within each seed (:func:`racer_lib.paper.shift.variant_comparison`,
-    :func:`racer_lib.paper.shift.control_findings`)."""
+    :func:`racer_lib.paper.shift.control_findings`; key :data:`KEY_MATCHED`, the claim's), then
+    the same per shift construction, each decided on its own (key :data:`KEY_BY_SHIFT`: the
+    test subsets are one fixed draw per construction, so a finding that holds on one shift
+    only is a finding about that shift)."""
     by_cell = control_comparison(runs, controls, CONTROL_CELLS)
     sweep = control_comparison(runs, controls, ["method"])
-    comparison = variant_comparison(runs, controls)
-    findings = control_findings(
-        comparison, provenance, registry.LLMBAR_SHIFT, FINDINGS_CSV, ("variant",)
-    )
-    return by_cell, sweep, findings
+    found = [
+        control_findings(
+            variant_comparison(runs, controls, by), provenance, registry.LLMBAR_SHIFT,
+            FINDINGS_CSV, (*by, "variant"), key=key,
+        )
+        for by, key in (((), KEY_MATCHED), (("shift",), KEY_BY_SHIFT))
+    ]  # fmt: skip
+    return by_cell, sweep, pd.concat(found, ignore_index=True)
 
 
 def side_reads(first: str) -> list[Read]:
@@ -370,8 +379,18 @@ CONTROL_READS: list[Read] = [
 ]
 CONTROL_READS += [("robust_runs", "control_sweep.csv", "runs", "max", {})]
 CONTROL_READS += [
-    (f"beats_{variant.replace('-', '_')}", FINDINGS_CSV, "status", "text", {"variant": variant})
+    (
+        f"beats_{variant.replace('-', '_')}",
+        FINDINGS_CSV,
+        "status",
+        "text",
+        {"variant": variant, "key": KEY_MATCHED},
+    )
     for variant in COST_ROBUST
+]
+CONTROL_READS += [  # the findings per shift construction: how many, how many reproduced
+    (f"by_shift_{name}", FINDINGS_CSV, "finding", "count", {"key": KEY_BY_SHIFT, **where})
+    for name, where in (("n", {}), ("reproduced", {"status": "reproduced"}))
 ]
 CONTROL_READS += [
     (f"{column}_{agg}", "control_sweep.csv", column, agg, {})

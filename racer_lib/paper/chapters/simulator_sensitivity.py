@@ -39,9 +39,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import qmc
 
+from racer_lib.claims import statuses
 from racer_lib.claims.rules import Claim, NotAvailable
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation import verdicts
+from racer_lib.paper import engine as paper_engine
 from racer_lib.paper import experiments, files, shift
 from racer_lib.paper import registry as stems
 from racer_lib.paper.files import (
@@ -59,15 +61,13 @@ from racer_lib.records.io import atomic_write
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
-#: How each claim's verdict moves over the simulators (:func:`claim_robustness`; the report
-#: reads it).
+#: How each claim's verdict moves over the simulators (:func:`claim_robustness`; the report's).
 ROBUSTNESS_CSV = files.ROBUSTNESS_CSV
 #: Every record of this chapter is drawn by the simulator (it has no real-data mode).
 PROVENANCE = "simulated"
 NO_FLIP = "no flip in range"
-#: Why an effect over this chapter's simulators differs in size from the same claim's effect in
-#: its own chapter (the report shows both side by side: Fig. 4's area +49 in chapter 07 beside
-#: +6.4 here): each simulator is decided on small sets, fewer budgets and linear routers
+#: Why an effect over this chapter's simulators differs in size from the same claim's in its
+#: own chapter: each simulator is decided on small sets, fewer budgets and linear routers
 #: (:class:`Sizes`), so its sign and how often the claim holds carry over, not its size.
 EFFECT_SCOPE = (
     "on this chapter's small sets, fewer budgets and linear routers: compare its sign, not its "
@@ -540,3 +540,60 @@ def claim_robustness(points: pd.DataFrame) -> pd.DataFrame:
              + f"; {flip}"}
         )  # fmt: skip
     return pd.DataFrame(rows)
+
+
+#: Each claim's main-build status beside the reduced system's at the default simulator.
+AT_DEFAULT_CSV = "status_at_default.csv"
+#: The chapters whose results :func:`status_at_default` decides the main build's statuses on.
+MAIN_CHAPTERS = (stems.FRONTIER, stems.ROBUSTNESS, stems.BETA, stems.LLAMA)
+
+
+def status_at_default(points: pd.DataFrame, results_root: str | Path, profile: str) -> pd.DataFrame:
+    """Does the reduced system reach the main build's status at the default simulator? Per
+    claim of ``points`` (:func:`run_design`): ``main_status``, decided by the claim's rule on
+    its chapter's results under ``results_root`` as the report decides it
+    (:func:`racer_lib.paper.engine.evaluate_claim`), ``reduced_status``, the ``default``
+    point's decision as a status (:func:`racer_lib.claims.statuses.status_of`), ``agrees``."""
+    claims, rows = sensitive_claims(), []
+    here = points[points["point"] == "default"].set_index("key")
+    for key, d in here.iterrows():
+        claim = claims[key]
+        main = paper_engine.evaluate_claim(claim, Path(results_root) / claim.chapter, True, profile)
+        decided = isinstance(d["decision"], str) and d["decision"] != ""
+        reduced = statuses.status_of(d["decision"], False, PROVENANCE) if decided else ""
+        rows.append(
+            {"key": key, "chapter": claim.chapter, "main_status": main["status"],
+             "main_effect": main.get("effect", np.nan), "main_seeds": main.get("n", np.nan),
+             "reduced_status": reduced or statuses.NOT_REPRODUCIBLE,
+             "reduced_effect": d["effect"], "reduced_seeds": d["n"],
+             "agrees": main["status"] == reduced, "main_reason": main.get("reason", "")}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def agreement(table: pd.DataFrame) -> pd.DataFrame:
+    """One row on a :func:`status_at_default` table: the claims ``compared``, those that
+    ``agree``, and the keys of those that differ (``differ``, ``none`` when every one agrees)."""
+    differ = ", ".join(table.loc[~table["agrees"].astype(bool), "key"]) or "none"
+    return pd.DataFrame([{"compared": len(table), "agree": int(table["agrees"].sum()),
+                          "differ": differ}])  # fmt: skip
+
+
+#: The numbers the page's sentences state, ``(name, csv, column, agg, where)`` for
+#: :meth:`racer_lib.book.chapter.Prose.glue_reads`: the shares and Fig. 4's in-distribution
+#: claim (:data:`ROBUSTNESS_CSV`) and the agreement with the main build (:data:`AGREEMENT_CSV`).
+Read = tuple[str, str, str, str, dict[str, Any]]
+AGREEMENT_CSV = "status_agreement.csv"
+_ID = {"key": "frontier_random_id"}
+ROBUSTNESS_READS: list[Read] = [
+    *((f"share_{agg}", ROBUSTNESS_CSV, "share", agg, {}) for agg in ("min", "max")),
+    ("sims", ROBUSTNESS_CSV, "simulators", "max", {}),
+    *((f"id_{c}", ROBUSTNESS_CSV, c, "one", _ID)
+      for c in ("share", "effect_median", "effect_min", "effect_max")),
+    *((f"id_{c}", ROBUSTNESS_CSV, c, "text", _ID)
+      for c in ("depends_most_on", "flip_threshold", "unit")),
+]  # fmt: skip
+AGREEMENT_READS: list[Read] = [
+    (c, AGREEMENT_CSV, c, agg, {}) for c, agg in
+    (("compared", "one"), ("agree", "one"), ("differ", "text"))
+]  # fmt: skip
