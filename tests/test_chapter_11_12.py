@@ -119,7 +119,7 @@ def test_self_routing_table_is_the_whole_mixture_with_the_paper_columns(
 def test_self_routing_findings_follow_from_the_table(smoke):
     table = _csv(smoke, SELF, "self_routing_table.csv")
     findings = _csv(smoke, SELF, ch11.FINDINGS_CSV)
-    cols = ["provenance", "finding", "detail", *claims.VERDICT_COLUMNS, "status", "basis"]
+    cols = ["provenance", "finding", "key", "detail", *claims.VERDICT_COLUMNS, "status", "basis"]
     assert list(findings.columns) == cols
     assert len(findings) == 3 and (findings["test"] == claims.NO_TEST).all()
     # the share of "yes" is a simulator input and the other two follow: never shown as evidence

@@ -57,7 +57,8 @@ def test_a_results_folder_parameter_leading_out_of_the_repository_is_refused(
     status, err = build(repo, capsys, "--profile", "out")
     assert status == 2 and len(err) == 1, err
     assert err[0].startswith(f"error: {path}: notebook '01_alpha', parameter 'other_results'")
-    assert "outside the repository" in err[0] and str(outside04) in err[0]
+    # the path is shown cut in its middle when long (the test's folder may be): its end stays
+    assert "outside the repository" in err[0] and f"{os.sep}outside04)" in err[0]
     assert not (repo / "build").exists() and not (repo / "results").exists()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,7 +35,9 @@ from racer_lib.records.schema import combined_provenance  # noqa: F401  (chapter
 
 def setup(results_dir: str | os.PathLike, torch_threads: int = 0) -> Path:
     """Pin torch to ``torch_threads`` (0 keeps its default), set the book's figure style, and
-    create and return the chapter's output folder ``results_dir``."""
+    create and return the chapter's output folder ``results_dir``. tqdm's "IProgress not found"
+    warning (a kernel without ipywidgets, whose bars are text) is kept off the page."""
+    warnings.filterwarnings("ignore", message="IProgress not found")
     if torch_threads:  # small batched policies run fastest on one thread (see Re-running)
         import torch
 

@@ -71,6 +71,15 @@ def _cut_text(text: str) -> str:
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
+def _cut_path(text: str) -> str:
+    """A path cut to :data:`_SHOWN_CHARS` characters in its middle, so that its end (the file
+    or folder it names) is still shown."""
+    if len(text) <= _SHOWN_CHARS:
+        return text
+    half = (_SHOWN_CHARS - 3) // 2
+    return text[:half] + "..." + text[-half:]
+
+
 def short_repr(value: Any) -> str:
     """``repr(value)`` cut to :data:`_SHOWN_CHARS` characters; a huge value is never written out
     whole (:mod:`reprlib` cuts its containers and strings first)."""
@@ -574,7 +583,7 @@ def outside_problem(
     for name, value in given.items():
         for text, path in named_paths(name, value, root, results_dir):
             if outside(path, root, results_dir):
-                leads = f" (it leads to {_cut_text(str(path))})" if str(path) != text else ""
+                leads = f" (it leads to {_cut_path(str(path))})" if str(path) != text else ""
                 return name, (
                     f"{short_repr(name)} names {short_repr(text)}{leads}, outside the "
                     f"repository {root.resolve()}; a chapter reads files inside the repository "

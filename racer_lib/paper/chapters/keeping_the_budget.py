@@ -334,7 +334,7 @@ def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
         mean_cost_mean="mean", mean_cost_sd="std", seeds="size"
     )
     streams = [s for s in STREAMS if s in set(table["stream"])]
-    fig, axes = plt.subplots(1, len(streams), figsize=(4.6 * len(streams), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(streams), figsize=(3.3 * len(streams), 3.6), squeeze=False)
     for ax, stream in zip(axes[0], streams, strict=True):
         for policy in POLICIES:
             sub = table[(table["stream"] == stream) & (table["policy"] == policy)]
@@ -349,7 +349,7 @@ def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
             )
         ax.axhline(budget, color="grey", ls="--", lw=0.8)
         ax.set(xlabel="pairs seen", ylabel="running mean cost", title=stream)
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend()
     fig.tight_layout()
     return fig
 
@@ -414,7 +414,7 @@ def bound_panel(summary: pd.DataFrame) -> plt.Figure:
             label="slope -1/2",
         )
         ax.set(xscale="log", yscale="log", xlabel="stream length T", ylabel=label)
-        ax.legend(fontsize=8)
+        ax.legend()
     fig.tight_layout()
     return fig
 
