@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -48,14 +50,23 @@ PAGE = ROOT / "book" / "_claim_rates.md"
 
 
 def _report_rows() -> dict[str, dict]:
-    """The report's rows on this build's results, decided by the rules as they are now
-    (:func:`racer_lib.paper.report.report`; not the build's own ``claims.csv``, which the rules
-    of its day decided), by ``artifact | claim``."""
-    if not (RESULTS / CLAIMS_CSV).is_file():
-        path = RESULTS / CLAIMS_CSV
+    """The report's rows of this build, by ``artifact | claim``: which claims are emergent as
+    the build's own ``claims.csv`` says (its chapters decided their findings), each
+    comparison's status, effect, power and MDE decided again by the rules as they are now
+    (:func:`racer_lib.paper.report.report` on the build's CSVs)."""
+    path = RESULTS / CLAIMS_CSV
+    if not path.is_file():
         raise SystemExit(f"{path} is missing: run `make book` first (or set CLAIM_RATES_RESULTS)")
-    table = report.report(RESULTS, RESULTS.name)
-    return {f"{r['artifact']} | {r['claim']}": r for r in table.to_dict("records")}
+    built = pd.read_csv(path, keep_default_na=False, na_values=[""]).to_dict("records")
+    now = {(r["artifact"], r["claim"]): r for r in report.report(RESULTS, "sim").to_dict("records")}
+    rows = {}
+    for r in built:
+        fresh = now.get((r["artifact"], r["claim"]), {})
+        rows[f"{r['artifact']} | {r['claim']}"] = {
+            **r,
+            **{k: fresh[k] for k in ("status", "sesoi", "effect", "power", "mde") if k in fresh},
+        }
+    return rows
 
 
 def _number(value) -> float | None:
