@@ -279,9 +279,11 @@ def test_the_sign_test_decides_a_skewed_sample_three_ways_and_ties_keep_the_mean
     assert v.directional(outlier, 1, threshold=1.0).decision == v.FAILS
     # the mean's t-test would call the first inconclusive: the outlier widens its interval
     assert stats.ttest_1samp(outlier, 0.0, alternative="greater").pvalue > v.ALPHA
-    # shares of three runs: tied values, skewed or not, keep the mean's test
+    # shares of three runs: few distinct values, skewed or not, keep the mean's test
     shares = np.array([0, 0, 0, 0, 0, 0, 0, 0, 1 / 3, -1.0])
     assert not v.skewed(shares)
+    # a resample of skewed continuous seeds repeats some of them and stays skewed
+    assert v.skewed(np.append(np.repeat(bulk[:5], 2)[:9], -3.0))
     assert v.directional(shares, -1).test.startswith("one-sided t and bootstrap-t")
     # equivalence: two sign tests of the median within the margin
     alike = v.equivalent(np.append(np.linspace(-0.05, 0.05, 19), 1.2), 0.15, min_n=10)
