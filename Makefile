@@ -117,18 +117,19 @@ bench-bf16-book: $(STAMP_BOOK)
 	$(BIN)/python benchmarks/run.py bf16_book
 
 ## The report's rules measured (about an hour on two cores): their false-positive rate on 20
-## null builds, their power on 20 builds with a planted signal, and the stability of every
-## status over three rebuilds of the sim book (results/bench/verdicts.json, book/_verdicts.md);
-## `make bench-verdicts VERDICTS_ONLY=stability` measures the stability alone, `VERDICTS_ONLY=rates`
-## the false-positive rate and power alone.
+## null builds, their power on 20 builds with a planted signal, the stability of every
+## status over three rebuilds of the sim book, and each emergent claim's false-positive rate,
+## power and MDE at the sim build's sizes (results/bench/verdicts.json, book/_verdicts.md,
+## book/_claim_rates.md); `make bench-verdicts VERDICTS_ONLY=stability` measures the stability
+## alone, `VERDICTS_ONLY=rates` the builds' false-positive rate and power and the claims' rates.
 bench-verdicts: $(STAMP_BOOK)
 	$(BIN)/python benchmarks/run.py verdicts
 
-## Each emergent comparison claim's false-positive rate under its least favourable null and its
-## power at the paper's effect, on resamples of the sim build's own per-seed data (run
-## `make book` first; about two minutes on two cores).
+## The per-claim part of bench-verdicts alone: each emergent comparison claim's false-positive
+## rate under its least favourable null, power at the paper's effect and MDE, on resamples of
+## the sim build's own per-seed data (run `make book` first; about five minutes on two cores).
 bench-claim-rates: $(STAMP_BOOK)
-	$(BIN)/python benchmarks/run.py claim_rates
+	VERDICTS_ONLY=claims $(BIN)/python benchmarks/run.py verdicts
 
 ## Lint (import-linter: the layers of racer_lib; ruff: formatting and rules; both configured in
 ## pyproject.toml), then the test suite.

@@ -1,4 +1,5 @@
-"""The report's decision rules measured: false-positive rate, power and status stability.
+"""The report's decision rules measured: false-positive rate, power and status stability, and
+each emergent claim's own error rates at the ``sim`` build's sizes.
 
 Issue 28 asks that every status carry a known error rate, measured rather than assumed. Three
 measurements, each from builds of the book's own chapters and report (so the claims' own rules
@@ -21,15 +22,22 @@ run, on the CSVs the chapters write):
   the claims that can move (emergent: decided by a test on what routers did), with its Wilson
   interval. Goal: at least 95 % of the movable claims (:data:`STABILITY_TARGET`).
 
+* **per claim** (``claim_rates``; :mod:`claim_rates`): every emergent comparison claim of the
+  ``sim`` build at its own sizes, on resamples of the seeds it wrote: the false-positive rate
+  under its least favourable null (at least 200 resamples; Wilson upper bound, goal at most
+  5 %), its power at the paper's effect and its minimum detectable effect. No rebuild.
+
 Writes ``results/bench/verdicts.json`` (each measure with its target and ``meets_target``, the
-date, the machine and the commit) and the re-running page's paragraph ``book/_verdicts.md``.
+date, the machine and the commit) and the re-running page's paragraphs ``book/_verdicts.md``
+and ``book/_claim_rates.md``.
 About an hour on two cores: ``make bench-verdicts`` (``VERDICTS_REPLICATIONS=N`` and
 ``VERDICTS_STABILITY=0`` shorten it for a trial; the recorded run uses the defaults).
 ``VERDICTS_ONLY=stability`` measures the stability alone (the three ``sim`` builds, about 40
 minutes with the data mirror) and keeps the recorded false-positive rate and power; the
 stability then carries its own date and commit. ``VERDICTS_ONLY=rates`` is the converse: the
 null and planted builds alone (about 20 minutes), keeping the recorded stability with its date
-and commit.
+and commit. ``VERDICTS_ONLY=claims`` (``make bench-claim-rates``) measures the per-claim rates
+alone (about five minutes), keeping the recorded builds' measures.
 """
 
 from __future__ import annotations
@@ -47,6 +55,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import claim_rates  # noqa: E402
 
 from racer_lib.evaluation.intervals import wilson_interval  # noqa: E402
 from racer_lib.evaluation.verdicts import ALPHA  # noqa: E402
@@ -66,7 +77,7 @@ REPLICATIONS = int(os.environ.get("VERDICTS_REPLICATIONS", "20"))
 #: Master seeds never used to choose a size of a profile (issue 40: 0, 1 and 2 were watched while
 #: ``profiles/sim.yaml`` was tuned, so a stability measured on them flatters the protocol).
 STABILITY_SEEDS = (10, 11, 12) if os.environ.get("VERDICTS_STABILITY", "1") != "0" else ()
-#: ``stability`` or ``rates``: measure that part alone and keep the recorded other (or "").
+#: ``stability``, ``rates`` or ``claims``: measure that part alone, keep the recorded others.
 ONLY = os.environ.get("VERDICTS_ONLY", "")
 RECORD = ROOT / "results" / "bench" / "verdicts.json"  # the recorded run (benchmarks/run.py)
 #: The master seeds of the null and planted builds (apart from the stability builds' 0, 1, 2).
@@ -209,10 +220,12 @@ def _recorded_stability() -> dict | None:
 
 def run() -> dict:
     commit = _commit()  # what the builds ran, before anything can change under them
-    if ONLY not in ("", "stability", "rates"):
-        raise SystemExit(f"VERDICTS_ONLY={ONLY!r}: give stability, rates or nothing")
+    if ONLY not in ("", "stability", "rates", "claims"):
+        raise SystemExit(f"VERDICTS_ONLY={ONLY!r}: give stability, rates, claims or nothing")
     if ONLY == "stability":
         return _stability_only(commit)
+    if ONLY == "claims":
+        return _claims_only()
     with tempfile.TemporaryDirectory(prefix="racer-verdicts-") as tmp:
         work = Path(tmp)
         null, null_s = replications(work, NULL, NULL_CLAIMS)
@@ -250,8 +263,16 @@ def run() -> dict:
             "machine": _machine(),
             "commit": commit,
         },
+        "claim_rates": claim_rates.run(),
     }
     PAGE.write_text(page(result), encoding="utf-8")
+    return result
+
+
+def _claims_only() -> dict:
+    """The recorded run with each claim's rates measured again (``VERDICTS_ONLY=claims``)."""
+    result = json.loads(RECORD.read_text(encoding="utf-8"))
+    result["claim_rates"] = claim_rates.run()
     return result
 
 
@@ -303,6 +324,7 @@ def page(result: dict) -> str:
 
 def line(result: dict) -> str:
     fp, pw, st = (result[k] for k in ("false_positive_rate", "power", "status_stability"))
+    per_claim = result.get("claim_rates")
     text = (
         f"verdicts: false-positive rate {fp['rate']:.3f} ({fp['hits']}/{fp['trials']}, target "
         f"<= {fp['target']}: {'met' if fp['meets_target'] else 'NOT met'}); power "
@@ -319,4 +341,6 @@ def line(result: dict) -> str:
                 else ""
             )
         )
+    if per_claim:
+        text += "; " + claim_rates.line(per_claim)
     return text

@@ -20,7 +20,6 @@ LONG = {
     "paper_sim",
     "bf16_book",
     "verdicts",
-    "claim_rates",
 }  # minutes each on two cores: run only when named
 
 

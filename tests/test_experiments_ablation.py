@@ -262,7 +262,9 @@ def test_highest_reward_pools_racer_r_and_tests_every_other_method(gains, decisi
     row = findings.iloc[0]
     assert row["decision"] == decision and row["n"] == 12
     # ACER, RACER-C τ=0.1, τ=1, each against the SESOI of an accuracy difference
-    assert row["test"].startswith("every one of 3 (intersection-union): one-sided t")
+    # (a member whose seeds happen to be skewed is decided on its median by the sign test)
+    assert row["test"].startswith("every one of 3 (intersection-union): ")
+    assert "one-sided t" in row["test"] or "sign test of the median" in row["test"]
     status = {"holds": claims.REPRODUCED, "fails": claims.NOT_REPRODUCED}
     assert row["status"] == status.get(decision, claims.INCONCLUSIVE)
     assert row["observed"].startswith("RACER-R (every τ pooled) minus ACER: ")

@@ -221,9 +221,9 @@ def test_the_rates_say_what_was_measured_and_what_was_not(tmp_path):
     empty = verdict.rates_html(tmp_path)
     assert empty.count("not measured in this build") == 2
     assert "make bench-verdicts" in empty and "make bench-claim-rates" in empty
-    shutil.copy(ROOT / "results" / "bench" / "verdicts.json", tmp_path)
-    (tmp_path / "claim_rates.json").write_text("{}")  # a file without its numbers
-    found = json.loads((tmp_path / "verdicts.json").read_text())
+    found = json.loads((ROOT / "results" / "bench" / "verdicts.json").read_text())
+    per_claim = found.pop("claim_rates")  # a record without the per-claim part
+    (tmp_path / "verdicts.json").write_text(json.dumps(found))
     rates = verdict.rates_html(tmp_path)
     fpr, power = found["false_positive_rate"], found["power"]
     assert f"{fpr['hits']} of {fpr['trials']} decisions on null builds" in rates
@@ -232,6 +232,14 @@ def test_the_rates_say_what_was_measured_and_what_was_not(tmp_path):
     stability = found["status_stability"]
     met = "met" if stability["meets_target"] else "not met"
     assert f"(goal ≥ {100 * stability['target']:.1f} %, {met})" in rates
+    assert "make bench-claim-rates" in rates
+    (tmp_path / "verdicts.json").write_text(json.dumps({**found, "claim_rates": per_claim}))
+    rates = verdict.rates_html(tmp_path)
+    assert "not measured in this build" not in rates
+    assert (
+        f"{per_claim['meeting_target']} of {per_claim['measured']} emergent comparison claims"
+        in rates
+    )
 
 
 def test_the_cite_box_names_the_companion_the_paper_the_commit_and_the_profile():

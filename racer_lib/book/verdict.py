@@ -8,10 +8,11 @@ Markdown ``{glue} verdict_panel`` directive at the top of the chapter):
   saved and numbered as the chapter's first figure;
 - the claims per status, each with what the status means (the legend of the plot's colours);
 - the protocol's error rates as measured (:func:`rates_html`): the false-positive rate and
-  power of its rules and the stability of the statuses (``make bench-verdicts``,
-  ``results/bench/verdicts.json``), and each emergent claim's false-positive rate under its
-  least favourable null (``make bench-claim-rates``, ``results/bench/claim_rates.json``); a
-  measure whose file is missing reads "not measured in this build", with its command.
+  power of its rules and the stability of the statuses, and each emergent claim's
+  false-positive rate under its least favourable null at the ``sim`` build's sizes (``make
+  bench-verdicts``, ``results/bench/verdicts.json``, its ``claim_rates``; ``make
+  bench-claim-rates`` measures that part alone); a measure that is missing reads "not measured
+  in this build", with its command.
 
 The page's bottom-line sentence is Markdown with glued counts (the chapter's notebook).
 """
@@ -38,7 +39,8 @@ BENCH_DIR = Path("results") / "bench"
 #: The glue name of the panel (the chapter's Markdown pastes it).
 PANEL = "verdict_panel"
 _VERDICTS = ("verdicts.json", "make bench-verdicts")
-_CLAIM_RATES = ("claim_rates.json", "make bench-claim-rates")
+#: The per-claim rates: the ``claim_rates`` entry of ``verdicts.json``, and its command alone.
+_CLAIM_RATES = ("claim_rates", "make bench-claim-rates")
 
 
 def legend_html(counts: pd.DataFrame) -> str:
@@ -119,7 +121,7 @@ def _verdict_rates(found: dict[str, Any], command: str) -> list[str]:
 
 
 def _claim_rates(found: dict[str, Any], command: str) -> list[str]:
-    """The per-claim false-positive rates of ``claim_rates.json`` as a list item."""
+    """The per-claim false-positive rates (``verdicts.json``'s ``claim_rates``) as a list item."""
     return [
         f"<b>Per claim</b>: {found['meeting_target']} of {found['measured']} emergent "
         f"comparison claims keep their false-positive rate under their least favourable null "
@@ -131,10 +133,12 @@ def _claim_rates(found: dict[str, Any], command: str) -> list[str]:
 
 def rates_html(bench_dir: str | os.PathLike = BENCH_DIR) -> str:
     """The protocol's measured error rates, read from ``bench_dir`` (module docstring)."""
-    bench_dir = Path(bench_dir)
+    recorded = _read(Path(bench_dir), _VERDICTS[0]) or {}
     items = []
-    for (name, command), read in ((_VERDICTS, _verdict_rates), (_CLAIM_RATES, _claim_rates)):
-        found = _read(bench_dir, name)
+    for (name, command), found, read in (
+        (_VERDICTS, recorded, _verdict_rates),
+        (_CLAIM_RATES, recorded.get(_CLAIM_RATES[0]), _claim_rates),
+    ):
         try:
             items += read(found, command) if found else []
         except (KeyError, TypeError, ValueError, ZeroDivisionError):

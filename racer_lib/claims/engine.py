@@ -146,17 +146,29 @@ def _family(rule: Difference | Equivalence, data: dict[str, np.ndarray]) -> str:
     return verdict.decision
 
 
+def _at_edge(x: np.ndarray, edge: float, side: int) -> np.ndarray:
+    """``x`` shifted so that neither its mean nor its median lies beyond ``edge`` on the claimed
+    ``side`` and the one further that way sits on it: the least favourable null of a rule that
+    decides a sample on its mean, or on its median when skewed
+    (:func:`racer_lib.evaluation.verdicts.skewed`)."""
+    location = max(float(x.mean()), float(np.median(x)), key=lambda m: side * m)
+    return x - location + edge
+
+
 def claim_rates(
     claim: Claim, folder: Path, replications: int = RATE_REPLICATIONS, seed: int = 0
 ) -> dict[str, Any] | None:
     """A comparison claim's rule measured on data sets built from this build's own per-seed
     values (each member's seeds resampled with replacement, ``seed`` drawing them): its
-    false-positive rate under the least favourable null (in turn one member re-centred at the
-    rule's boundary, at the SESOI, or for an equivalence at one of its margins, the others
-    re-centred far on the claimed side), and its power with every member re-centred at the
-    effect its quantity expects (the paper's). Returns ``fpr_hits``, ``power_hits``,
-    ``trials``, ``members`` and ``seeds``; None for a claim with no per-seed comparison (a
-    level, a chapter's finding)."""
+    false-positive rate under the least favourable null (in turn one member shifted to the
+    rule's boundary, at the SESOI, or for an equivalence at one of its margins, so that neither
+    its mean nor its median lies beyond it (:func:`_at_edge`); the others re-centred far on the
+    claimed side), the same with the member's mean alone at the boundary (its median may lie
+    beyond: the null of the mean, which no test of a resample that misses a few outlying seeds
+    can hold), and its power with every member re-centred at the effect its quantity expects
+    (the paper's). Returns ``fpr_hits``, ``fpr_mean_hits``, ``power_hits``, ``trials``,
+    ``members`` and ``seeds``; None for a claim with no per-seed comparison (a level, a
+    chapter's finding)."""
     rule = claim.rule
     if not isinstance(rule, (Difference, Equivalence)) or rule.effect is None:
         return None
@@ -181,15 +193,20 @@ def claim_rates(
     beyond = (
         0.0 if equivalence else boundary + sign * 10 * max(np.ptp(x) + 1 for x in data.values())
     )
-    fpr = power = 0
+    fpr = fpr_mean = power = 0
     for r in range(replications):
         at = names[r % len(names)]
         edge = -boundary if equivalence and r % 2 else boundary
+        # the claimed side at this edge: above it, or for an equivalence inside the margin
+        side = (1 if edge < 0 else -1) if equivalence else sign
         null = {k: draw(x, beyond) for k, x in data.items() if k != at}
-        fpr += _family(rule, {**null, at: draw(data[at], edge)}) == HOLDS
+        shifted = _at_edge(data[at], edge, side)
+        fpr += _family(rule, {**null, at: draw(shifted, shifted.mean())}) == HOLDS
+        fpr_mean += _family(rule, {**null, at: draw(data[at], edge)}) == HOLDS
         power += _family(rule, {k: draw(x, expected) for k, x in data.items()}) == HOLDS
     return {
         "fpr_hits": int(fpr),
+        "fpr_mean_hits": int(fpr_mean),
         "power_hits": int(power),
         "trials": int(replications),
         "members": len(names),

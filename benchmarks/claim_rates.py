@@ -1,4 +1,6 @@
-"""Each emergent comparison claim's rule measured on its own build's data (issue 40).
+"""Each emergent comparison claim's rule measured on its own build's data (issue 40): the
+per-claim part of ``make bench-verdicts`` (:mod:`bench_verdicts` calls :func:`run`), alone
+``make bench-claim-rates`` (``VERDICTS_ONLY=claims``: the recorded builds' measures kept).
 
 For every claim of the report decided by a per-seed comparison (a ``Difference`` or an
 ``Equivalence`` with a smallest effect of interest), :func:`racer_lib.claims.engine.claim_rates`
@@ -6,17 +8,20 @@ resamples the seeds the ``sim`` build wrote for it, at its own sizes (the number
 members that decided it):
 
 * **false-positive rate** under the least favourable null: one member at the rule's boundary
-  (the SESOI; an equivalence at its margin), the others far on the claimed side, in turn;
+  (the SESOI; an equivalence at its margin; neither its mean nor its median beyond it, since a
+  skewed sample is decided on its median), the others far on the claimed side, in turn;
   :data:`REPLICATIONS` resampled data sets per claim, with a Wilson 95 % upper bound (goal: at
-  most :data:`FPR_TARGET`);
+  most :data:`FPR_TARGET`); beside it the rate with the member's mean alone at the boundary
+  (``fpr_mean_null``: the null of the mean, which outlying seeds make untestable);
 * **power** at the effect its quantity expects (the paper's, ``racer_lib.paper.effects``);
 * **minimum detectable effect** (80 % power; Student's t at the build's spread), from the
   report's own row.
 
 No rebuild: it reads ``results/sim`` as ``make book`` left it (``CLAIM_RATES_RESULTS`` names
 another results folder). Claims a chapter decides inside its own code (findings) have no
-per-seed data here and are listed as such. Writes ``results/bench/claim_rates.json``:
-``make bench-claim-rates`` (about two minutes on two cores).
+per-seed data here and are listed as such. The result is stored in
+``results/bench/verdicts.json`` (``claim_rates``) and ``book/_claim_rates.md`` (about five
+minutes on two cores).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from racer_lib.evaluation.intervals import wilson_interval  # noqa: E402
-from racer_lib.paper import engine  # noqa: E402
+from racer_lib.paper import engine, report  # noqa: E402
 from racer_lib.paper.registry import claims  # noqa: E402
 
 CLAIMS = claims()
@@ -45,12 +50,23 @@ PAGE = ROOT / "book" / "_claim_rates.md"
 
 
 def _report_rows() -> dict[str, dict]:
-    """The report's rows of this build, by ``artifact | claim``."""
+    """The report's rows of this build, by ``artifact | claim``: which claims are emergent as
+    the build's own ``claims.csv`` says (its chapters decided their findings), each
+    comparison's status, effect, power and MDE decided again by the rules as they are now
+    (:func:`racer_lib.paper.report.report` on the build's CSVs)."""
     path = RESULTS / CLAIMS_CSV
     if not path.is_file():
         raise SystemExit(f"{path} is missing: run `make book` first (or set CLAIM_RATES_RESULTS)")
-    table = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    return {f"{r['artifact']} | {r['claim']}": r for r in table.to_dict("records")}
+    built = pd.read_csv(path, keep_default_na=False, na_values=[""]).to_dict("records")
+    now = {(r["artifact"], r["claim"]): r for r in report.report(RESULTS, "sim").to_dict("records")}
+    rows = {}
+    for r in built:
+        fresh = now.get((r["artifact"], r["claim"]), {})
+        rows[f"{r['artifact']} | {r['claim']}"] = {
+            **r,
+            **{k: fresh[k] for k in ("status", "sesoi", "effect", "power", "mde") if k in fresh},
+        }
+    return rows
 
 
 def _number(value) -> float | None:
@@ -83,6 +99,10 @@ def run() -> dict:
             "effect": _number(row.get("effect")),
             "fpr": rates["fpr_hits"] / rates["trials"],
             "fpr_wilson_95": [lo, hi],
+            "fpr_mean_null": rates["fpr_mean_hits"] / rates["trials"],
+            "fpr_mean_null_wilson_95": list(
+                wilson_interval(rates["fpr_mean_hits"], rates["trials"])
+            ),
             "meets_target": bool(hi <= FPR_TARGET),
             "power": rates["power_hits"] / rates["trials"],
             "power_t": _number(row.get("power")),
@@ -123,27 +143,35 @@ def page(result: dict) -> str:
     effect, on resamples of the build's own seeds."""
     upper = result["largest_fpr_upper"]
     if upper is None:
-        return "No emergent comparison claim was measured (`make bench-claim-rates`).\n"
+        return "No emergent comparison claim was measured (`make bench-verdicts`).\n"
     lines = [
-        f"Measured on {result['date']} (commit {result['commit']}) by `make bench-claim-rates` "
+        f"Measured on {result['date']} (commit {result['commit']}) by `make bench-verdicts` "
         f"on `{result['results']}`: {result['replications']} resampled data sets per claim, "
         "built from the build's own per-seed values. Of the "
         f"{result['measured']} emergent comparison claims, {result['meeting_target']} have a "
         "false-positive rate under their least favourable null whose 95 % Wilson upper bound "
         f"is at most {100 * result['fpr_target']:.0f} % (largest upper bound "
         f"{100 * upper:.1f} %); {len(result['not_measured'])} emergent claims are decided "
-        "inside their chapters and are not measured here.",
+        "inside their chapters and are not measured here. A member whose seeds are skewed "
+        "(|skewness| > 1) is decided on its median by the exact sign test; the last column "
+        "is the rate when the member's mean alone sits at the boundary (its median beyond).",
         "",
-        "| claim | status | false-positive rate | power at the paper's effect | MDE |",
-        "|---|---|---|---|---|",
+        "| claim | status | false-positive rate | power at the paper's effect | MDE "
+        "| mean at the boundary |",
+        "|---|---|---|---|---|---|",
     ]
     for key, c in result["claims"].items():
         mde = c["mde"] if c["mde"] is not None else float("nan")
         lines.append(
             f"| {key} | {c['status']} | {100 * c['fpr']:.1f} % (≤ "
-            f"{100 * c['fpr_wilson_95'][1]:.1f} %) | {100 * c['power']:.0f} % | {mde:.3g} |"
+            f"{100 * c['fpr_wilson_95'][1]:.1f} %) | {100 * c['power']:.0f} % | {mde:.3g} | "
+            f"{_pct(c.get('fpr_mean_null'))} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _pct(rate: float | None) -> str:
+    return "" if rate is None else f"{100 * rate:.1f} %"
 
 
 def line(result: dict) -> str:
