@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import warnings
 import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
