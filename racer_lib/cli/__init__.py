@@ -254,14 +254,13 @@ def export_env(**values) -> dict[str, str]:
     """Set environment variables for shell cells that run ``racer ...`` (chapter 17) and
     return them: each value as text, a mapping as command-line flags (``{"epochs": 10}`` ->
     ``--epochs 10``, a list value repeating its flag: ``{"subset": ["a", "b"]}`` -> ``--subset
-    a --subset b``); a ``None`` value unsets its variable; a path inside the working folder is
-    written relative to it, so that what the commands print holds no machine's absolute path.
+    a --subset b``); a ``None`` value unsets its variable; a path is written relative to the
+    working folder, so that what the commands print holds no machine's absolute path.
     ``PATH`` gets this interpreter's folder first, where ``racer`` is installed."""
 
     def text(value) -> str:
-        if isinstance(value, os.PathLike):
-            path, here = os.path.abspath(value), os.getcwd()
-            return os.path.relpath(path, here) if path.startswith(here + os.sep) else str(value)
+        if isinstance(value, os.PathLike):  # relative to the working folder, even from outside
+            return os.path.relpath(os.path.abspath(value), os.getcwd())
         if isinstance(value, dict):
             return " ".join(
                 f"--{k.replace('_', '-')} {v}"
