@@ -242,6 +242,24 @@ def test_reader_copy_shows_outside_results_folders_as_the_defaults(tmp_path, mon
     assert str(tmp_path) not in out.cells[2].source
 
 
+def test_reader_copy_joins_a_shell_cells_chunks_before_making_paths_relative(tmp_path, monkeypatch):
+    """A ``%%bash`` cell's output arrives in chunks that may cut a path in two (chapter 17's
+    page showed the build machine's results folder so): they are joined first."""
+    monkeypatch.delenv("RACER_DATA_DIR", raising=False)
+    root, elsewhere = tmp_path / "repo", tmp_path / "scratch" / "results" / "smoke"
+    nb = _executed(root)
+    line = f"wrote {elsewhere}/17_x/router.pt\n"
+    cut = len(line) // 2
+    nb.cells[-1].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text=line[:cut]),
+        nbformat.v4.new_output("stream", name="stdout", text=line[cut:]),
+        nbformat.v4.new_output("stream", name="stderr", text="a note\n"),
+    ]
+    out = staging.reader_copy(nb, root, {elsewhere: "results/smoke"}).cells[-1].outputs
+    assert [o["name"] for o in out] == ["stdout", "stderr"]
+    assert out[0]["text"] == "wrote results/smoke/17_x/router.pt\n"
+
+
 def test_every_provenance_kind_has_a_stamp_and_a_caption_line():
     from racer_lib.paper import plots
 

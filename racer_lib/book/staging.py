@@ -140,6 +140,29 @@ def without_progress(text: str) -> str:
     return "\n".join(kept)
 
 
+def _merged_streams(outputs: list) -> list:
+    """``outputs`` with each run of stream outputs of one stream (``stdout``, ``stderr``) joined
+    into one: a shell cell's output arrives in chunks that may cut a path (or a line) in two,
+    which would then escape :func:`relative_paths` and show as broken lines."""
+    merged: list = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (
+            output.get("output_type") == "stream"
+            and last is not None
+            and last.get("output_type") == "stream"
+            and last.get("name") == output.get("name")
+        ):
+            text = output.get("text", "")
+            before = last.get("text", "")
+            last["text"] = ("".join(before) if isinstance(before, list) else before) + (
+                "".join(text) if isinstance(text, list) else text
+            )
+            continue
+        merged.append(output)
+    return merged
+
+
 def _clean_output(output: dict, root: Path | None, folders: dict[str, str] | None) -> dict | None:
     if output.get("output_type") == "stream":
         text = output.get("text", "")
@@ -208,7 +231,12 @@ def reader_copy(nb: Any, root: Path | None = None, folders: dict[str, str] | Non
                 cell.metadata["tags"] = [*tags, _REMOVE_TAG]
                 cell.outputs = []
             cell.outputs = [
-                o for o in (_clean_output(o, root, folders) for o in cell.get("outputs", [])) if o
+                o
+                for o in (
+                    _clean_output(o, root, folders)
+                    for o in _merged_streams(cell.get("outputs", []))
+                )
+                if o
             ]
         elif cell.cell_type == "markdown":  # e.g. the page of a chapter that could not run
             cell.source = _not_glued(relative_paths(cell.source, root, folders), glued)

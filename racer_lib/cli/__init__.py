@@ -250,17 +250,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
 
 
+#: The thread counts of numpy's BLAS and torch, fixed for the commands of shell cells.
+_THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
 def export_env(**values) -> dict[str, str]:
     """Set environment variables for shell cells that run ``racer ...`` (chapter 17) and
     return them: each value as text, a mapping as command-line flags (``{"epochs": 10}`` ->
     ``--epochs 10``, a list value repeating its flag: ``{"subset": ["a", "b"]}`` -> ``--subset
-    a --subset b``); a ``None`` value unsets its variable; a path is written relative to the
-    working folder, so that what the commands print holds no machine's absolute path.
-    ``PATH`` gets this interpreter's folder first, where ``racer`` is installed."""
+    a --subset b``); a ``None`` value unsets its variable; a path inside the working folder is
+    written relative to it (the staged page makes the others relative).
+    ``PATH`` gets this interpreter's folder first, where ``racer`` is installed; the thread
+    counts (``OMP_NUM_THREADS`` ...) are 1 unless given, so that what the commands compute does
+    not depend on how many chapters the book runs at a time."""
 
     def text(value) -> str:
-        if isinstance(value, os.PathLike):  # relative to the working folder, even from outside
-            return os.path.relpath(os.path.abspath(value), os.getcwd())
+        if isinstance(value, os.PathLike):  # inside the working folder: relative to it
+            path, here = os.path.abspath(value), os.getcwd()
+            return os.path.relpath(path, here) if path.startswith(here + os.sep) else str(value)
         if isinstance(value, dict):
             return " ".join(
                 f"--{k.replace('_', '-')} {v}"
@@ -273,5 +280,8 @@ def export_env(**values) -> dict[str, str]:
     for name in [n for n, v in values.items() if v is None]:
         os.environ.pop(name, None)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    # one thread per command unless told otherwise: the router a shell cell trains is then the
+    # same whether the book runs its chapters two at a time (a thread each) or one by one
+    env.update({name: env.get(name, "1") for name in _THREADS})
     os.environ.update(env)
     return env
