@@ -52,6 +52,9 @@ def test_ctrl_c_while_a_command_runs_is_one_line_and_130(tmp_path: Path) -> None
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # as a terminal's Ctrl-C finds it, even when this test runs in a background job (whose
+        # children start with SIGINT ignored, and Python then installs no handler for it)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert child.stdout.readline().startswith("training on ")  # training has begun

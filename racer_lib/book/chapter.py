@@ -93,8 +93,11 @@ def _displayed(html: str, kind: str, number: str, **about: str) -> Any:
     from IPython.display import HTML
 
     class Shown(HTML):
-        def _repr_html_(self):
+        def record(self) -> None:
             _record(kind, number, **about)
+
+        def _repr_html_(self):
+            self.record()
             return super()._repr_html_()
 
     return Shown(html)
@@ -241,10 +244,12 @@ def show(
     The table is displayed here and nothing is returned, so that every table a cell shows
     appears (a returned object would render only as a cell's last line) and none twice.
     """
-    from IPython.display import display
+    from IPython.display import HTML, display
 
     layout = {"digits": digits, "index": index, "max_rows": max_rows, "csv": csv}
-    display(render(table, caption, provenance, **layout, verbatim=verbatim))
+    shown = render(table, caption, provenance, **layout, verbatim=verbatim)
+    shown.record()  # here, not in the display hook, which would swallow a failed write
+    display(HTML(shown.data))
 
 
 def show_html(
@@ -252,11 +257,13 @@ def show_html(
 ) -> None:
     """Display a table already rendered as HTML (``<table>...</table>``, e.g. one with coloured
     marks) as :func:`show` displays a DataFrame: numbered, captioned, with its provenance."""
-    from IPython.display import display
+    from IPython.display import HTML, display
 
     number = _next_number("table")
     html = page.wrap_table(table, number, caption, provenance, verbatim)
-    display(_displayed(html, "table", number, caption=caption))
+    shown = _displayed(html, "table", number, caption=caption)
+    shown.record()  # here, not in the display hook, which would swallow a failed write
+    display(HTML(shown.data))
 
 
 class Prose:

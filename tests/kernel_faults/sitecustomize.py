@@ -15,13 +15,31 @@ if _SPEC:
     from tests.faults import Faults
 
     class _Logged(Faults):
+        """Counts over every process of the run (a chapter's shell cells start ``racer``
+        commands): the ``FAIL_AT``-th point of the run fails, in whichever process reaches it,
+        as the log (the run's points in order) numbers them."""
+
+        _busy = False
+
         def _hit(self, what, path):
-            before = len(self.points)
+            if _Logged._busy:  # the log's own reads and writes are not points
+                return
+            _Logged._busy = True
             try:
-                super()._hit(what, path)
+                try:
+                    with open(_log, encoding="utf-8") as log:
+                        so_far = sum(1 for _ in log)
+                except FileNotFoundError:
+                    so_far = 0
+                self.points = self.points[:0] + [("", "")] * so_far
+                before = len(self.points)
+                try:
+                    super()._hit(what, path)
+                finally:
+                    if len(self.points) > before:
+                        with open(_log, "a", encoding="utf-8") as log:  # not under FOLDER
+                            log.write(f"{what} {self.points[-1][1]}\n")
             finally:
-                if len(self.points) > before:
-                    with open(_log, "a", encoding="utf-8") as log:  # not under FOLDER
-                        log.write(f"{what} {self.points[-1][1]}\n")
+                _Logged._busy = False
 
     _FAULTS = _Logged(_under, int(_fail_at) or None, int(_code)).__enter__()
