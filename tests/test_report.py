@@ -249,7 +249,9 @@ def test_an_equivalence_claim_is_tost_with_its_margin(tmp_path):
     _betas(tmp_path, [_spread(0.05, 0.15, seed=k) for k in range(3)])
     row = _one(claim, tmp_path, chapters=(registry.BETA,))
     assert row["status"] == claims.REPRODUCED
-    assert row["test"] == "every one of 3 (intersection-union): TOST and bootstrap-t (margin ±0.5)"
+    assert row["test"] == (
+        "every one of 3 (intersection-union): TOST, bootstrap-t and sign tests (margin ±0.5)"
+    )
     _betas(tmp_path, [_spread(2.0, 0.15, seed=k) for k in range(3)])
     assert _one(claim, tmp_path, chapters=(registry.BETA,))["status"] == claims.NOT_REPRODUCED
 
@@ -377,7 +379,7 @@ def test_a_given_level_is_by_construction_and_says_when_the_calibration_is_off(t
     row = _one(claim, tmp_path, chapters=(registry.LLAMA,))
     assert row["status"] == (claims.NOT_REPRODUCED if off else claims.REPRODUCED)
     assert row["test"].startswith(
-        "every one of 1 (intersection-union): TOST and bootstrap-t (margin ±1)"
+        "every one of 1 (intersection-union): TOST, bootstrap-t and sign tests (margin ±1)"
     )
     _llama_table(tmp_path, instruct, provenance="generated", n=3)
     row = _one(claim, tmp_path, chapters=(registry.LLAMA,))

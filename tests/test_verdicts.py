@@ -125,12 +125,27 @@ def test_tost_is_statsmodels_and_decides_three_ways():
     verdict = v.equivalent(x, 0.5)
     tost = DescrStatsW(x).ttost_mean(-0.5, 0.5)[0]
     boot = max(v._bootstrap_p(x, -0.5, 1, 0)[0], v._bootstrap_p(x, 0.5, -1, 0)[0])
-    assert verdict.p == pytest.approx(max(tost, boot))
+    sign = max(v._sign_p(x, -0.5, 1)[0], v._sign_p(x, 0.5, -1)[0])
+    assert verdict.p == pytest.approx(max(tost, boot, sign))
     assert verdict.holds and verdict.sesoi == 0.5
     assert v.equivalent(rng.normal(2.0, 0.2, 10), 0.5).decision == v.FAILS
     assert v.equivalent(rng.normal(0.4, 1.0, 10), 0.5).decision == v.INCONCLUSIVE
     with pytest.raises(ValueError):
         v.equivalent(x, 0.0)
+
+
+def test_an_equivalence_whose_median_sits_on_the_margin_is_not_held_whatever_its_mean():
+    """Table 3's "β alike" at one budget: a tight bulk of seeds whose mean lies inside the
+    margin while half of them lie beyond it (the build's outlying seed missed by a resample).
+    TOST and the bootstrap hold it; the median's sign tests do not, and the claim stays open."""
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    x = np.concatenate([np.linspace(-0.16, -0.151, 10), np.linspace(-0.149, -0.09, 10)])
+    assert np.median(x) == pytest.approx(-0.15) and x.mean() > -0.15
+    assert DescrStatsW(x).ttost_mean(-0.15, 0.15)[0] < v.ALPHA
+    assert v.equivalent(x, 0.15).decision == v.INCONCLUSIVE
+    # the same bulk moved inside the margin is held
+    assert v.equivalent(x + 0.1, 0.15).decision == v.HOLDS
 
 
 def test_failing_to_find_a_difference_is_not_equivalence():

@@ -147,6 +147,14 @@ class _Paired:
             raise NotAvailable(f"{path.name}: no rows for this comparison")
         return d, used, path
 
+    def evaluate(self, folder: Path) -> Outcome:
+        """The claim decided on ``folder``: each member's per-seed differences tested by the
+        subclass's ``decide``, every member holding when ``members`` is set."""
+        d, used, path = self.differences(folder)
+        verdict, members = decide_members(d, self.members, self.decide)
+        value = verdict_text(verdict, self.unit, members)
+        return Outcome(value, verdict, provenance_of(used), path.name, self.reads())
+
 
 @dataclass(frozen=True)
 class Difference(_Paired):
@@ -174,12 +182,6 @@ class Difference(_Paired):
         sesoi = self.effect.sesoi if self.effect is not None else 0.0
         return replace(verdict, sesoi=sesoi)
 
-    def evaluate(self, folder: Path) -> Outcome:
-        d, used, path = self.differences(folder)
-        verdict, members = decide_members(d, self.members, self.decide)
-        value = verdict_text(verdict, self.unit, members)
-        return Outcome(value, verdict, provenance_of(used), path.name, self.reads())
-
 
 @dataclass(frozen=True)
 class Equivalence(_Paired):
@@ -199,12 +201,6 @@ class Equivalence(_Paired):
     def decide(self, x) -> Verdict:
         """The claim's test on one member's per-seed values ``x``."""
         return verdicts.equivalent(x, self.boundary(), self.min_seeds)
-
-    def evaluate(self, folder: Path) -> Outcome:
-        d, used, path = self.differences(folder)
-        verdict, members = decide_members(d, self.members, self.decide)
-        value = verdict_text(verdict, self.unit, members)
-        return Outcome(value, verdict, provenance_of(used), path.name, self.reads())
 
 
 @dataclass(frozen=True)
