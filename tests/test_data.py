@@ -175,6 +175,13 @@ def test_manifest_repository_outside_cache_refused(tmp_path):
         ("sources: {}\nfiles: {a: 1}\n", r"m.yaml: field 'files': expected a list, got dict"),
         ("sources: {s: 1}\nfiles: []\n", r"m.yaml: sources, field 's': expected a mapping"),
         ("sources: {}\nfiles: [3]\n", r"m.yaml: files entry 0, field '\(entry\)': expected a"),
+        # a billion laughs: nine lines of nested aliases, refused at the first alias's line
+        (
+            'a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x"]\n'
+            + "".join(f"{chr(98 + k)}: &{chr(98 + k)} [*{chr(97 + k)}, *{chr(97 + k)}]\n" for k in range(8)),
+            r"m.yaml: field '\(yaml\)': line 1: YAML anchor &a; give every value in full",
+        ),
+        ("s: [1]\nfiles: *s\n", r"field '\(yaml\)': line 2: YAML alias \*s"),
     ],
 )
 def test_malformed_manifest_named_not_traceback(tmp_path, capsys, text, message):

@@ -182,3 +182,26 @@ def test_a_book_output_folder_that_is_a_link_is_refused(repo: Path, precious: Pa
     with pytest.raises(PipelineError, match="is a symbolic link"):
         make_book(Profile("base", "", {}), layout)
     assert (precious / "book" / "keep.txt").read_text() == "keep"
+
+
+def test_a_foreign_entry_in_the_book_output_folder_is_named_and_left(repo: Path) -> None:
+    """A ``--book-out`` named by mistake: its ``_build`` holds the user's own files beside what
+    Jupyter Book writes. The build names the first and deletes nothing, before staging."""
+    from racer_lib.book.build import make_book
+    from racer_lib.book.profiles import Profile
+
+    layout = Folders(book_out=repo / "out").layout(repo, "base")
+    build = repo / "out" / "_build"
+    (build / "html").mkdir(parents=True)
+    (build / "html" / "index.html").write_text("an earlier book")
+    (build / "notes.txt").write_text("my notes")
+    with pytest.raises(PipelineError, match=r"_build holds notes.txt, which the build did not"):
+        make_book(Profile("base", "", {}), layout)
+    assert (build / "notes.txt").read_text() == "my notes"
+    assert (build / "html" / "index.html").read_text() == "an earlier book"
+    assert not layout.staging.exists()  # refused before anything was written
+    (build / "notes.txt").unlink()
+    (build / "html").rename(build / "my_site")  # a folder by another name: not the book's
+    with pytest.raises(PipelineError, match="holds my_site"):
+        make_book(Profile("base", "", {}), layout)
+    assert (build / "my_site" / "index.html").is_file()

@@ -203,3 +203,16 @@ def test_the_readmes_table_pipeline_runs_on_the_fixture(tmp_path):
                  "wrote mine.router.pt", "router minus Random", "paced (dual)"):  # fmt: skip
         assert said in done.stdout
     assert len(pd.read_csv(tmp_path / "split.routes.csv")) == 10
+
+
+def test_a_map_file_with_yaml_aliases_is_refused_at_its_line(tmp_path, capsys):
+    """A map file is data: an anchor or alias (a few lines of them stand for billions of
+    values) is refused with its line, before any value is built."""
+    bomb = tmp_path / "bomb.map.yaml"
+    bomb.write_text(
+        "columns: {id: request_id}\nlabels: &l {1: A, 2: B}\nverdicts: *l\n", encoding="utf-8"
+    )
+    assert _import(TABLE, tmp_path / "o.parquet", "--map-file", str(bomb)) == 2
+    err = capsys.readouterr().err
+    assert f"{bomb}: not a YAML map file (line 2: YAML anchor &l" in err, err
+    assert "Traceback" not in err and not (tmp_path / "o.parquet").exists()

@@ -365,14 +365,36 @@ def _build_problems(log: Path, layout: Layout) -> str:
     return "\n".join(f"  {line.strip()}" for line in renamed) + f"\nfull log: {log}"
 
 
-def make_book(profile: Profile, layout: Layout, verbose: bool = False) -> Path:
-    """Stage and build the book (no execution, warnings are errors); return index.html."""
+#: What Jupyter Book writes under ``<book_out>/_build``: the pages, Sphinx's doctrees and the
+#: executed notebooks it copies. Anything else there is somebody's, and never deleted.
+_BOOK_OUTPUT = frozenset({"html", ".doctrees", "jupyter_execute"})
+
+
+def _book_output(layout: Layout) -> Path:
+    """The book's output folder ``<book_out>/_build``, checked before anything is written: the
+    build replaces it, so a symbolic link there, a file, or an entry Jupyter Book does not
+    write (a ``--book-out`` named by mistake) is refused in one line (:class:`PipelineError`)
+    and left as it is."""
     build = layout.book_out / "_build"
     if build.is_symlink():
         raise PipelineError(
             f"the book's output folder {build} is a symbolic link (to {os.readlink(build)}); the "
             "build replaces that folder and never through a link: remove the link"
         )
+    if build.exists() and not build.is_dir():
+        raise PipelineError(f"the book's output folder {build} is a file: move it away")
+    for entry in sorted(build.iterdir()) if build.exists() else ():
+        if entry.name not in _BOOK_OUTPUT or entry.is_symlink() or not entry.is_dir():
+            raise PipelineError(
+                f"the book's output folder {build} holds {entry.name}, which the build did not "
+                "write: never deleted; move it away or choose another --book-out"
+            )
+    return build
+
+
+def make_book(profile: Profile, layout: Layout, verbose: bool = False) -> Path:
+    """Stage and build the book (no execution, warnings are errors); return index.html."""
+    build = _book_output(layout)
     staging = _stage_book(profile, layout)
     if build.exists():
         shutil.rmtree(build)  # a fresh build: no pages left over from another profile

@@ -39,6 +39,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from racer_lib.records.files import DataLoader, RefusedYAML
+
 _SHOWN_CHARS = 80  # a value in a message is cut to this many characters
 _MAX_DEPTH = 32  # levels of nested lists and mappings a profile (or --set) may give
 _RECORDS_PARAMETERS = ("records_dir", "records_paths")  # a chapter given these reads records
@@ -98,27 +100,17 @@ def short_list(names: Iterable[Any], most: int = 8) -> str:
 # --------------------------------------------------------------------------- YAML
 
 
-class RefusedYAML(yaml.YAMLError):
-    """What a profile may not hold, although YAML allows it (the message: the line and what)."""
+class _ProfileLoader(DataLoader):
+    """YAML's safe loader with the rules of a profile (:func:`read_yaml`): no anchor or alias
+    (:class:`~racer_lib.records.files.DataLoader`), and more. Merge keys (``<<``) of a mapping
+    written out are left alone."""
 
-
-_NO_ALIAS = "; a profile gives every value in full, without anchors (&) or aliases (*)"
-
-
-class _ProfileLoader(yaml.SafeLoader):
-    """YAML's safe loader with the rules of a profile (:func:`read_yaml`). Merge keys (``<<``)
-    of a mapping written out are left alone."""
-
+    in_full = "; a profile gives every value in full, without anchors (&) or aliases (*)"
     depth = 0  # of the node being composed
     values = 0  # nodes composed so far
 
     def compose_node(self, parent, index):
-        event = self.peek_event()
-        line = event.start_mark.line + 1
-        if isinstance(event, yaml.AliasEvent):
-            raise RefusedYAML(f"line {line}: YAML alias *{_cut_text(event.anchor)}{_NO_ALIAS}")
-        if getattr(event, "anchor", None) is not None:
-            raise RefusedYAML(f"line {line}: YAML anchor &{_cut_text(event.anchor)}{_NO_ALIAS}")
+        line = self.peek_event().start_mark.line + 1
         if self.depth >= _MAX_DEPTH:
             raise RefusedYAML(f"line {line}: values nested deeper than {_MAX_DEPTH} levels")
         self.values += 1

@@ -32,10 +32,14 @@ import stat
 import zlib
 from pathlib import Path
 
+import yaml
+
 from racer_lib.errors import MissingFileError, UnreadableFileError
 
 __all__ = [
     "BOM",
+    "DataLoader",
+    "RefusedYAML",
     "ESCAPED_SURROGATE",
     "GZIP_ERRORS",
     "LONE_SURROGATE",
@@ -47,6 +51,7 @@ __all__ = [
     "open_binary",
     "present",
     "read_utf8",
+    "read_yaml_data",
     "reading",
     "real_path",
 ]
@@ -229,3 +234,36 @@ def lone_surrogate(value) -> str | None:
         elif isinstance(item, list):
             stack.extend((f"{where}[{i}]", child) for i, child in reversed(list(enumerate(item))))
     return None
+
+
+class RefusedYAML(yaml.YAMLError):
+    """What a file handed over may not hold, although YAML allows it (the message: the line and
+    what)."""
+
+
+class DataLoader(yaml.SafeLoader):
+    """YAML's safe loader for a file a user hands over (a profile, a data manifest, a table's
+    map file): no anchor (``&``) or alias (``*``), refused with its line before any value is
+    built. A few lines of nested aliases stand for billions of values, which any check, message
+    or hash would then go through. ``in_full``: the end of the refusal's message."""
+
+    in_full = "; give every value in full, without anchors (&) or aliases (*)"
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
+            raise RefusedYAML(f"line {line}: YAML alias *{_cut(event.anchor)}{self.in_full}")
+        if getattr(event, "anchor", None) is not None:
+            raise RefusedYAML(f"line {line}: YAML anchor &{_cut(event.anchor)}{self.in_full}")
+        return super().compose_node(parent, index)
+
+
+def _cut(text: str, most: int = 80) -> str:
+    """``text`` cut to ``most`` characters."""
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def read_yaml_data(path: str | os.PathLike, what: str = "file"):
+    """The YAML file ``path`` read as data (:class:`DataLoader`), UTF-8 (:func:`read_utf8`)."""
+    return yaml.load(read_utf8(path, what), Loader=DataLoader)

@@ -39,6 +39,7 @@ import yaml
 from tqdm import tqdm
 
 from racer_lib.errors import ConfigError, RacerError
+from racer_lib.records.files import DataLoader, RefusedYAML
 
 ENV_DATA_DIR = "RACER_DATA_DIR"
 ENV_CACHE_DIR = "RACER_CACHE_DIR"
@@ -168,7 +169,9 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     if not path.is_file():
         raise DataError(f"{path}: no such manifest")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=DataLoader) or {}
+    except RefusedYAML as exc:
+        raise DataFormatError(path, "(yaml)", str(exc)) from None
     except yaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
         raise DataFormatError(path, "(yaml)", f"not YAML: {problem}") from None

@@ -160,12 +160,13 @@ def parse_prices(text: str, option: str = "--prices") -> dict[str, float]:
 
 def read_map_file(path: str | os.PathLike) -> TableMap:
     """A YAML map file: ``columns:``, ``labels:``, ``verdicts:`` (mappings), ``prices:``
-    (numbers) and ``judge:`` (text), each optional; read as data (``yaml.safe_load``)."""
+    (numbers) and ``judge:`` (text), each optional; read as data, no anchor or alias
+    (:class:`~racer_lib.records.files.DataLoader`)."""
     import yaml
 
     path = files.check_file(path, "map file")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=files.DataLoader) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         first = " ".join(str(exc).split())[:200]
         raise InputError(f"{path}: not a YAML map file ({first})") from None
