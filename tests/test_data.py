@@ -178,7 +178,7 @@ def test_manifest_repository_outside_cache_refused(tmp_path):
         # a billion laughs: nine lines of nested aliases, refused at the first alias's line
         (
             'a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x"]\n'
-            + "".join(f"{chr(98 + k)}: &{chr(98 + k)} [*{chr(97 + k)}, *{chr(97 + k)}]\n" for k in range(8)),
+            + "".join(f"{b}: &{b} [*{a}, *{a}]\n" for a, b in zip("abcdefgh", "bcdefghi")),
             r"m.yaml: field '\(yaml\)': line 1: YAML anchor &a; give every value in full",
         ),
         ("s: [1]\nfiles: *s\n", r"field '\(yaml\)': line 2: YAML alias \*s"),
