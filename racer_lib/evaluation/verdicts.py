@@ -345,7 +345,11 @@ def directional(
 
 
 def equivalent(
-    values: Sequence[float], margin: float, min_n: int = MIN_SEEDS, seed: int = 0
+    values: Sequence[float],
+    margin: float,
+    min_n: int = MIN_SEEDS,
+    seed: int = 0,
+    overlap: float = 0.0,
 ) -> Verdict:
     """The claim that the mean of ``values`` (one per seed: a difference, or a value minus the
     paper's) lies within ``(-margin, +margin)``, the margin being the smallest effect of
@@ -353,7 +357,8 @@ def equivalent(
     its one-sided tests joined by the studentized bootstrap as in :func:`directional` and by the
     median's exact sign test (:func:`_sign_p`; a skewed sample is shown by its median). Holds
     when every one of these rejects on both sides, fails when the interval lies wholly outside
-    the margin, inconclusive otherwise or with fewer than ``min_n`` seeds."""
+    the margin, inconclusive otherwise or with fewer than ``min_n`` seeds. ``overlap``: as for
+    :func:`directional` (seeds sharing pairs: the corrected t, never the median)."""
     if not margin > 0:
         raise ValueError(f"an equivalence margin must be > 0 (got {margin})")
     x = _clean(values)
@@ -361,12 +366,12 @@ def equivalent(
     early = _too_few(x, min_n, test)
     if early is not None:
         return replace(early, sesoi=margin)
-    mean, se, lo, hi = _t_summary(x)
-    above, beyond_low = _one_sided(x, -margin, 1, seed)
-    below, beyond_high = _one_sided(x, margin, -1, seed)
+    mean, se, lo, hi = _t_summary(x, overlap)
+    above, beyond_low = _one_sided(x, -margin, 1, seed, overlap)
+    below, beyond_high = _one_sided(x, margin, -1, seed, overlap)
     # the median inside the margin too, whatever the sample's shape (the module's docstring)
     above, below = max(above, _sign_p(x, -margin, 1)[0]), max(below, _sign_p(x, margin, -1)[0])
-    if _chosen(x, 0.0):
+    if _chosen(x, overlap):
         p = max(above, below)
         mean, lo, hi = _median_summary(x)
         test = f"two sign tests of the median, skewed seeds (margin ±{margin:g})"

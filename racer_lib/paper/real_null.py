@@ -27,7 +27,9 @@ This module builds that null on the real records and runs the chapter's own rule
   minimum-effect rule can fail.
 
 Chapter 15 (:mod:`racer_lib.paper.chapters.llmbar_shift`) tests on fixed subsets, so its seeds
-cannot re-draw the test pairs at all: :func:`shift_false_positive_rate` runs its rule
+cannot re-draw the test pairs from the population; each tests on its own resample of them, with
+the corrected standard error (``llmbar_shift.TEST_OVERLAP``). :func:`shift_false_positive_rate`
+runs its rule
 (:func:`racer_lib.paper.shift.control_verdicts`) on a robust router and a matched-spend control
 that are exchangeable (both rankings without signal, persisting across seeds), and measures how
 often it declares that the robust one beats its control.
@@ -158,16 +160,18 @@ def _shift_runs(records: pd.DataFrame, shift, design: NullDesign, budgets, ranki
     re-drawn, :func:`racer_lib.paper.chapters.llmbar_shift.split_labels`, setting the training
     unit) and budget, a "robust" router and its "control", each a fixed ranking of the pairs
     (``rankings``, persisting across seeds) reasoning at the rate whose expected training cost
-    is the budget (matched spend), evaluated on the shift's fixed test subsets: accuracy and
-    ``train_cost`` over budget, as :func:`racer_lib.paper.shift.paired_runs` pairs them."""
+    is the budget (matched spend), evaluated as the chapter does on the seed's resample of the
+    shift's test subsets (:func:`racer_lib.paper.chapters.llmbar_shift.test_draw`): accuracy
+    and ``train_cost`` over budget, as :func:`racer_lib.paper.shift.paired_runs` pairs them."""
     tokens = records[["tokens_instruct", "tokens_reasoning"]].to_numpy(dtype=float)
     correct = correct_matrix(records).astype(float)
     subsets, n = records["subset"].to_numpy(dtype=object), len(records)
-    test = np.isin(subsets, shift.test)
     master = design.seed * verdicts.REPLICATE_STRIDE + k
     rows = []
     for s in verdicts.replicate_seeds(master, design.n_seeds):
-        unit = tokens[llmbar_shift.split_labels(subsets, shift, s) == "train", 0].mean()
+        labels = llmbar_shift.split_labels(subsets, shift, s)
+        test = llmbar_shift.test_draw(labels, s)
+        unit = tokens[labels == "train", 0].mean()
         ratio = tokens[np.isin(subsets, shift.train), 1].mean() / unit
         for b, budget in enumerate(budgets):
             rate = float(np.clip((budget - 1) / (ratio - 1), 0.0, 1.0))
@@ -198,7 +202,9 @@ def shift_false_positive_rate(
         for sh in shifts:
             rankings = [(rng.permutation(n), rng.permutation(n)) for _ in budgets]
             rows += _shift_runs(records, sh, design, budgets, rankings, k)
-        found = shift_rules.control_verdicts(pd.DataFrame(rows))["beats the control"]
+        found = shift_rules.control_verdicts(pd.DataFrame(rows), overlap=llmbar_shift.TEST_OVERLAP)[
+            "beats the control"
+        ]
         held += found.decision == verdicts.HOLDS
     lo, hi = wilson_interval(held, design.replicates)
     return {"replicates": design.replicates, "held": held, "rate": held / design.replicates,

@@ -263,16 +263,26 @@ def per_seed_shares(both: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def control_verdicts(both: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[str, Verdict]:
+def control_verdicts(
+    both: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS, overlap: float = 0.0
+) -> dict[str, Verdict]:
     """The rule of the module on :func:`paired_runs` rows, seeds as replicates
     (:func:`per_seed_shares`): ``fewer violations`` (directional, below zero), ``equal
     accuracy`` (TOST within ``±EQUAL_ACCURACY_POINTS``) and ``beats the control``, their
-    :func:`conjunction`."""
+    :func:`conjunction`. ``overlap``: where the seeds test on resamples of one fixed set of
+    pairs (chapter 15), Nadeau and Bengio's correction for what they share
+    (:func:`racer_lib.evaluation.verdicts.directional`); 0 where each seed draws its own."""
     seeds = per_seed_shares(both)
     fewer = verdicts.directional(
-        seeds["violation_difference"], -1, min_n=min_n, sesoi=effects.VIOLATIONS.sesoi
+        seeds["violation_difference"],
+        -1,
+        min_n=min_n,
+        sesoi=effects.VIOLATIONS.sesoi,
+        overlap=overlap,
     )
-    alike = verdicts.equivalent(seeds["accuracy_difference"], EQUAL_ACCURACY_POINTS, min_n=min_n)
+    alike = verdicts.equivalent(
+        seeds["accuracy_difference"], EQUAL_ACCURACY_POINTS, min_n=min_n, overlap=overlap
+    )
     parts = {"fewer violations": fewer, "equal accuracy": alike}
     return {**parts, "beats the control": conjunction(parts)}
 
@@ -306,6 +316,7 @@ def control_comparison(
     by: Sequence[str],
     cost_col: str = "train_cost",
     min_n: int = verdicts.MIN_SEEDS,
+    overlap: float = 0.0,
 ) -> pd.DataFrame:
     """Each robust run against its matched-spend control (:func:`paired_runs`), per group
     ``by``: the runs described (:func:`_describe`: runs, seeds, both violation counts with
@@ -318,12 +329,13 @@ def control_comparison(
     ``difference_hi``, ``accuracy_p`` and ``accuracy_decision``; then the conjunction's verdict
     columns (:meth:`racer_lib.evaluation.verdicts.Verdict.columns`: ``effect`` ... ``decision``,
     ``note``, ``p_other``; ``decision`` ``holds``: the group beats its control), which
-    :func:`control_findings` turns into findings with a status."""
+    :func:`control_findings` turns into findings with a status. ``overlap``: as for
+    :func:`control_verdicts`."""
     both = paired_runs(runs, controls, cost_col)
     rows = []
     for key, g in both.groupby(list(by), sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        found = control_verdicts(g, min_n)
+        found = control_verdicts(g, min_n, overlap)
         fewer, alike = found["fewer violations"], found["equal accuracy"]
         beats = found["beats the control"]
         rows.append(
@@ -352,13 +364,14 @@ def variant_comparison(
     by: Sequence[str] = (),
     cost_col: str = "train_cost",
     min_n: int = verdicts.MIN_SEEDS,
+    overlap: float = 0.0,
 ) -> pd.DataFrame:
     """:func:`control_comparison` of the :data:`COST_ROBUST` runs only, per group ``by`` and
     ``variant``, every temperature of a variant pooled within its seed (each run still paired
     with its own control): the rows that decide whether cost robustness is more than thrift
     (Fig. 3(b))."""
     mine = runs[runs["variant"].isin(COST_ROBUST)]
-    return control_comparison(mine, controls, [*by, "variant"], cost_col, min_n)
+    return control_comparison(mine, controls, [*by, "variant"], cost_col, min_n, overlap)
 
 
 def _span(effect: float, lo: float, hi: float, unit: str = "") -> str:

@@ -15,15 +15,21 @@ the training unit) after a shift of the inputs. This module runs that claim on r
   routers' initialisation and their batch order; the records are the release's): a fresh
   validation share of the training subsets (:func:`racer_lib.records.sets.stratified_split`),
   ACER / RACER-R / RACER-C / RACER at every budget trained in one batched pass
-  (:func:`racer_lib.paper.experiments.fit`), evaluated on the shifted subsets with the cost
-  **in the training unit** (``train_cost``), then the matched-spend controls of the robust
-  runs (:func:`racer_lib.paper.shift.matched_controls`, shared with the robustness ablation);
+  (:func:`racer_lib.paper.experiments.fit`), evaluated on a resample of the shifted subsets
+  (:func:`test_draw`) with the cost **in the training unit** (``train_cost``), then the
+  matched-spend controls of the robust runs (:func:`racer_lib.paper.shift.matched_controls`,
+  shared with the robustness ablation);
 * :func:`violation_table`, :func:`reasoning_rates` — the runs read: runs over budget with
   Wilson intervals, and the reasoning rate before and after the shift.
 
 The chapter's findings, whether RACER-C and RACER beat their matched-spend controls, are
 decided over the seeds by :func:`racer_lib.paper.shift.control_verdicts` (every judge, shift,
-budget and temperature of a variant pooled within its seed).
+budget and temperature of a variant pooled within its seed). The shifted subsets are one fixed
+set of pairs, so the pairs are a level of variation more seeds cannot average away: each seed
+tests on its own resample of them, drawn with replacement (:func:`test_draw`), and the tests
+use Nadeau and Bengio's corrected standard error with :data:`TEST_OVERLAP` (issue 40: on the
+real null of :mod:`racer_lib.paper.real_null`, seeds testing on the fixed subsets read a
+robust router and its exchangeable control as different 14 % of the time).
 """
 
 from __future__ import annotations
@@ -56,6 +62,13 @@ from racer_lib.routing import train
 
 #: The share of each training subset held out for validation, per seed (:func:`split_labels`).
 VALID_SHARE = 0.25
+#: Nadeau and Bengio's correction for seeds whose test sets are resamples of one fixed set of
+#: pairs (:func:`test_draw`): two resamples share the set's own sampling variation, about as
+#: much as each adds, so the correlation of two seeds' results is at most one half and
+#: ``rho / (1 - rho)`` at most 1 (conservative where training adds variation of its own).
+TEST_OVERLAP = 1.0
+#: The stream of a seed's generator that draws its test resample (the split draws stream 0).
+_TEST_STREAM = 1
 #: The shift kinds :func:`shift_plan` knows.
 SHIFT_KINDS = ("natural->adversarial", "adversarial->natural", "leave-one-out")
 #: The findings' CSV (read by the reproduction report) and the groups of the per-cell control
@@ -155,6 +168,14 @@ def split_labels(
     return labels
 
 
+def test_draw(labels: np.ndarray, seed: int) -> np.ndarray:
+    """The rows a seed tests on: as many rows as ``labels`` marks ``test``, drawn from them
+    with replacement (``seed``'s own generator), in row order."""
+    rows = np.flatnonzero(np.asarray(labels) == "test")
+    rng = np.random.default_rng([seed, _TEST_STREAM])
+    return np.sort(rng.choice(rows, size=rows.size, replace=True))
+
+
 def shift_sides(records: dict[str, pd.DataFrame], plan: Sequence[Shift]) -> pd.DataFrame:
     """The shift itself, per judge, shift and side (``train``: the training subsets, ``test``:
     the shifted ones): pairs, both modes' accuracy, mean tokens, and All-Reasoning's cost
@@ -247,8 +268,8 @@ def run_shift(
         labels = split_labels(records["subset"], shift, s, VALID_SHARE)
         names, configs = _variant_plan(budgets, s, tau_r, taus_c)
         fit = experiments.fit(records, embeddings, configs, settings, split=labels)
-        test = labels == "test"
-        pair = (records[test], embeddings[test])
+        test = test_draw(labels, s)
+        pair = (records.iloc[test], embeddings[test])
         runs += policy_rows(fit, names, pair, **fixed, shift=shift.name)
         controls += matched_controls(
             fit, names, records, embeddings, settings, pair, split=labels, **fixed, shift=shift.name
@@ -342,11 +363,12 @@ def control_tables(
     the same per shift construction, each decided on its own (key :data:`KEY_BY_SHIFT`: the
     test subsets are one fixed draw per construction, so a finding that holds on one shift
     only is a finding about that shift)."""
-    by_cell = control_comparison(runs, controls, CONTROL_CELLS)
-    sweep = control_comparison(runs, controls, ["method"])
+    by_cell = control_comparison(runs, controls, CONTROL_CELLS, overlap=TEST_OVERLAP)
+    sweep = control_comparison(runs, controls, ["method"], overlap=TEST_OVERLAP)
     found = [
         control_findings(
-            variant_comparison(runs, controls, by), provenance, registry.LLMBAR_SHIFT,
+            variant_comparison(runs, controls, by, overlap=TEST_OVERLAP),
+            provenance, registry.LLMBAR_SHIFT,
             FINDINGS_CSV, (*by, "variant"), key=key,
         )
         for by, key in (((), KEY_MATCHED), (("shift",), KEY_BY_SHIFT))
