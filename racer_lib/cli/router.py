@@ -305,7 +305,14 @@ def routed_report(router, path: Path, split: str | None = None, baseline=None) -
         records, x = records[keep], x[keep]
     p, decisions, rule = route(router, records["id"].to_numpy(), x)
     unit = rec.CostUnit(router.tokens_per_unit)
-    report = held_out_report(records, decisions, unit, router.budget)
+    # the smallest effects that matter, the book's (racer_lib.paper.effects): half the paper's
+    # smallest gain over Random, and 5 % over the budget
+    from racer_lib.paper.effects import OVERSPEND, SELECTION_GAIN
+
+    report = held_out_report(
+        records, decisions, unit, router.budget,
+        gain_sesoi=SELECTION_GAIN.sesoi, overspend=OVERSPEND.sesoi,
+    )  # fmt: skip
     if baseline is not None:
         from racer_lib.routing.logistic import NAME
 
@@ -353,6 +360,9 @@ def cmd_router_evaluate(args: argparse.Namespace) -> int:
         f"router minus Random at its rate: {d['effect']:+.2f} points [{d['lo']:+.2f}, "
         f"{d['hi']:+.2f}]; budget {met} (realized cost {report['methods'][0]['cost']:.3f})"
     )
+    for f in report["findings"]:
+        print(f"{f['decision']}: {f['finding']} ({f['effect']:+.3g} [{f['lo']:+.3g}, "
+              f"{f['hi']:+.3g}])")  # fmt: skip
     if not report["budget_met"]:
         from racer_lib.routing.decision import over_budget
 

@@ -311,15 +311,42 @@ def _mean_interval(values: np.ndarray, level: float) -> tuple[float, float, floa
     return mean, mean - half, mean + half
 
 
+def _finding(text: str, effect: tuple[float, float, float], boundary: float, sign: int) -> dict:
+    """One finding of :func:`held_out_report`: ``effect`` (mean, lo, hi) decided against
+    ``boundary`` on the claimed side ``sign`` by its interval: holds when the whole interval
+    lies beyond the boundary, fails when it lies short of it, inconclusive otherwise."""
+    from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE
+
+    mean, lo, hi = effect
+    near, far = (lo, hi) if sign > 0 else (hi, lo)
+    beyond = sign * (near - boundary) > 0
+    short = sign * (far - boundary) < 0
+    decision = HOLDS if beyond else FAILS if short else INCONCLUSIVE
+    return {"finding": text, "effect": mean, "lo": lo, "hi": hi, "boundary": boundary,
+            "decision": decision}  # fmt: skip
+
+
 def held_out_report(
-    records: pd.DataFrame, decisions, unit: CostUnit, budget: float, level: float = 0.95
+    records: pd.DataFrame,
+    decisions,
+    unit: CostUnit,
+    budget: float,
+    level: float = 0.95,
+    gain_sesoi: float = 0.0,
+    overspend: float = 0.0,
 ) -> dict:
     """A router's routed decisions (0/1, one per pair of ``records``) against the three
     reference policies on the same pairs: accuracy (%) and realized cost in the router's
     training ``unit`` (the unit ``budget`` is in, Eq. (1)), each with a ``level`` interval over
     pairs; Random reasons with the router's realized rate on every pair (its expected
     correctness and cost per pair). ``router_minus_random`` is the paired difference of
-    accuracy (points); ``budget_met``: the router's realized cost is at most ``budget``."""
+    accuracy (points); ``budget_met``: the router's realized cost is at most ``budget``.
+
+    ``findings``: the two statements a practitioner checks, each decided by its ``level``
+    interval over pairs (:func:`_finding`; the pairs are the replicates: the question is this
+    router on new pairs like these): the router beats Random at its rate by more than
+    ``gain_sesoi`` points, and its realized cost is at most ``overspend`` (a share) over the
+    budget."""
     d = np.asarray(decisions, dtype=np.int64)
     if d.shape != (len(records),) or not np.isin(d, (0, 1)).all():
         raise ValueError(f"need one 0/1 decision per pair ({len(records)}), got {d.shape}")
@@ -354,6 +381,13 @@ def held_out_report(
             }
         )
     diff = _mean_interval(100 * (per_pair["router"][0] - per_pair[HELD_OUT_METHODS[3]][0]), level)
+    spent = _mean_interval(per_pair["router"][1] / budget - 1, level)
+    findings = [
+        _finding(f"the router is more accurate than Random at its rate by over {gain_sesoi:g} "
+                 "points", diff, gain_sesoi, 1),
+        _finding(f"the router's realized cost is at most {overspend:.0%} over the budget",
+                 spent, overspend, -1),
+    ]  # fmt: skip
     return {
         "pairs": len(d),
         "level": level,
@@ -362,6 +396,7 @@ def held_out_report(
         "budget_met": bool(methods[0]["cost"] <= budget),
         "router_minus_random": dict(zip(("effect", "lo", "hi"), diff)),
         "methods": methods,
+        "findings": findings,
     }
 
 
