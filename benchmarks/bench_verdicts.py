@@ -77,6 +77,11 @@ REPLICATIONS = int(os.environ.get("VERDICTS_REPLICATIONS", "20"))
 #: Master seeds never used to choose a size of a profile (issue 40: 0, 1 and 2 were watched while
 #: ``profiles/sim.yaml`` was tuned, so a stability measured on them flatters the protocol).
 STABILITY_SEEDS = (10, 11, 12) if os.environ.get("VERDICTS_STABILITY", "1") != "0" else ()
+#: The results folders (``--results-dir``) of sim builds already made with ``--set seed=S``
+#: for each S of :data:`STABILITY_SEEDS`, in order, separated by ``:``
+#: (``VERDICTS_STABILITY_BUILDS``): the stability read from them rather than three new builds
+#: (their reports may have been decided again with ``--only 01_reproduction_report``).
+GIVEN_BUILDS = [d for d in os.environ.get("VERDICTS_STABILITY_BUILDS", "").split(":") if d]
 #: ``stability``, ``rates`` or ``claims``: measure that part alone, keep the recorded others.
 ONLY = os.environ.get("VERDICTS_ONLY", "")
 RECORD = ROOT / "results" / "bench" / "verdicts.json"  # the recorded run (benchmarks/run.py)
@@ -108,11 +113,16 @@ def _build(work: Path, profile: str, name: str, sets: list[str]) -> tuple[float,
     start = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, check=True, env=os.environ.copy(), stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
-    with open(results / profile / CLAIMS_CSV, newline="", encoding="utf-8") as handle:
+    return seconds, _statuses(results / profile / CLAIMS_CSV)
+
+
+def _statuses(claims_csv: Path) -> dict[str, str]:
+    """The status per claim key of a build's report; the movable claims' keys are recorded in
+    :data:`_MOVABLE` as they are read."""
+    with open(claims_csv, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    statuses = {_key(r["artifact"], r["claim"]): r["status"] for r in rows}
     _MOVABLE.update(_key(r["artifact"], r["claim"]) for r in rows if r["emergent"] == "True")
-    return seconds, statuses
+    return {_key(r["artifact"], r["claim"]): r["status"] for r in rows}
 
 
 #: The claims any build read as emergent (their status is a test's decision on routers; the
@@ -144,9 +154,15 @@ def replications(work: Path, simulator: str, claims: set[str]) -> tuple[dict, li
 
 
 def stability(work: Path) -> dict:
-    """The sim profile rebuilt with each master seed of :data:`STABILITY_SEEDS`."""
+    """The sim profile rebuilt with each master seed of :data:`STABILITY_SEEDS`, or the builds
+    named by :data:`GIVEN_BUILDS` read as they are."""
     builds, times = [], []
-    for seed in STABILITY_SEEDS:
+    for k, seed in enumerate(STABILITY_SEEDS):
+        if GIVEN_BUILDS:
+            builds.append(_statuses(Path(GIVEN_BUILDS[k]) / SIM / CLAIMS_CSV))
+            times.append(None)
+            print(f"  sim seed {seed}: read from {GIVEN_BUILDS[k]}", flush=True)
+            continue
         seconds, statuses = _build(work, SIM, f"sim{seed}", [f"seed={seed}"])
         builds.append(statuses)
         times.append(seconds)
@@ -172,6 +188,8 @@ def stability(work: Path) -> dict:
         # builds with this probability: the ceiling the protocol's level puts on stability
         "null_claim_same_in_all": (1 - 2 * ALPHA) ** len(builds) + 2 * ALPHA ** len(builds),
         "build_s": times,
+        # builds read as given (VERDICTS_STABILITY_BUILDS) rather than made by this run
+        "given_builds": list(GIVEN_BUILDS),
     }
 
 
@@ -220,6 +238,11 @@ def _recorded_stability() -> dict | None:
 
 def run() -> dict:
     commit = _commit()  # what the builds ran, before anything can change under them
+    if GIVEN_BUILDS and len(GIVEN_BUILDS) != len(STABILITY_SEEDS):
+        raise SystemExit(
+            f"VERDICTS_STABILITY_BUILDS names {len(GIVEN_BUILDS)} folders: give one results "
+            f"folder per master seed {STABILITY_SEEDS}, in order"
+        )
     if ONLY not in ("", "stability", "rates", "claims"):
         raise SystemExit(f"VERDICTS_ONLY={ONLY!r}: give stability, rates, claims or nothing")
     if ONLY == "stability":
