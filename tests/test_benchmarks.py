@@ -132,3 +132,15 @@ def test_the_claim_rates_page_states_each_claims_rates_and_the_goal():
     )
     assert "1 emergent claims are decided inside their chapters" in text
     assert "claim_rates: 1 of 1" in bench.line(result)
+
+
+def test_the_router_cli_bench_reads_both_fit_times_the_cli_prints():
+    bench = _bench("router_cli")
+    printed = "baseline beside it, ...; fitted in 0.12 s (the router: 41.3 s); wrote r.json\n"
+    assert bench._fit_times(printed) == {"logistic_regression_s": 0.12, "router_s": 41.3}
+    assert bench._fit_times("nothing timed") == {}
+    result = {"goals_s": bench.GOALS, "train_32k_s": 70.0, "train_llmbar_s": None,
+              "route_10k_s": 2.0}  # fmt: skip
+    said = bench.line(result)
+    assert "train_32k 70.0 s (goal <= 60 s NOT met)" in said
+    assert "train_llmbar not measured" in said and "route_10k 2.0 s (goal <= 5 s met)" in said

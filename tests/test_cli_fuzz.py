@@ -20,7 +20,7 @@ message for a command line it cannot parse), never a traceback nor a warning; no
 outside the folders named (the whole test folder and the process's temporary folder are listed
 before and after); no code run (a canary file that the payloads would create never appears).
 
-How many examples per entry point: 2000 in CI (``make test TEST_ALL=1``, the ``ci`` hypothesis
+How many examples per entry point: 3000 in CI (``make test TEST_ALL=1``, the ``ci`` hypothesis
 profile of tests/conftest.py), 150 in ``make test`` (the harness adds about 25 s to it). What it
 found is kept as explicit examples (``@example``), run every time.
 """
@@ -45,9 +45,9 @@ from hypothesis import strategies as st
 from racer_lib import cli
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pipeline"
-#: Examples per entry point: 2000 under CI's hypothesis profile (``make test TEST_ALL=1``: about
-#: 4.5 minutes for the six on a shared 2-core machine), 150 in ``make test`` (about 20 s).
-EXAMPLES = 2000 if settings.default.max_examples > 500 else 150
+#: Examples per entry point: 3000 under CI's hypothesis profile (``make test TEST_ALL=1``: about
+#: 7 minutes for the six on a shared 2-core machine), 150 in ``make test`` (about 20 s).
+EXAMPLES = 3000 if settings.default.max_examples > 500 else 150
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
