@@ -334,6 +334,12 @@ def page(result: dict) -> str:
                 if st.get("commit", s["commit"]) != s["commit"]
                 else ""
             )
+            + (
+                " (builds made beforehand and read as they were, their reports decided again "
+                "at that commit)"
+                if st.get("given_builds")
+                else ""
+            )
             + "; "
             f"of the {st['claims'] - st['same_in_all']} that change, "
             f"{len(st['contradictions'])} read *reproduced* in one build and *not reproduced* in "
