@@ -195,12 +195,9 @@ def _add_train(parser: argparse.ArgumentParser) -> None:
         "validation checkpoint kept (among those within budget, the most accurate). Trains on "
         "the records' 'train' split and selects on 'valid' when both are there, else holds out "
         "--validation-fraction of the pairs (seeded); pairs of split 'test' are never used. "
-        "The training settings default to the paper's (epochs, --lr, --dual-step, one seed), "
-        "measured on small sets by `make bench` (results/bench/router_defaults.json): on 2,000 "
-        "simulated pairs they route as well as chapter 17's small-data settings (--epochs 100 "
-        "--lr 1e-3 --dual-step 1e-4 --seeds 3); on a few hundred pairs (an LLMBar judge) they "
-        "end at All-Instruct and neither beats Random: collect more pairs before trusting a "
-        "router, and read the degenerate-router warning."
+        "Defaults: the paper's settings, measured on small sets (make bench: results/bench/"
+        "router_defaults.json): on 2,000 simulated pairs as good as --epochs 100 --lr 1e-3 "
+        "--dual-step 1e-4 --seeds 3; on a few hundred pairs neither beats Random."
     )
     parser.add_argument("records", type=Path, help="records file (.parquet or .csv)")
     budget = parser.add_mutually_exclusive_group(required=True)
@@ -311,14 +308,10 @@ def routed_report(router, path: Path, split: str | None = None, baseline=None) -
         records, x = records[keep], x[keep]
     p, decisions, rule = route(router, records["id"].to_numpy(), x)
     unit = rec.CostUnit(router.tokens_per_unit)
-    # the smallest effects that matter, the book's (racer_lib.paper.effects): half the paper's
-    # smallest gain over Random, and 5 % over the budget
-    from racer_lib.paper.effects import OVERSPEND, SELECTION_GAIN
+    from racer_lib.paper.effects import OVERSPEND, SELECTION_GAIN  # the book's SESOIs
 
-    report = held_out_report(
-        records, decisions, unit, router.budget,
-        gain_sesoi=SELECTION_GAIN.sesoi, overspend=OVERSPEND.sesoi,
-    )  # fmt: skip
+    sesoi = {"gain_sesoi": SELECTION_GAIN.sesoi, "overspend": OVERSPEND.sesoi}
+    report = held_out_report(records, decisions, unit, router.budget, **sesoi)
     if baseline is not None:
         from racer_lib.routing.logistic import NAME
 
@@ -331,19 +324,15 @@ def routed_report(router, path: Path, split: str | None = None, baseline=None) -
 
 def cmd_router_evaluate(args: argparse.Namespace) -> int:
     """``racer router evaluate``: a saved router on held-out pairs, beside the baselines."""
+    from racer_lib.evaluation.metrics import held_out_lines
     from racer_lib.routing.logistic import LogisticRouter, baseline_path
     from racer_lib.routing.policy import Router
 
     router = Router.load(args.router)
     beside = baseline_path(args.router)
     baseline = LogisticRouter.load(beside) if beside.exists() else None
-    report = routed_report(router, args.records, args.split, baseline)
-    report = {
-        "records": str(args.records),
-        "split": args.split,
-        "router": str(args.router),
-        **report,
-    }
+    report = {"records": str(args.records), "split": args.split, "router": str(args.router),
+              **routed_report(router, args.records, args.split, baseline)}  # fmt: skip
     for key in ("ids", "p_reasoning", "decisions"):
         report.pop(key)
     if args.json:
@@ -355,20 +344,7 @@ def cmd_router_evaluate(args: argparse.Namespace) -> int:
         f"(1 unit = {router.tokens_per_unit:.1f} instruct tokens); {100 * report['level']:g} % "
         f"intervals over pairs; decision rule {report['rule_text']}"
     )
-    print(f"{'method':<31} {'accuracy %':>22} {'cost':>22} {'reasoning':>10}")
-    for m in report["methods"]:
-        acc = f"{m['accuracy']:.2f} [{m['accuracy_lo']:.2f}, {m['accuracy_hi']:.2f}]"
-        cost = f"{m['cost']:.3f} [{m['cost_lo']:.3f}, {m['cost_hi']:.3f}]"
-        print(f"{m['method']:<31} {acc:>22} {cost:>22} {m['reasoning_rate']:>10.1%}")
-    d = report["router_minus_random"]
-    met = "met" if report["budget_met"] else "NOT met"
-    print(
-        f"router minus Random at its rate: {d['effect']:+.2f} points [{d['lo']:+.2f}, "
-        f"{d['hi']:+.2f}]; budget {met} (realized cost {report['methods'][0]['cost']:.3f})"
-    )
-    for f in report["findings"]:
-        print(f"{f['decision']}: {f['finding']} ({f['effect']:+.3g} [{f['lo']:+.3g}, "
-              f"{f['hi']:+.3g}])")  # fmt: skip
+    print("\n".join(held_out_lines(report)))
     if not report["budget_met"]:
         from racer_lib.routing.decision import over_budget
 

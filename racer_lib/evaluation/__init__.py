@@ -19,6 +19,7 @@ from racer_lib._exports import lazy_exports
 #: (PyTorch for the metrics, statsmodels for the verdicts).
 _EXPORTS = {
     "endpoints": "metrics",
+    "held_out_lines": "metrics",
     "held_out_report": "metrics",
     "oracle_frontier": "metrics",
     "policy_point": "metrics",

@@ -400,6 +400,26 @@ def held_out_report(
     }
 
 
+def held_out_lines(report: dict) -> list[str]:
+    """A :func:`held_out_report` as ``racer router evaluate`` prints it: one row per method
+    (accuracy and cost with their intervals, reasoning rate), the router's paired difference
+    from Random with the budget met or not, and each finding's decision with its interval."""
+    lines = [f"{'method':<31} {'accuracy %':>22} {'cost':>22} {'reasoning':>10}"]
+    for m in report["methods"]:
+        acc = f"{m['accuracy']:.2f} [{m['accuracy_lo']:.2f}, {m['accuracy_hi']:.2f}]"
+        cost = f"{m['cost']:.3f} [{m['cost_lo']:.3f}, {m['cost_hi']:.3f}]"
+        lines.append(f"{m['method']:<31} {acc:>22} {cost:>22} {m['reasoning_rate']:>10.1%}")
+    d, met = report["router_minus_random"], "met" if report["budget_met"] else "NOT met"
+    lines.append(
+        f"router minus Random at its rate: {d['effect']:+.2f} points [{d['lo']:+.2f}, "
+        f"{d['hi']:+.2f}]; budget {met} (realized cost {report['methods'][0]['cost']:.3f})"
+    )
+    return lines + [
+        f"{f['decision']}: {f['finding']} ({f['effect']:+.3g} [{f['lo']:+.3g}, {f['hi']:+.3g}])"
+        for f in report.get("findings", ())
+    ]
+
+
 # ----------------------------------------------------------------------------------------
 # Fig. 2 (§2 of the paper): the two modes side by side, and the statements the paper reads
 # off the figure

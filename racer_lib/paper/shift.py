@@ -269,20 +269,13 @@ def control_verdicts(
     """The rule of the module on :func:`paired_runs` rows, seeds as replicates
     (:func:`per_seed_shares`): ``fewer violations`` (directional, below zero), ``equal
     accuracy`` (TOST within ``±EQUAL_ACCURACY_POINTS``) and ``beats the control``, their
-    :func:`conjunction`. ``overlap``: where the seeds test on resamples of one fixed set of
-    pairs (chapter 15), Nadeau and Bengio's correction for what they share
-    (:func:`racer_lib.evaluation.verdicts.directional`); 0 where each seed draws its own."""
-    seeds = per_seed_shares(both)
+    :func:`conjunction`. ``overlap``: Nadeau and Bengio's correction where the seeds test on
+    resamples of one fixed set of pairs (chapter 15; :func:`verdicts.directional`)."""
+    seeds, kw = per_seed_shares(both), {"min_n": min_n, "overlap": overlap}
     fewer = verdicts.directional(
-        seeds["violation_difference"],
-        -1,
-        min_n=min_n,
-        sesoi=effects.VIOLATIONS.sesoi,
-        overlap=overlap,
+        seeds["violation_difference"], -1, sesoi=effects.VIOLATIONS.sesoi, **kw
     )
-    alike = verdicts.equivalent(
-        seeds["accuracy_difference"], EQUAL_ACCURACY_POINTS, min_n=min_n, overlap=overlap
-    )
+    alike = verdicts.equivalent(seeds["accuracy_difference"], EQUAL_ACCURACY_POINTS, **kw)
     parts = {"fewer violations": fewer, "equal accuracy": alike}
     return {**parts, "beats the control": conjunction(parts)}
 
@@ -329,8 +322,7 @@ def control_comparison(
     ``difference_hi``, ``accuracy_p`` and ``accuracy_decision``; then the conjunction's verdict
     columns (:meth:`racer_lib.evaluation.verdicts.Verdict.columns`: ``effect`` ... ``decision``,
     ``note``, ``p_other``; ``decision`` ``holds``: the group beats its control), which
-    :func:`control_findings` turns into findings with a status. ``overlap``: as for
-    :func:`control_verdicts`."""
+    :func:`control_findings` turns into findings with a status (``overlap``: as there)."""
     both = paired_runs(runs, controls, cost_col)
     rows = []
     for key, g in both.groupby(list(by), sort=False, dropna=False):
