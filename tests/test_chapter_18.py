@@ -61,6 +61,18 @@ def test_a_planted_overspend_is_removed_by_pacing():
     assert runs.loc[ch.MATCHED, "cost"] <= runs.loc[ch.PACED, "cost"] + 1e-9
 
 
+def test_the_capped_pacer_keeps_every_prefix_within_budget():
+    scores, costs, right, threshold = _stream(0.35)  # instruct costs 1 <= C: the cap's premise
+    thresholds = {"RACER": threshold, "RACER-C": threshold, ch.RECALIBRATED: threshold}
+    rows, curves = ch.stream_runs(scores, costs, right, thresholds, _design(eta=0.01), [1000])
+    runs = pd.DataFrame(rows).set_index("policy")
+    assert runs.loc[ch.OFFLINE, "overspend"] > 0.15  # the router alone overspends
+    assert runs.loc[ch.CAPPED, "overspend"] <= 0  # cost_after: the largest running mean
+    running = {c["policy"]: c["mean_cost"] for c in curves}
+    assert running[ch.CAPPED] <= BUDGET < running[ch.OFFLINE]
+    assert runs.loc[ch.CAPPED, "reasoning_rate"] > 0.1  # it still reasons where it can
+
+
 def test_pacing_a_router_within_budget_changes_little():
     runs = _runs(rate=0.15)  # offline: 1 + 0.15 * 4 = 1.6, within the budget
     offline, paced = runs.loc[ch.OFFLINE], runs.loc[ch.PACED]
@@ -124,7 +136,7 @@ def test_the_companions_claims_hold_within_budget_and_fail_on_a_planted_overspen
         assert claim.chapter == registry.KEEPING_BUDGET
         verdict = claim.rule.evaluate(tmp_path).verdict
         assert verdict.holds is holds, (claim.claim, verdict)
-        assert "3 (intersection-union)" in verdict.test
+        assert f"{len(ch.STREAMS)} (intersection-union)" in verdict.test
 
 
 def test_the_report_gathers_the_chapters_claims():

@@ -94,6 +94,7 @@ def test_records_route_paces_saves_its_state_and_resumes(tmp_path, capsys):
 
 
 def test_the_cli_default_step_is_the_pacers():
-    from racer_lib.cli import records as cli_records
+    from racer_lib.cli import common
+    from racer_lib.judging import RunSpec
 
-    assert cli_records.DEFAULT_ETA == BudgetPacer.eta
+    assert common.DEFAULT_ETA == BudgetPacer.eta == RunSpec.eta

@@ -20,7 +20,10 @@ from pathlib import Path
 
 from racer_lib.errors import InputError
 
-__all__ = ["Noun", "Verb", "add_noun", "positive_int", "refuse_overwrite"]
+__all__ = ["Noun", "Verb", "add_noun", "add_pace_options", "positive_int", "refuse_overwrite"]
+
+#: racer_lib.routing.pacing.BudgetPacer's default dual step (checked by tests/test_pacing.py).
+DEFAULT_ETA = 0.005
 
 #: A path a command names, with what it is in words: ``("--out", out)``, ``("records file",
 #: records)``; a path of None is not given (an option left out) and is skipped.
@@ -99,3 +102,32 @@ def refuse_overwrite(outputs: Iterable[Named], inputs: Iterable[Named], hint: st
                     f"{out}: {out_name} is the {name} {path}; it would be overwritten. Give "
                     f"another file{hint}"
                 )
+
+
+def add_pace_options(parser: argparse.ArgumentParser, observed: str, cap_cost: str):
+    """The options of ``--pace`` (:class:`racer_lib.routing.pacing.BudgetPacer`, beyond the
+    paper), shared by ``records route`` and ``judge run --router``, in a group returned for
+    more; ``observed`` says where each pair's cost comes from, ``cap_cost`` the default of
+    ``--cap-cost``."""
+    group = parser.add_argument_group(
+        "pacing (racer_lib.routing.BudgetPacer, beyond the paper)",
+        "Keep the router's budget online: the pairs in order, a dual price on cost updated "
+        f"from each pair's observed cost ({observed}).",
+    )
+    group.add_argument(
+        "--pace",
+        choices=("off", "dual", "cap"),
+        default="off",
+        help="off: the rule alone (default); dual: online dual descent on a cost price; cap: "
+        "dual plus a hard cap (cumulative cost <= C t + slack)",
+    )
+    group.add_argument(
+        "--eta", type=float, default=DEFAULT_ETA, help=f"dual step (default {DEFAULT_ETA:g})"
+    )
+    group.add_argument("--slack", type=float, default=0.0, help="cap: slack (cost units)")
+    group.add_argument(
+        "--cap-cost",
+        type=float,
+        help=f"cap: the largest cost of one reasoning judgment (default: {cap_cost})",
+    )
+    return group

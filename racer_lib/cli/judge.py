@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from racer_lib.cli.common import Noun, Verb, refuse_overwrite
+from racer_lib.cli.common import Noun, Verb, add_pace_options, refuse_overwrite
 from racer_lib.errors import RacerError
 
 
@@ -248,6 +248,13 @@ def _add_run(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the pairs' embeddings (default: PAIRS.embeddings.parquet beside a pairs file, "
         "else computed with the router's embedder)",
+    )
+    add_pace_options(
+        parser,
+        "its chosen mode's generated tokens, judged a round of --batch-size pairs at a time; "
+        "the price saved in OUT/shard-I-of-N/routes.csv and pacer.json, so a resumed run "
+        "decides as an uninterrupted one",
+        "--max-tokens in the router's cost unit, times the orders judged",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=cmd_judge_run)

@@ -8,7 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from racer_lib.cli.common import Noun, Verb, refuse_overwrite
+from racer_lib.cli.common import Noun, Verb, add_pace_options, refuse_overwrite
 from racer_lib.errors import InputError, MissingFileError
 
 
@@ -141,8 +141,6 @@ TABLE_FIELDS = (
     "input_tokens_reasoning, thinking_tokens_instruct, thinking_tokens_reasoning"
 )
 PRICE_KEYS = "instruct_input, instruct_output, reasoning_input, reasoning_output"
-#: racer_lib.routing.pacing.BudgetPacer's default dual step (checked by tests/test_pacing.py).
-DEFAULT_ETA = 0.005
 
 
 def _add_table_options(parser: argparse.ArgumentParser) -> None:
@@ -457,7 +455,7 @@ def _route_paced(args: argparse.Namespace, records, routed, router, out: Path) -
     new = pd.DataFrame(rows, columns=["id", "p_reasoning", "decision", "mu", "cumulative_cost"])
     routes = new if done is None else pd.concat([done, new], ignore_index=True)
     rio.atomic_write(out, lambda tmp: routes.to_csv(tmp, index=False))
-    blob = {"settings": _settings_of(pacer), "state": pacer.state.to_dict()}
+    blob = {"settings": pacer.settings(), "state": pacer.state.to_dict()}
     rio.atomic_write(pacer_path(out), lambda tmp: Path(tmp).write_text(json.dumps(blob)))
     n = len(routes)
     rows_ = np.arange(n)
@@ -473,36 +471,9 @@ def _route_paced(args: argparse.Namespace, records, routed, router, out: Path) -
     return 0
 
 
-def _settings_of(pacer) -> dict:
-    return {
-        k: getattr(pacer, k) for k in ("budget", "threshold", "eta", "mode", "slack", "cap_cost")
-    }
-
-
 def _add_pace_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(
-        "pacing (racer_lib.routing.BudgetPacer, beyond the paper)",
-        "Keep the router's budget online: the pairs in file order, a dual price on cost "
-        "updated from each pair's observed cost (its chosen mode's tokens in the records).",
-    )
-    group.add_argument(
-        "--pace",
-        choices=("off", "dual", "cap"),
-        default="off",
-        help="off: the rule alone (default); dual: online dual descent on a cost price; cap: "
-        "dual plus a hard cap (cumulative cost <= C t + slack)",
-    )
-    group.add_argument(
-        "--eta",
-        type=float,
-        default=DEFAULT_ETA,
-        help=f"dual step (default {DEFAULT_ETA:g})",
-    )
-    group.add_argument("--slack", type=float, default=0.0, help="cap: slack (cost units)")
-    group.add_argument(
-        "--cap-cost",
-        type=float,
-        help="cap: the largest cost of one reasoning judgment (default: the records' largest)",
+    group = add_pace_options(
+        parser, "its chosen mode's tokens in the records", "the records' largest"
     )
     group.add_argument("--limit", type=int, help="route only the next N pairs (then --resume)")
     group.add_argument(

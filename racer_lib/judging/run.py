@@ -12,6 +12,7 @@ run`` does): it loads the pairs and the backends, judges, and frees the backends
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -146,7 +147,7 @@ def run_judging(
             if task in spec.tasks
             for order in (spec.orders if task != "self_route" else ORDERS[:1])
             for row in mine.itertuples(index=False)
-            if modes is None or modes[row.id] == task
+            if modes is None or modes.get(row.id) == task
         ]
         todo = [it for it in items if (it[2].id, it[0], it[1]) not in done]
         n_parts += _judge_items(folder, todo, len(items), backends, run, progress)
@@ -193,9 +194,10 @@ def _resume(folder: Path, config: dict, mine: pd.DataFrame) -> tuple[set, int]:
 
 def _routed_modes(folder: Path, routing, mine: pd.DataFrame, done: set) -> dict[str, str]:
     """Route-then-judge: pair id -> the one task it is judged in, from ``routing``'s decisions
-    (pinned in the shard's ``routes.csv``); parts in another mode are refused."""
+    (pinned in the shard's ``routes.csv``); parts in another mode are refused. A paced run
+    (``routing.config["pace"]``) has decided its first rounds only: the others wait."""
     routes = routing.routes[routing.routes["id"].isin(set(mine["id"]))]
-    if len(routes) != len(mine):
+    if len(routes) != len(mine) and not routing.config.get("pace"):  # paced: the rounds so far
         raise ConfigError(f"{folder}: no routing decision for some of the shard's pairs")
     routes = pin_routes(folder, routes.reset_index(drop=True))
     modes = dict(zip(routes["id"], routes["decision"].map(dict(enumerate(TASKS))), strict=True))
@@ -344,15 +346,22 @@ def execute(
         raise ConfigError(
             "a routed run (RunSpec.router) is executed by racer_lib.routing.routed.execute_routed"
         )
+    if pairs is None:
+        pairs = load_pairs(run.dataset, run.limit)
+    with open_backends(run) as backends:
+        return run_judging(pairs, backends, run, progress=progress, routing=routing)
+
+
+@contextlib.contextmanager
+def open_backends(run: RunSpec):
+    """The backends of ``run``'s judge (:func:`make_backends`, the torch CPU threads set
+    first), freed on leaving (:func:`close_backends`)."""
     if run.threads:
         import torch
 
         torch.set_num_threads(run.threads)
-    spec = run.judge
-    if pairs is None:
-        pairs = load_pairs(run.dataset, run.limit)
-    backends = make_backends(spec, run.backend, **run.backend_options())
+    backends = make_backends(run.judge, run.backend, **run.backend_options())
     try:
-        return run_judging(pairs, backends, run, progress=progress, routing=routing)
+        yield backends
     finally:
         close_backends(backends)

@@ -43,6 +43,7 @@ ORDERS = ("original", "swapped")
 ORDER_RULES = ("judgebench", "strict")
 BACKENDS = ("vllm", "transformers")
 DECISIONS = ("expected", "sampled")  # route-then-judge's rules (racer_lib.routing.routed)
+PACES = ("off", "dual", "cap")  # route-then-judge's pacing (racer_lib.routing.pacing)
 DEFAULT_MAX_TOKENS = 4096
 SELF_ROUTE_MAX_TOKENS = 16
 COMMAND = ("racer", "judge")
@@ -209,7 +210,10 @@ class RunSpec:
     ``max_model_len``: vLLM's (:meth:`backend_options`); ``threads``: torch CPU threads
     (0 or ``None`` keeps torch's default). ``router``: a router file, to judge each pair only in
     the mode it picks (``decision``: ``expected`` or ``sampled``; ``embeddings``: the pairs'
-    embeddings file, default beside the pairs file or computed; :mod:`.routed`).
+    embeddings file, default beside the pairs file or computed; :mod:`.routed`); ``pace``
+    (``off``, ``dual``, ``cap``) keeps the router's budget online
+    (:class:`racer_lib.routing.pacing.BudgetPacer`, dual step ``eta``; with
+    ``cap``, ``slack`` and ``cap_cost``, default the most one reasoning judgment can cost).
     """
 
     dataset: str
@@ -238,6 +242,10 @@ class RunSpec:
     router: str | None = None
     decision: str = "expected"
     embeddings: str | None = None
+    pace: str = "off"
+    eta: float = 0.005  # BudgetPacer's default step (tests/test_pacing.py checks)
+    slack: float = 0.0
+    cap_cost: float | None = None
 
     def __post_init__(self):
         shard = parse_shard(self.shard) if isinstance(self.shard, str) else tuple(self.shard)
@@ -256,6 +264,10 @@ class RunSpec:
             raise ConfigError("--gguf-file is for the transformers backend")
         if self.decision not in DECISIONS:
             raise ConfigError(f"unknown decision {self.decision!r}; one of {', '.join(DECISIONS)}")
+        if self.pace not in PACES:
+            raise ConfigError(f"unknown pacing {self.pace!r}; one of {', '.join(PACES)}")
+        if self.pace != "off" and self.router is None:
+            raise ConfigError(f"--pace {self.pace} keeps a router's budget: give --router")
         self.judge  # noqa: B018  (a bad judge is refused now, not when the run starts)
 
     @property

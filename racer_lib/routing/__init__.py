@@ -7,7 +7,8 @@
 - ``train``: Algorithm 1 (ACER, RACER-R, RACER-C, RACER) and model selection;
 - ``store``: trained routers stored by the hash of their configuration and inputs;
 - ``baselines``: RouterBench-KNN, RouteLLM-MF, M-IRT and the budget-matching rule;
-- ``routed``: route-then-judge, a saved router picking the one mode each pair is judged in;
+- ``routed``: route-then-judge, a saved router picking the one mode each pair is judged in
+  (paced: the budget kept online while the judge runs, in rounds, resumable);
 - ``estimator``: :class:`RacerRouter`, RACER as a scikit-learn estimator on arrays;
 - ``decision``: the one decision rule a router file states (argmax or sampled), applied by
   every command that routes;

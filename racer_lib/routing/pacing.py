@@ -123,11 +123,31 @@ class BudgetPacer:
 
     def decide(self, score: float) -> int:
         """Pair ``t``'s mode (1 reasoning) from its score, before its cost is known."""
-        reason = float(score) - self.price() > self.threshold
-        if reason and self.mode == "cap":
-            allowed = self.budget * (self.state.t + 1) + self.slack
-            reason = self.state.spent + self.cap_cost <= allowed
-        return int(reason)
+        return int(self.decide_round([score])[0])
+
+    def decide_round(self, scores) -> np.ndarray:
+        """The modes of the next ``len(scores)`` pairs, all decided before any of their costs
+        is known (a round of a batched judge, ``racer judge run --router --pace``), at the
+        current price. Under ``cap`` each earlier pair of the round is counted at the most it
+        can cost (``cap_cost`` if it reasons, ``C`` if not), so the cap holds as it does pair
+        by pair. One score: :meth:`decide`. Observe the round's costs in order afterwards."""
+        price, s = self.price(), self.state
+        out = np.zeros(len(scores), dtype=np.int64)
+        reserved = 0.0
+        for j, score in enumerate(scores):
+            reason = float(score) - price > self.threshold
+            if self.mode == "cap":
+                if reason:
+                    allowed = self.budget * (s.t + j + 1) + self.slack
+                    reason = s.spent + reserved + self.cap_cost <= allowed
+                reserved += self.cap_cost if reason else self.budget
+            out[j] = reason
+        return out
+
+    def settings(self) -> dict:
+        """The pacer's settings (what a resumed run must share), without its state."""
+        names = ("budget", "threshold", "eta", "mode", "slack", "cap_cost")
+        return {k: getattr(self, k) for k in names}
 
     def observe(self, decision: int, cost: float) -> None:
         """The chosen mode's cost of pair ``t`` (the budget's unit): update the price."""

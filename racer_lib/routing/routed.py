@@ -24,14 +24,33 @@ in row order instead).
 its budget ``C`` is in; the instruct tokens of the pairs routed to reasoning are never
 generated, so the set's own All-Instruct cost is unknown here. Accuracy counts an unparseable
 verdict as wrong, as everywhere (:mod:`racer_lib.records.schema`).
+
+**Paced** (``--pace dual|cap``, beyond the paper, :func:`execute_paced`): the budget kept
+online while the judge runs. Pair ``t``'s mode then depends on the price ``mu_t``
+(:class:`racer_lib.routing.pacing.BudgetPacer`), and the price on the costs of the pairs
+judged before it, so the shard's pairs (in the pairs file's order) go in *rounds* of
+``--batch-size`` pairs: a round is decided at the current price
+(:meth:`BudgetPacer.decide_round`), its decisions appended to ``routes.csv`` with that price
+(``mu``) and the round's number, the round judged, and each pair's realized cost (as
+``routed.csv`` reports it) updates the price, pair by pair in order; ``pacer.json`` holds the
+pacer's settings and state after the last round. A stopped run keeps the decisions in
+``routes.csv`` (a round decided but not judged is judged as decided) and rebuilds the pacer's
+state by replaying the judged costs round by round, each round's saved price and decisions
+checked against the replay (a file that disagrees is named, never used): a resumed run decides
+as an uninterrupted one, no pair judged twice or lost. Each shard paces its own stream; a run
+whose every shard keeps ``C`` keeps it overall.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,19 +58,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from racer_lib.errors import ConfigError
+from racer_lib.errors import ConfigError, RacerError
 from racer_lib.judging.merging import combine_orders
 from racer_lib.judging.spec import (
     ORDERS,
     JudgingError,
     RunSpec,
     shard_dir,
+    shard_of,
 )
 from racer_lib.judging.store import ROUTES_NAME, read_parts
 from racer_lib.records import files as rfiles
 from racer_lib.records import io as rio
 from racer_lib.records import schema as rec
 from racer_lib.routing.decision import decide, more_probable  # noqa: F401 (public here too)
+from racer_lib.routing.pacing import BudgetPacer, PacerState
 
 if TYPE_CHECKING:  # torch is imported only when a router is loaded
     from racer_lib.routing.policy import Router
@@ -201,12 +222,19 @@ class RoutedResult:
     shard: Any  # racer_lib.judging.run.ShardResult
     table: pd.DataFrame
     summary_row: pd.DataFrame
+    pacer: Any = None  # racer_lib.routing.pacing.BudgetPacer of a paced run, at its end
 
     def summary(self) -> str:
         s = self.summary_row.iloc[0]
+        paced = ""
+        if self.pacer is not None:
+            paced = (
+                f"paced ({self.pacer.mode}, step {self.pacer.eta:g}): price mu "
+                f"{self.pacer.state.mu:.3f} after {self.pacer.state.t} pairs; "
+            )
         return (
             f"{self.shard.summary()}\nrouted ({s['decision']} decision, seed {s['seed']}): "
-            f"{s['n']} pairs, reasoning on {s['reasoning_rate']:.1%}; accuracy "
+            f"{s['n']} pairs, reasoning on {s['reasoning_rate']:.1%}; {paced}accuracy "
             f"{s['accuracy']:.2f} %, realized cost {s['cost']:.3f} router cost units (budget "
             f"C = {s['budget']:g}, {'within' if s['within_budget'] else 'over'} budget); wrote "
             f"{self.shard.folder / ROUTED_NAME}"
@@ -250,14 +278,200 @@ def execute_routed(run: RunSpec, pairs: pd.DataFrame | None = None, *, progress:
     x = pair_embeddings(pairs, router, run.embeddings, dataset=run.dataset)
     rule = run_rule(router, run.decision, run.seed)
     plan = routing(pairs, router, x, rule.judging_name, rule.seed)
-    shard = execute(run, pairs, progress=progress, routing=plan)
+    pacer = None
+    if run.pace == "off":
+        shard = execute(run, pairs, progress=progress, routing=plan)
+    else:
+        shard, pacer = execute_paced(run, pairs, plan, rule, router, progress=progress)
     folder = shard_dir(run.out, run.shard)
     routes = pd.read_csv(folder / ROUTES_NAME, dtype={"id": str})
     parts, _ = read_parts(folder)
     table = routed_table(routes, parts, pairs, router.tokens_per_unit)
     rio.atomic_write(folder / ROUTED_NAME, lambda tmp: table.to_csv(tmp, index=False))
     row = routed_summary(table, router.budget, decision=rule.judging_name, seed=rule.seed)
-    return RoutedResult(shard, table, row)
+    return RoutedResult(shard, table, row, pacer)
+
+
+PACER_NAME = "pacer.json"  # per shard: the pacer's settings and its state after the last round
+PACED_COLUMNS = ["id", "p_reasoning", "decision", "mu", "round"]
+
+
+def run_pacer(run: RunSpec, router, threshold: float) -> BudgetPacer:
+    """The pacer of ``run`` (``run.pace``, ``run.eta``, ``run.slack``) around a router whose
+    rule reasons iff score > ``threshold``, at the router's budget. ``cap``'s largest cost of a
+    reasoning judgment defaults to ``run.max_tokens`` per order judged (twice that with
+    ``--retry``), in the router's cost unit."""
+    cap_cost = None
+    if run.pace == "cap":
+        judged = len(run.judge.orders) * (2 if run.judge.retry else 1)
+        cap_cost = run.cap_cost
+        if cap_cost is None:
+            cap_cost = run.max_tokens * judged / router.tokens_per_unit
+    return BudgetPacer(
+        float(router.budget),
+        threshold=float(threshold),
+        eta=float(run.eta),
+        mode=run.pace,
+        slack=float(run.slack),
+        cap_cost=cap_cost,
+    )
+
+
+def execute_paced(
+    run: RunSpec,
+    pairs: pd.DataFrame,
+    plan: Routing,
+    rule,
+    router,
+    *,
+    progress: bool = False,
+    backends=None,
+):
+    """Judge ``run``'s shard in paced rounds (module docstring): ``plan`` holds every pair's
+    ``p_reasoning`` (its ``decision`` column is replaced by the paced ones), ``rule`` the
+    router's :class:`racer_lib.routing.decision.DecisionRule`; ``backends`` (a mapping task ->
+    backend, kept open) instead of ``run``'s own. Returns the shard's
+    :class:`racer_lib.judging.run.ShardResult` (over the whole run) and the pacer at its end."""
+    from tqdm import tqdm
+
+    from racer_lib.judging.run import open_backends, run_judging
+
+    i, n = run.shard
+    routes = plan.routes[[shard_of(p, n) == i for p in plan.routes["id"]]].reset_index(drop=True)
+    scores, threshold = rule.scores(routes["id"], routes["p_reasoning"])
+    pacer = run_pacer(run, router, threshold)
+    config = {**plan.config, "pace": pacer.settings()}
+    folder = shard_dir(run.out, run.shard)
+    folder.mkdir(parents=True, exist_ok=True)
+    pinned = _read_pinned(folder, routes)
+    start_time, judged = time.perf_counter(), 0
+
+    def judge(decided: pd.DataFrame):
+        return run_judging(pairs, backends, run, routing=Routing(decided, config))
+
+    opened = open_backends(run) if backends is None else contextlib.nullcontext(backends)
+    with opened as backends:
+        first = last = judge(pinned)  # checks the settings, judges a round left unjudged
+        _replay(folder, pinned, scores, pacer, _costs(folder, pinned, pairs, router))
+        _save(folder, pacer)
+        bar = tqdm(
+            total=len(routes),
+            initial=len(pinned),
+            unit="pair",
+            desc=f"paced judging shard {i}/{n}",
+            disable=not progress,
+        )
+        since = len(pinned)
+        every = max(1, (len(routes) - since) // 10)
+        with bar:
+            for k in range(len(pinned), len(routes), run.batch_size):
+                new = routes.iloc[k : k + run.batch_size].assign(
+                    decision=pacer.decide_round(scores[k : k + run.batch_size]),
+                    mu=pacer.state.mu,
+                    round=int(pinned["round"].max()) + 1 if len(pinned) else 0,
+                )
+                pinned = pd.concat([pinned, new], ignore_index=True)
+                rio.atomic_write(
+                    folder / ROUTES_NAME, functools.partial(pinned.to_csv, index=False)
+                )
+                last = judge(pinned)
+                judged += last.n_judged
+                for d, c in zip(new["decision"], _costs(folder, new, pairs, router), strict=True):
+                    pacer.observe(d, c)
+                _save(folder, pacer)
+                bar.update(len(new))
+                now = len(pinned) - since
+                if now // every != (now - len(new)) // every or len(pinned) == len(routes):
+                    bar.write(_running(pacer))
+    shard = dataclasses.replace(
+        last,
+        n_done_before=first.n_done_before,
+        n_judged=first.n_judged + judged,
+        seconds=time.perf_counter() - start_time,
+    )
+    return shard, pacer
+
+
+def _running(pacer: BudgetPacer) -> str:
+    """One line: the running mean cost against the budget, the price, the reasoning rate."""
+    s = pacer.state
+    return (
+        f"pair {s.t:,}: mean cost {pacer.mean_cost():.3f} (budget {pacer.budget:g}), price mu "
+        f"{s.mu:.3f}, reasoning on {s.reasoned / max(s.t, 1):.1%}"
+    )
+
+
+def _read_pinned(folder: Path, routes: pd.DataFrame) -> pd.DataFrame:
+    """The paced decisions already in the shard's ``routes.csv`` (none: an empty frame),
+    checked to be the first pairs of ``routes`` in order, at the same ``p_reasoning``."""
+    path = folder / ROUTES_NAME
+    if not path.exists():
+        return pd.DataFrame({c: pd.Series(dtype=routes[c].dtype) for c in routes} | {
+            "mu": pd.Series(dtype=float), "round": pd.Series(dtype=int)
+        })  # fmt: skip
+    pinned = pd.read_csv(path, dtype={"id": str})
+    if list(pinned.columns) != PACED_COLUMNS:
+        raise JudgingError(
+            f"{path}: not the decisions of a paced run (columns {list(pinned.columns)}, "
+            f"expected {PACED_COLUMNS}); judge into another folder"
+        )
+    head = routes.iloc[: len(pinned)]
+    if pinned["id"].tolist() != head["id"].tolist() or not np.allclose(
+        pinned["p_reasoning"], head["p_reasoning"], rtol=1e-6, atol=1e-9
+    ):
+        raise JudgingError(
+            f"{path}: its pairs are not the shard's first {len(pinned)} in order at this "
+            "router's p_reasoning; judge into another folder"
+        )
+    return pinned
+
+
+def _costs(folder: Path, rows: pd.DataFrame, pairs: pd.DataFrame, router) -> np.ndarray:
+    """The realized cost of each routed pair of ``rows`` (judged: its parts are written), as
+    ``routed.csv`` reports it (:func:`racer_lib.routing.routed.routed_table`)."""
+    if not len(rows):
+        return np.zeros(0)
+    parts, _ = read_parts(folder)
+    parts = parts[parts["pair_id"].isin(set(rows["id"]))]
+    return routed_table(rows, parts, pairs, router.tokens_per_unit)["cost"].to_numpy()
+
+
+def _replay(folder: Path, pinned: pd.DataFrame, scores, pacer: BudgetPacer, costs) -> None:
+    """Rebuild the pacer's state from the rounds already judged: each round's saved price and
+    decisions must be the ones the replay gives (else ``routes.csv`` is named), then its pairs'
+    ``costs`` are observed in order."""
+    path = folder / ROUTES_NAME
+    for r, rows in pinned.groupby("round", sort=False):
+        at = rows.index.to_numpy()
+        again = pacer.decide_round(scores[at])
+        if not (
+            np.allclose(rows["mu"], pacer.state.mu, rtol=1e-9, atol=1e-12)
+            and np.array_equal(again, rows["decision"].to_numpy())
+        ):
+            raise JudgingError(
+                f"{path}: round {r} was saved at price {rows['mu'].iloc[0]:.6g}, but the "
+                f"judged costs before it give {pacer.state.mu:.6g} (or other decisions); the "
+                "file or the parts were changed: judge into another folder"
+            )
+        for d, c in zip(rows["decision"], costs[at], strict=True):
+            pacer.observe(int(d), c)
+    saved = folder / PACER_NAME
+    if saved.exists():
+        try:
+            state = PacerState.from_dict(json.loads(saved.read_text())["state"], str(saved))
+        except (RacerError, ValueError, KeyError, TypeError, OSError):
+            state = None
+        if state is None or (state.t == pacer.state.t and state != pacer.state):
+            print(
+                f"warning: {saved}: does not match {path} and the judged costs; rebuilt",
+                file=sys.stderr,
+            )
+
+
+def _save(folder: Path, pacer: BudgetPacer) -> None:
+    """``pacer.json``: the settings and the state after the last round observed."""
+    blob = json.dumps({"settings": pacer.settings(), "state": pacer.state.to_dict()}, indent=2)
+    rio.atomic_write(folder / PACER_NAME, lambda tmp: Path(tmp).write_text(blob))
 
 
 def read_routed(out_dir: str | os.PathLike) -> pd.DataFrame:

@@ -2,11 +2,12 @@
 
 A router trained offline meets its budget ``C`` on pairs like its training pairs; on a stream
 that shifts (Fig. 3's cheaper and costlier shifts) or whose reasoning costs drift, its realized
-mean cost drifts with them. This chapter replays such streams, pair by pair, under four
+mean cost drifts with them. This chapter replays such streams, pair by pair, under five
 policies (:data:`POLICIES`): offline RACER and RACER-C routing each pair by the router file's
 rule (argmax, :func:`racer_lib.routing.decision.more_probable`), RACER with a threshold
 recalibrated offline on the validation pairs (:func:`recalibrated_threshold`), and paced RACER
-(:class:`racer_lib.routing.pacing.BudgetPacer`, online dual descent on a cost price). Beside
+(:class:`racer_lib.routing.pacing.BudgetPacer`, online dual descent on a cost price), alone and
+with its hard cap. Beside
 them, offline RACER at the spend the paced run realized, with its threshold set in hindsight on
 the whole stream (:func:`hindsight_path`): the accuracy the pacer is compared with at the same
 realized cost.
@@ -41,24 +42,36 @@ from racer_lib.paper.engine import rule_findings
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.paper.shift import CHEAPER, COSTLIER
 from racer_lib.records import schema as rec
+from racer_lib.records import simulate
 from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 from racer_lib.routing.decision import DecisionRule
 from racer_lib.routing.pacing import BudgetPacer
 
-#: The streams: Fig. 3's two shifts (trained on a subset, deployed on OffsetBias) and the
-#: cheaper scenario's router on its own test pairs, reasoning costs drifting up half-way.
+#: The streams: Fig. 3's two shifts (trained on a subset, deployed on OffsetBias), the
+#: costlier scenario's router on its own test pairs, reasoning costs drifting up half-way, and
+#: the same router deployed on each of the paper's three out-of-distribution benchmarks.
 DRIFT = "(c) reasoning costs drift up"
-STREAMS = (CHEAPER, COSTLIER, DRIFT)
+#: Stream -> the out-of-distribution benchmark it is drawn from (whole: nothing trains on it).
+BENCHMARK_STREAMS = {
+    f"({letter}) {name}": bench
+    for letter, name, bench in zip(
+        "def", ("JudgeBench", "RewardBench", "RewardBench 2"), simulate.OOD_BENCHMARKS, strict=True
+    )
+}
+STREAMS = (CHEAPER, COSTLIER, DRIFT, *BENCHMARK_STREAMS)
 OOD = "offsetbias"
-TRAINING = {CHEAPER: "magpie_ultra", COSTLIER: "wildguardmix", DRIFT: "wildguardmix"}
-OFFLINE, OFFLINE_C, RECALIBRATED, PACED = (
+TRAINING = {CHEAPER: "magpie_ultra", COSTLIER: "wildguardmix", DRIFT: "wildguardmix"} | {
+    stream: "wildguardmix" for stream in BENCHMARK_STREAMS
+}
+OFFLINE, OFFLINE_C, RECALIBRATED, PACED, CAPPED = (
     "offline RACER",
     "offline RACER-C",
     "recalibrated threshold",
     "paced RACER",
+    "paced RACER, capped",
 )
-POLICIES = (OFFLINE, OFFLINE_C, RECALIBRATED, PACED)
+POLICIES = (OFFLINE, OFFLINE_C, RECALIBRATED, PACED, CAPPED)
 #: Offline RACER at the paced run's realized spend, its threshold set in hindsight.
 MATCHED = "offline RACER at paced spend"
 #: The pairs after which the paced cost is claimed within budget.
@@ -155,14 +168,23 @@ def stream_runs(
     """Every policy on one stream: ``scores`` RACER's and RACER-C's scores per pair under their
     rule (keys ``RACER``, ``RACER-C``; reason iff score > the rule's threshold, ``thresholds``
     with the recalibrated one under :data:`RECALIBRATED`), ``costs`` and ``correct`` of shape
-    ``(n, 2)``. Returns one row per policy (:func:`policy_row`, and :data:`MATCHED`) and the
-    running mean cost of each policy but :data:`MATCHED` at ``checkpoints``."""
+    ``(n, 2)``. :data:`CAPPED` adds the pacer's hard cap, its largest cost of one reasoning
+    judgment the stream's largest (the judge's longest reasoning, a deployment's
+    ``max_tokens``). Returns one row per policy (:func:`policy_row`, and :data:`MATCHED`) and
+    the running mean cost of each policy but :data:`MATCHED` at ``checkpoints``."""
     pacer = BudgetPacer(design.budget, threshold=thresholds["RACER"], eta=design.eta)
     decisions = {
         OFFLINE: scores["RACER"] > thresholds["RACER"],
         OFFLINE_C: scores["RACER-C"] > thresholds["RACER-C"],
         RECALIBRATED: scores["RACER"] > thresholds[RECALIBRATED],
         PACED: pacer.replay(scores["RACER"], costs)["decision"],
+        CAPPED: BudgetPacer(
+            design.budget,
+            threshold=thresholds["RACER"],
+            eta=design.eta,
+            mode="cap",
+            cap_cost=float(costs[:, 1].max()),
+        ).replay(scores["RACER"], costs)["decision"],
     }
     spent = float(costs[np.arange(len(costs)), decisions[PACED]].sum())
     decisions[MATCHED] = _matched(scores["RACER"], costs, correct, spent)
@@ -253,6 +275,10 @@ def _replicate_job(design: Design, seed: int):
         fits[subset] = (records, emb, (yield records, emb, configs))
         out["provenance"].add(rec.provenance(records))
     out["provenance"].add(rec.provenance(ood[0]))
+    deployed = {stream: ood for stream in (CHEAPER, COSTLIER)} | {
+        stream: judge_set(design.judge, bench, seed=seed, **{**source, "scale": 1.0})
+        for stream, bench in BENCHMARK_STREAMS.items()
+    }
     rule = DecisionRule(design.rule, seed)
     base = rule.scores(["0"], [0.5])[1]  # the rule's own threshold on its scores
     for k, stream in enumerate(STREAMS):
@@ -264,7 +290,7 @@ def _replicate_job(design: Design, seed: int):
             "RACER-C": base,
             RECALIBRATED: recalibrated_threshold(valid[0]["RACER"], valid[1], design.budget),
         }
-        test = (records[split["test"]], emb[split["test"]]) if stream == DRIFT else ood
+        test = (records[split["test"]], emb[split["test"]]) if stream == DRIFT else deployed[stream]
         pool = _pool(*test, fitted, rule)
         scores, costs, correct = _stream(
             pool, design.stream_length, np.random.default_rng([seed, k])
@@ -334,8 +360,14 @@ def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
         mean_cost_mean="mean", mean_cost_sd="std", seeds="size"
     )
     streams = [s for s in STREAMS if s in set(table["stream"])]
-    fig, axes = plt.subplots(1, len(streams), figsize=(3.3 * len(streams), 3.6), squeeze=False)
-    for ax, stream in zip(axes[0], streams, strict=True):
+    cols = min(3, len(streams))
+    rows = -(-len(streams) // cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False, sharex=True
+    )
+    for ax in axes.flat[len(streams) :]:
+        ax.set_visible(False)
+    for ax, stream in zip(axes.flat, streams, strict=False):
         for policy in POLICIES:
             sub = table[(table["stream"] == stream) & (table["policy"] == policy)]
             half = plots.seed_interval(sub, "mean_cost")
@@ -349,6 +381,7 @@ def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
             )
         ax.axhline(budget, color="grey", ls="--", lw=0.8)
         ax.set(xlabel="pairs seen", ylabel="running mean cost", title=stream)
+        ax.title.set_fontsize(10)
     axes[0][0].legend()
     fig.tight_layout()
     return fig
@@ -452,16 +485,18 @@ PROSE_READS = [
     ("budget", RUNS_CSV, "budget", "max", {}),
     *(
         (f"{key}_{q}_{s}", SUMMARY_CSV, f"{q}_mean", "one", {"stream": stream, "policy": policy})
-        for s, stream in zip("abc", STREAMS, strict=True)
+        for s, stream in zip("abcdef", STREAMS, strict=True)
         for key, policy in (
             ("offline", OFFLINE),
             ("offline_c", OFFLINE_C),
             ("paced", PACED),
+            ("capped", CAPPED),
             ("matched", MATCHED),
         )
         for q in ("cost", "accuracy")
     ),
     ("paced_over_max", SUMMARY_CSV, "overspend", "max", {"policy": PACED}),
+    ("capped_over_max", SUMMARY_CSV, "overspend", "max", {"policy": CAPPED}),
     ("slope_violation", SLOPES_CSV, "slope", "one", {"quantity": "violation_per_pair"}),
     ("slope_regret", SLOPES_CSV, "slope", "one", {"quantity": "regret_per_pair"}),
 ]
@@ -474,7 +509,8 @@ CLAIMS: tuple[Claim, ...] = (
         ARTIFACT,
         f"paced RACER's running mean cost stays within the budget + "
         f"{100 * effects.PACED_OVERSPEND.sesoi:g} % after {WARMUP} pairs, on every stream "
-        "(Fig. 3's cheaper and costlier shifts, reasoning costs drifting up)",
+        "(Fig. 3's cheaper and costlier shifts, reasoning costs drifting up, the three "
+        "out-of-distribution benchmarks)",
         registry.KEEPING_BUDGET,
         Difference(
             RUNS_CSV,
