@@ -65,6 +65,10 @@ examples:
   racer judge run --dataset pairs.parquet --model Qwen/Qwen3-8B --backend vllm \\
       --router router.pt --decision sampled --out runs/q8-routed
 
+  # the same, the router's budget kept online while the judge runs (resumable)
+  racer judge run --dataset pairs.parquet --model Qwen/Qwen3-8B --backend vllm \\
+      --router router.pt --pace dual --out runs/q8-paced
+
 Interrupted? Run the same command again: finished chunks are kept (OUT/shard-I-of-N/
 part-*.parquet) and only the missing items are judged, with the same draws.
 """
