@@ -363,7 +363,7 @@ def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
     cols = min(3, len(streams))
     rows = -(-len(streams) // cols)
     fig, axes = plt.subplots(
-        rows, cols, figsize=(3.6 * cols, 3.2 * rows), squeeze=False, sharex=True
+        rows, cols, figsize=(3.2 * cols, 3.1 * rows), squeeze=False, sharex=True
     )
     for ax in axes.flat[len(streams) :]:
         ax.set_visible(False)
