@@ -7,16 +7,14 @@ is named."""
 import dataclasses
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
 import pytest
 from test_judging import ROOT, STUB, FlakyBackend, make_pairs, vllm_stub  # noqa: F401, F811
-from test_judging_routed import _command, _write_inputs
+from test_judging_routed import _command, _write_inputs, kill_after_parts
 
 from racer_lib import cli, judging
 from racer_lib.errors import ConfigError
@@ -197,20 +195,7 @@ def test_a_killed_paced_cli_run_resumes_without_losses_or_duplicates(tmp_path):
         return [sys.executable, "-m", "racer_lib", *_command(tmp_path, tmp_path / out, *extra)]
 
     folder = judging.shard_dir(tmp_path / "cut", (0, 1))
-    proc = subprocess.Popen(
-        command("cut"),
-        env={**env, "VLLM_STUB_DELAY": "0.4"},
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.time() + 90
-    while len(list(folder.glob("part-*.parquet"))) < 3 and time.time() < deadline:
-        assert proc.poll() is None, proc.stderr.read().decode()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert 3 <= len(list(folder.glob("part-*.parquet"))) < 8
+    assert 3 <= kill_after_parts(command("cut"), env, folder, 3) < 8
     for out in ("cut", "full"):
         done = subprocess.run(command(out), env=env, cwd=ROOT, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr

@@ -237,6 +237,25 @@ def test_cli_routed_run_reports_accuracy_and_cost(vllm_stub, tmp_path, capsys): 
         judging.execute(judging.RunSpec("p.jsonl", "m", "x", router="r.pt"))
 
 
+def kill_after_parts(command, env, folder, parts):
+    """Start ``command`` (the vLLM stand-in slowed down), SIGKILL it once ``folder`` holds
+    ``parts`` part files; returns the part files left."""
+    proc = subprocess.Popen(
+        command,
+        env={**env, "VLLM_STUB_DELAY": "0.4"},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.time() + 90
+    while len(list(folder.glob("part-*.parquet"))) < parts and time.time() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return len(list(folder.glob("part-*.parquet")))
+
+
 def test_a_killed_routed_cli_run_resumes_without_losses_or_duplicates(tmp_path):
     """SIGKILL `python -m racer_lib judge run --router ...` (vLLM stand-in, slowed down) once
     some parts exist; the resumed run judges each pair once, as an uninterrupted run does."""
@@ -248,20 +267,7 @@ def test_a_killed_routed_cli_run_resumes_without_losses_or_duplicates(tmp_path):
         return [sys.executable, "-m", "racer_lib", *_command(tmp_path, tmp_path / out, *extra)]
 
     folder = judging.shard_dir(tmp_path / "cut", (0, 1))
-    proc = subprocess.Popen(
-        command("cut"),
-        env={**env, "VLLM_STUB_DELAY": "0.4"},
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.time() + 90
-    while len(list(folder.glob("part-*.parquet"))) < 2 and time.time() < deadline:
-        assert proc.poll() is None, proc.stderr.read().decode()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    n_before = len(list(folder.glob("part-*.parquet")))
+    n_before = kill_after_parts(command("cut"), env, folder, 2)
     assert 2 <= n_before < 8 and (folder / "routes.csv").exists()
     assert not (folder / "routed.csv").exists()  # killed before the end
     for out in ("cut", "full"):
