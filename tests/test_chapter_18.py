@@ -61,6 +61,11 @@ def test_a_planted_overspend_is_removed_by_pacing():
     assert runs.loc[ch.MATCHED, "cost"] <= runs.loc[ch.PACED, "cost"] + 1e-9
 
 
+def test_the_step_is_the_bounds_unless_given():
+    assert _design(stream_length=400, eta0=2.0).step == pytest.approx(2.0 / 20.0)
+    assert _design(stream_length=400, eta=0.3).step == 0.3
+
+
 def test_the_capped_pacer_keeps_every_prefix_within_budget():
     scores, costs, right, threshold = _stream(0.35)  # instruct costs 1 <= C: the cap's premise
     thresholds = {"RACER": threshold, "RACER-C": threshold, ch.RECALIBRATED: threshold}

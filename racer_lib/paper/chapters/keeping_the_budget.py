@@ -88,7 +88,8 @@ class Design:
     """One build's streams: the simulated ``judge``, the ``budget`` C (training unit), the
     trainer's ``settings``, the records' ``source`` (``dim``, ``scale``, ``simulator``, as
     :func:`racer_lib.records.sets.judge_set` takes them), the pairs per stream
-    (``stream_length``), the pacer's step ``eta``, the drift stream's factor on reasoning
+    (``stream_length``), the pacer's step ``eta`` (``None``: :attr:`step`, the bound's
+    ``eta0 / sqrt(stream_length)``), the drift stream's factor on reasoning
     costs from half-way (``drift_factor``), the bound check's stream ``lengths`` and step
     ``eta0 / sqrt(T)`` with its i.i.d. ``draws`` per seed, and the routers' decision rule (``rule``,
     :class:`racer_lib.routing.decision.DecisionRule`, its draws seeded by the replicate)."""
@@ -98,12 +99,19 @@ class Design:
     settings: train.TrainSettings
     source: Mapping[str, Any] = field(default_factory=dict)
     stream_length: int = 1000
-    eta: float = 0.05
+    eta: float | None = None
     drift_factor: float = 2.0
     lengths: Sequence[int] = (100, 200, 400, 800, 1600, 3200)
     eta0: float = 1.0
     rule: str = "sampled"
     draws: int = 10
+
+    @property
+    def step(self) -> float:
+        """The pacer's dual step on the streams: ``eta``, or the step for which dual descent's
+        violation and regret grow like ``sqrt(T)`` at this stream's length, ``eta0 /
+        sqrt(stream_length)`` (Balseiro, Lu & Mirrokni 2023; the bound check's rule)."""
+        return self.eta if self.eta is not None else self.eta0 / np.sqrt(self.stream_length)
 
 
 def recalibrated_threshold(p_valid, costs_valid, budget: float) -> float:
@@ -172,7 +180,7 @@ def stream_runs(
     judgment the stream's largest (the judge's longest reasoning, a deployment's
     ``max_tokens``). Returns one row per policy (:func:`policy_row`, and :data:`MATCHED`) and
     the running mean cost of each policy but :data:`MATCHED` at ``checkpoints``."""
-    pacer = BudgetPacer(design.budget, threshold=thresholds["RACER"], eta=design.eta)
+    pacer = BudgetPacer(design.budget, threshold=thresholds["RACER"], eta=design.step)
     decisions = {
         OFFLINE: scores["RACER"] > thresholds["RACER"],
         OFFLINE_C: scores["RACER-C"] > thresholds["RACER-C"],
@@ -181,7 +189,7 @@ def stream_runs(
         CAPPED: BudgetPacer(
             design.budget,
             threshold=thresholds["RACER"],
-            eta=design.eta,
+            eta=design.step,
             mode="cap",
             cap_cost=float(costs[:, 1].max()),
         ).replay(scores["RACER"], costs)["decision"],
