@@ -176,6 +176,14 @@ def test_duplicate_id_names_both_rows(sim, tmp_path):
     _raises(path, "row 9", "field 'id'", "duplicate id, first seen at row 2")
 
 
+def test_a_duplicate_id_of_nul_characters_names_both_rows(sim, tmp_path):
+    # found by the fuzzer: numpy's scalar of "\x00" is "", so the first row was not found
+    records, _ = sim
+    records = records.assign(id=records["id"].where(records.index != 3, "\x00"))
+    path = _bad(records, tmp_path / "n.parquet", 7, "id", "\x00")
+    _raises(path, "row 7", "field 'id'", "duplicate id, first seen at row 3")
+
+
 def test_correct_must_agree_with_verdict(sim, tmp_path):
     records, _ = sim
     row = int(np.flatnonzero(records["correct_reasoning"].to_numpy())[0])

@@ -262,7 +262,8 @@ def _check_ids(out: pd.DataFrame, file) -> None:
     dup = out["id"].duplicated(keep="first").to_numpy()
     if dup.any():
         row = int(np.flatnonzero(dup)[0])
-        first = int(np.flatnonzero(out["id"].to_numpy() == out["id"].iloc[row])[0])
+        # pandas' own comparison: a numpy scalar drops trailing NULs ("\x00" reads as "")
+        first = int(np.flatnonzero((out["id"] == out["id"].iloc[row]).to_numpy())[0])
         raise RecordsError(
             file,
             "id",
