@@ -1,16 +1,16 @@
 """Chapter 18_keeping_the_budget, beyond the paper: keeping the budget after deployment.
 
 A router trained offline meets its budget ``C`` on pairs like its training pairs; on a stream
-that shifts (Fig. 3's cheaper and costlier shifts) or whose reasoning costs drift, its realized
-mean cost drifts with them. This chapter replays such streams, pair by pair, under five
-policies (:data:`POLICIES`): offline RACER and RACER-C routing each pair by the router file's
-rule (argmax, :func:`racer_lib.routing.decision.more_probable`), RACER with a threshold
-recalibrated offline on the validation pairs (:func:`recalibrated_threshold`), and paced RACER
-(:class:`racer_lib.routing.pacing.BudgetPacer`, online dual descent on a cost price), alone and
-with its hard cap. Beside
-them, offline RACER at the spend the paced run realized, with its threshold set in hindsight on
-the whole stream (:func:`hindsight_path`): the accuracy the pacer is compared with at the same
-realized cost.
+that shifts (Fig. 3's cheaper and costlier shifts, the out-of-distribution benchmarks) or
+whose reasoning costs drift, its realized mean cost drifts with them. This chapter replays
+such streams, pair by pair, under five policies (:data:`POLICIES`): offline RACER and RACER-C
+routing each pair by the router file's rule (:class:`racer_lib.routing.decision.DecisionRule`),
+RACER with a threshold recalibrated offline on the validation pairs
+(:func:`recalibrated_threshold`), and paced RACER (:class:`racer_lib.routing.pacing.BudgetPacer`,
+online dual descent on a cost price, at :attr:`Design.step`), alone and with its hard cap.
+Beside them, offline RACER at the spend the paced run realized, with its threshold set in
+hindsight on the whole stream (:func:`hindsight_path`): the accuracy the pacer is compared with
+at the same realized cost.
 
 Replicates (:func:`run_replicates`): a seed re-draws the records, their split, the routers'
 initialisation and batch order, and the stream's order. Costs are in the router's training
