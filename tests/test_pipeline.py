@@ -129,6 +129,16 @@ def test_extends_cycle_is_an_error(repo: Path) -> None:
         load_profile("ping", repo)
 
 
+def test_an_unknown_key_that_breaks_lines_is_named_on_one_line(repo: Path) -> None:
+    # found by CI's fuzzer: a key "\u2028" (a line separator) split the error in two lines
+    (repo / "profiles" / "odd.yaml").write_text('{"\\u2028": 0, "a\\nb": 1}\n')
+    with pytest.raises(PipelineError) as raised:
+        load_profile("odd", repo)
+    message = str(raised.value)
+    assert len(message.splitlines()) == 1
+    assert "unknown key(s) 'a\\nb', '\\u2028'; allowed:" in message
+
+
 def test_unknown_profile_lists_valid_names(repo: Path, capsys: pytest.CaptureFixture) -> None:
     assert cli(repo, "--profile", "nope") == 2
     err = capsys.readouterr().err

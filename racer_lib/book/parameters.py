@@ -89,10 +89,14 @@ def short_repr(value: Any) -> str:
 
 
 def short_list(names: Iterable[Any], most: int = 8) -> str:
-    """Up to ``most`` of ``names`` (strings as they are, other values as :func:`short_repr`),
-    each cut to :data:`_SHOWN_CHARS` characters, then how many more."""
+    """Up to ``most`` of ``names`` (strings as they are, unless a character would not print, a
+    line break among them: then as :func:`repr`; other values as :func:`short_repr`), each cut
+    to :data:`_SHOWN_CHARS` characters, then how many more."""
     names = list(names)
-    shown = [_cut_text(n) if isinstance(n, str) else short_repr(n) for n in names[:most]]
+    shown = [
+        _cut_text(n if n.isprintable() else repr(n)) if isinstance(n, str) else short_repr(n)
+        for n in names[:most]
+    ]
     more = f" and {len(names) - most} more" if len(names) > most else ""
     return ", ".join(shown) + more
 
