@@ -18,8 +18,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from racer_lib.claims.data import NotAvailable
+from racer_lib.evaluation import pacing
 from racer_lib.paper import registry
 from racer_lib.paper.chapters import keeping_the_budget as ch
+from racer_lib.records.sets import judge_set
 from racer_lib.routing import train
 
 BUDGET = 2.0
@@ -89,7 +92,7 @@ def test_pacing_a_router_within_budget_changes_little():
 
 def test_the_recalibrated_threshold_is_the_largest_spend_within_budget():
     scores, costs, _, _ = _stream(0.5)
-    theta = ch.recalibrated_threshold(scores["RACER"], costs, BUDGET)
+    theta = pacing.recalibrated_threshold(scores["RACER"], costs, BUDGET)
     d = scores["RACER"] > theta
     mean = costs[np.arange(len(d)), d.astype(int)].mean()
     assert mean <= BUDGET
@@ -99,7 +102,7 @@ def test_the_recalibrated_threshold_is_the_largest_spend_within_budget():
 
 def test_the_hindsight_path_starts_at_all_instruct_and_ends_at_all_reasoning():
     scores, costs, right, _ = _stream(0.5, n=50)
-    total, correct = ch.hindsight_path(scores["RACER"], costs, right)
+    total, correct = pacing.hindsight_path(scores["RACER"], costs, right)
     assert total[0] == pytest.approx(costs[:, 0].sum())
     assert total[-1] == pytest.approx(costs[:, 1].sum())
     assert correct[-1] == pytest.approx(right[:, 1].sum())
@@ -108,40 +111,101 @@ def test_the_hindsight_path_starts_at_all_instruct_and_ends_at_all_reasoning():
 def test_the_bound_checks_violation_per_pair_shrinks_with_the_streams_length():
     scores, costs, right, threshold = _stream(0.6, n=2000)
     design = _design(lengths=(100, 3200), draws=5)
-    rows = ch.bound_rows(scores["RACER"], costs, right, threshold, design, np.random.default_rng(1))
+    rng = np.random.default_rng(1)
+    rows = pacing.bound_rows(scores["RACER"], costs, right, threshold, design.bound, rng)
     short, long = rows
     assert short["eta"] > long["eta"]
     assert long["violation_per_pair"] < short["violation_per_pair"]
 
 
-def _claim_runs(folder: Path, overspend: float, gap: float, seeds: int = 10) -> None:
+REAL_STREAMS = [ch.release_stream("GPT-4"), ch.release_stream("LLaMA2")]
+
+
+def _claim_runs(folder: Path, planted: dict[str, tuple[float, float]], seeds: int = 10) -> None:
+    """Runs of every stream: per provenance, its ``(overspend, gap)`` planted."""
     rng = np.random.default_rng(0)
     rows = []
-    for stream in ch.STREAMS:
-        for seed in range(seeds):
-            paced = 80 + rng.normal(0, 0.1)
-            after = BUDGET * (1 + overspend + rng.normal(0, 0.001))
-            rows += [
-                {"provenance": "simulated", "stream": stream, "seed": seed, "budget": BUDGET,
-                 "policy": ch.PACED, "accuracy": paced, "cost_after": after},
-                {"provenance": "simulated", "stream": stream, "seed": seed, "budget": BUDGET,
-                 "policy": ch.MATCHED, "accuracy": paced + gap, "cost_after": BUDGET},
-            ]  # fmt: skip
+    for kind, streams in (("simulated", ch.STREAMS), ("release", REAL_STREAMS)):
+        overspend, gap = planted[kind]
+        for stream in streams:
+            for seed in range(seeds):
+                paced = 80 + rng.normal(0, 0.1)
+                after = BUDGET * (1 + overspend + rng.normal(0, 0.001))
+                rows += [
+                    {"provenance": kind, "stream": stream, "seed": seed, "budget": BUDGET,
+                     "policy": ch.PACED, "accuracy": paced, "cost_after": after},
+                    {"provenance": kind, "stream": stream, "seed": seed, "budget": BUDGET,
+                     "policy": ch.MATCHED, "accuracy": paced + gap, "cost_after": BUDGET},
+                ]  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(folder / ch.RUNS_CSV, index=False)
 
 
-@pytest.mark.parametrize(("overspend", "gap", "holds"), [(-0.01, 0.0, True), (0.05, 3.0, False)])
+WITHIN, OVER = (-0.01, 0.0), (0.05, 3.0)
+
+
+@pytest.mark.parametrize(
+    ("simulated", "real"), [(WITHIN, WITHIN), (OVER, OVER), (WITHIN, OVER), (OVER, WITHIN)]
+)
 def test_the_companions_claims_hold_within_budget_and_fail_on_a_planted_overspend(
-    tmp_path, overspend, gap, holds
+    tmp_path, simulated, real
 ):
-    _claim_runs(tmp_path, overspend, gap)
+    """Each provenance's claims are decided on its own streams: a planted overspend on the
+    simulated streams does not touch the real streams' claims, and the reverse."""
+    _claim_runs(tmp_path, {"simulated": simulated, "release": real})
     for claim in ch.CLAIMS:
         assert claim.artifact == ch.ARTIFACT == "companion claim, beyond the paper"
         assert claim.chapter == registry.KEEPING_BUDGET
-        verdict = claim.rule.evaluate(tmp_path).verdict
-        assert verdict.holds is holds, (claim.claim, verdict)
-        assert f"{len(ch.STREAMS)} (intersection-union)" in verdict.test
+        outcome = claim.rule.evaluate(tmp_path)
+        on_real = "LLMBar" in claim.claim
+        planted, streams = (real, REAL_STREAMS) if on_real else (simulated, ch.STREAMS)
+        assert outcome.provenance == ("release" if on_real else "simulated")
+        assert outcome.verdict.holds is (planted == WITHIN), (claim.claim, outcome.verdict)
+        assert f"{len(streams)} (intersection-union)" in outcome.verdict.test
+
+
+def test_without_real_streams_their_claims_are_not_available(tmp_path):
+    _claim_runs(tmp_path, {"simulated": WITHIN, "release": WITHIN})
+    runs = pd.read_csv(tmp_path / ch.RUNS_CSV)
+    runs[runs["provenance"] == "simulated"].to_csv(tmp_path / ch.RUNS_CSV, index=False)
+    found = ch.pacing_findings(tmp_path)
+    assert len(found) == 2 and not found["finding"].str.contains("LLMBar").any()
+    for claim in ch.RELEASE_CLAIMS:  # the report's reason names the rows it lacks
+        with pytest.raises(
+            NotAvailable, match="no rows for this comparison .*provenance = release"
+        ):
+            claim.rule.evaluate(tmp_path)
+    assert (found["provenance"] == "simulated").all()
+    _claim_runs(tmp_path, {"simulated": WITHIN, "release": OVER})
+    found = ch.pacing_findings(tmp_path).set_index("finding")
+    assert found["provenance"].tolist() == ["simulated"] * 2 + ["release"] * 2
+    assert found["status"].tolist() == ["reproduced"] * 2 + ["not reproduced"] * 2
+
+
+def test_real_streams_train_on_natural_and_deploy_on_the_other_subsets(monkeypatch):
+    """LLMBar's streams on stand-in released records (simulated pairs relabelled as a release
+    with a Natural and an adversarial subset): their rows carry the release provenance, the
+    release's budget and one stream per judge, and the seed re-draws them."""
+    records, emb = judge_set("qwen3-4b", "wildguardmix", seed=3, scale=0.05, dim=8)
+    records = records.assign(
+        subset=np.where(np.arange(len(records)) % 3 == 0, ch.NATURAL, "adversarial/neighbor"),
+        source="release:stand-in",
+    ).drop(columns="split")
+    sets = {"GPT-4": (records, emb), "LLaMA2": (records, emb)}
+    monkeypatch.setattr(ch.Release, "sets", lambda self: sets)
+    release = ch.Release(judges=tuple(sets), budget=1.5, training={"epochs": 2})
+    source = {"scale": 0.05, "dim": 8}
+    design = _design(source=source, stream_length=600, lengths=(100,), draws=1, release=release)
+    out = ch.run_replicates(design, [0, 1])
+    runs = out["runs"]
+    real = runs[runs["provenance"] == "release"]
+    assert set(real["stream"]) == {ch.release_stream(j) for j in sets}
+    assert (real["budget"] == 1.5).all()
+    assert (runs.loc[runs["provenance"] == "simulated", "budget"] == BUDGET).all()
+    assert set(out["bound"]["provenance"]) == {"simulated"}
+    assert out["provenance"] == {"simulated", "release"}
+    paced = real[real["policy"] == ch.PACED].set_index(["stream", "seed"])["cost"]
+    assert paced.xs(0, level="seed").tolist() != paced.xs(1, level="seed").tolist()
 
 
 def test_the_report_gathers_the_chapters_claims():
@@ -154,9 +218,15 @@ def test_the_smoke_build_writes_every_stream_and_policy(smoke):
     result, _ = smoke  # smoke, or full-smoke where LLMBar's files are at hand
     folder = Path(result.results_dirs[registry.KEEPING_BUDGET])
     runs = pd.read_csv(folder / ch.RUNS_CSV)
-    assert set(runs["stream"]) == set(ch.STREAMS)
+    simulated, real = (runs[runs["provenance"] == kind] for kind in ("simulated", "release"))
+    assert set(simulated["stream"]) == set(ch.STREAMS)
     assert set(runs["policy"]) == {*ch.POLICIES, ch.MATCHED}
-    assert (runs["provenance"] == "simulated").all()
+    # full-smoke (LLMBar's files at hand) adds GPT-4's real stream; smoke runs none
+    full = result.profile == "full-smoke"
+    assert set(real["stream"]) == ({ch.release_stream("GPT-4")} if full else set())
+    assert len(simulated) + len(real) == len(runs)
+    findings = pd.read_csv(folder / ch.FINDINGS_CSV)
+    assert sorted(findings["provenance"]) == ["release"] * 2 * full + ["simulated"] * 2
     rate = runs.set_index(["stream", "seed", "policy"])["reasoning_rate"].unstack()
     assert (rate[ch.PACED] <= rate[ch.OFFLINE]).all()  # a price >= 0: never more reasoning
     bound = pd.read_csv(folder / ch.BOUND_CSV)

@@ -81,6 +81,11 @@ __all__ = [  # the shared pieces are re-exported: the chapters import them here
 ]
 
 
+def _described(where: Mapping[str, Any]) -> str:
+    """A selection as words: ``policy = paced RACER, provenance = release``."""
+    return ", ".join(f"{k} = {v}" for k, v in where.items()) or "every row"
+
+
 @dataclass(frozen=True)
 class _Paired:
     """The rows a comparison reads and how it pairs them (shared by :class:`Difference` and
@@ -144,8 +149,12 @@ class _Paired:
             )
             d = (joined["a"] - joined["b"]).rename("d").dropna().reset_index()
         if d.empty:
-            raise NotAvailable(f"{path.name}: no rows for this comparison")
+            sides = "; ".join(_described({**self.where, **w}) for w in self._sides())
+            raise NotAvailable(f"{path.name}: no rows for this comparison ({sides})")
         return d, used, path
+
+    def _sides(self) -> tuple[Mapping[str, Any], ...]:
+        return (self.first, self.second) if self.first or self.second else ({},)
 
     def evaluate(self, folder: Path) -> Outcome:
         """The claim decided on ``folder``: each member's per-seed differences tested by the

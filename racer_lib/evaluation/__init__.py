@@ -4,7 +4,9 @@
   frontier, APGR/CPT, results over seeds;
 - ``verdicts``: the statistical protocol every finding and claim goes through (replicate seeds,
   one-sided t-tests, TOST, Holm's correction, the three decisions);
-- ``intervals``: Wilson and bootstrap intervals, the sign test.
+- ``intervals``: Wilson and bootstrap intervals, the sign test;
+- ``pacing``: a budget pacer against the best static threshold in hindsight, and the numeric
+  check of dual descent's bound.
 
 What a user imports is exported here (:data:`__all__`):
 ``from racer_lib.evaluation import held_out_report, directional``.
@@ -33,6 +35,13 @@ _EXPORTS = {
     "bootstrap_interval": "intervals",
     "sign_test": "intervals",
     "wilson_interval": "intervals",
+    "BoundCheck": "pacing",
+    "bound_rows": "pacing",
+    "bound_slopes": "pacing",
+    "bound_summary": "pacing",
+    "hindsight_path": "pacing",
+    "matched_decisions": "pacing",
+    "recalibrated_threshold": "pacing",
 }
 
 __all__ = sorted(_EXPORTS)

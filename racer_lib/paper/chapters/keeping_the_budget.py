@@ -5,20 +5,25 @@ that shifts (Fig. 3's cheaper and costlier shifts, the out-of-distribution bench
 whose reasoning costs drift, its realized mean cost drifts with them. This chapter replays
 such streams, pair by pair, under five policies (:data:`POLICIES`): offline RACER and RACER-C
 routing each pair by the router file's rule (:class:`racer_lib.routing.decision.DecisionRule`),
-RACER with a threshold recalibrated offline on the validation pairs
-(:func:`recalibrated_threshold`), and paced RACER (:class:`racer_lib.routing.pacing.BudgetPacer`,
-online dual descent on a cost price, at :attr:`Design.step`), alone and with its hard cap.
-Beside them, offline RACER at the spend the paced run realized, with its threshold set in
-hindsight on the whole stream (:func:`hindsight_path`): the accuracy the pacer is compared with
-at the same realized cost.
+RACER with a threshold recalibrated offline on the validation pairs, and paced RACER
+(:class:`racer_lib.routing.pacing.BudgetPacer`, online dual descent on a cost price, at
+:attr:`Design.step`), alone and with its hard cap. Beside them, offline RACER at the spend the
+paced run realized, with its threshold set in hindsight on the whole stream: the accuracy the
+pacer is compared with at the same realized cost (both thresholds:
+:mod:`racer_lib.evaluation.pacing`).
 
 Replicates (:func:`run_replicates`): a seed re-draws the records, their split, the routers'
 initialisation and batch order, and the stream's order. Costs are in the router's training
 unit (:class:`racer_lib.records.schema.CostUnit`), the unit of ``C`` and what a deployment
-observes. The numeric check of the pacing bound (:func:`bound_rows`): with the step
-``eta0 / sqrt(T)``, dual descent's budget violation and regret against the best static
-threshold in hindsight grow like ``O(sqrt(T))`` (Balseiro, Lu & Mirrokni 2023), so both per
-pair shrink like ``T^(-1/2)`` (:func:`bound_slopes`: the fitted log-log slopes).
+observes. The numeric check of the pacing bound (:mod:`racer_lib.evaluation.pacing`): with
+the step ``eta0 / sqrt(T)``, dual descent's budget violation and regret against the best
+static threshold in hindsight grow like ``O(sqrt(T))`` (Balseiro, Lu & Mirrokni 2023), so both
+per pair shrink like ``T^(-1/2)``.
+
+With LLMBar's released judgments (:class:`Release`, the full profiles), each judge adds a
+stream of real judgments: its routers trained on LLMBar's Natural subset and deployed on the
+adversarial subsets (:func:`release_stream`); their rows carry the provenance ``release`` and
+are decided apart from the simulated streams.
 
 Its claims (:data:`CLAIMS`) are the companion's own, not the paper's (artifact
 :data:`ARTIFACT`).
@@ -27,7 +32,7 @@ Its claims (:data:`CLAIMS`) are the companion's own, not the paper's (artifact
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -36,14 +41,15 @@ import pandas as pd
 
 from racer_lib.claims.rules import SEED, Claim, Difference
 from racer_lib.evaluation import metrics as evaluate
+from racer_lib.evaluation import pacing
 from racer_lib.paper import effects, experiments, plots, registry
 from racer_lib.paper.claims import add_status
 from racer_lib.paper.engine import rule_findings
 from racer_lib.paper.experiments import BASIS_LEARNED
 from racer_lib.paper.shift import CHEAPER, COSTLIER
+from racer_lib.records import embed, llmbar, simulate
 from racer_lib.records import schema as rec
-from racer_lib.records import simulate
-from racer_lib.records.sets import judge_set
+from racer_lib.records.sets import judge_set, stratified_split
 from racer_lib.routing import train
 from racer_lib.routing.decision import DecisionRule
 from racer_lib.routing.pacing import BudgetPacer
@@ -83,6 +89,51 @@ SUMMARY_CSV, BOUND_SUMMARY_CSV = "pacing_summary.csv", "pacing_bound_summary.csv
 SLOPES_CSV, FINDINGS_CSV = "pacing_slopes.csv", "pacing_findings.csv"
 
 
+#: LLMBar's subset a real stream's routers train on; they are deployed on every other subset.
+NATURAL = "natural"
+#: Chapter 15's training on LLMBar's few hundred pairs (its notebook's defaults).
+RELEASE_TRAINING = {"arch": "mlp", "epochs": 50, "batch_size": 64, "lr": 1e-3, "dual_step": 1e-4}
+
+
+@dataclass(frozen=True)
+class Release:
+    """LLMBar's real streams: the ``judges`` whose released judgments are replayed (none: no
+    real stream), the ``budget`` C in their training unit (the mean Vanilla tokens of the
+    training split, chapter 15's unit), the sentence ``encoder`` of the pairs, the trainer's
+    ``training`` fields over :data:`RELEASE_TRAINING` and the share of the Natural subset
+    each seed draws for validation (``valid_share``)."""
+
+    judges: Sequence[str] = ()
+    budget: float = 10.0
+    encoder: str = "all-MiniLM-L6-v2"
+    training: Mapping[str, Any] = field(default_factory=dict)
+    valid_share: float = 0.2
+
+    def settings(self, base: train.TrainSettings) -> train.TrainSettings:
+        """``base`` (its device and precision) with :data:`RELEASE_TRAINING` and ``training``."""
+        return replace(base, **{**RELEASE_TRAINING, **self.training})
+
+    def sets(self) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
+        """Each judge's released records (:func:`racer_lib.records.llmbar.llmbar_records`)
+        with the pairs' embeddings, row for row."""
+        if not self.judges:
+            return {}
+        pairs = llmbar.llmbar_pairs()
+        emb = embed.embed_pairs(pairs, self.encoder, progress=False)
+        out = {}
+        for judge in self.judges:
+            records = llmbar.llmbar_records(judge)
+            if not records["id"].astype(str).equals(pairs["id"].astype(str)):
+                raise ValueError(f"LLMBar {judge}'s records are not in the pairs' order")
+            out[judge] = (records, emb)
+        return out
+
+
+def release_stream(judge: str) -> str:
+    """The name of ``judge``'s real stream."""
+    return f"LLMBar {judge}: Natural to adversarial"
+
+
 @dataclass(frozen=True)
 class Design:
     """One build's streams: the simulated ``judge``, the ``budget`` C (training unit), the
@@ -91,8 +142,9 @@ class Design:
     (``stream_length``), the pacer's step ``eta`` (``None``: :attr:`step`, the bound's
     ``eta0 / sqrt(stream_length)``), the drift stream's factor on reasoning
     costs from half-way (``drift_factor``), the bound check's stream ``lengths`` and step
-    ``eta0 / sqrt(T)`` with its i.i.d. ``draws`` per seed, and the routers' decision rule (``rule``,
-    :class:`racer_lib.routing.decision.DecisionRule`, its draws seeded by the replicate)."""
+    ``eta0 / sqrt(T)`` with its i.i.d. ``draws`` per seed, the routers' decision rule (``rule``,
+    :class:`racer_lib.routing.decision.DecisionRule`, its draws seeded by the replicate) and
+    LLMBar's real streams (``release``, :class:`Release`)."""
 
     judge: str
     budget: float
@@ -105,6 +157,12 @@ class Design:
     eta0: float = 1.0
     rule: str = "sampled"
     draws: int = 10
+    release: Release = field(default_factory=lambda: Release())
+
+    @property
+    def bound(self) -> pacing.BoundCheck:
+        """The bound check's setting (:class:`racer_lib.evaluation.pacing.BoundCheck`)."""
+        return pacing.BoundCheck(self.budget, tuple(self.lengths), self.eta0, self.draws)
 
     @property
     def step(self) -> float:
@@ -112,29 +170,6 @@ class Design:
         violation and regret grow like ``sqrt(T)`` at this stream's length, ``eta0 /
         sqrt(stream_length)`` (Balseiro, Lu & Mirrokni 2023; the bound check's rule)."""
         return self.eta if self.eta is not None else self.eta0 / np.sqrt(self.stream_length)
-
-
-def recalibrated_threshold(p_valid, costs_valid, budget: float) -> float:
-    """The threshold on a router's scores (``p_valid``: ``pi(1 | z)`` or its rule's scores,
-    :meth:`racer_lib.routing.decision.DecisionRule.scores`) that a deployment would set
-    offline: reasoning on the validation pairs of highest score, as many as keep their mean
-    cost (``costs_valid``, shape ``(n, 2)``) within ``budget``; reason iff score > threshold."""
-    p = np.asarray(p_valid, dtype=np.float64)
-    order = np.argsort(-p, kind="stable")
-    c = np.asarray(costs_valid, dtype=np.float64)[order]
-    spend = c[:, 0].sum() + np.concatenate([[0.0], np.cumsum(c[:, 1] - c[:, 0])])
-    k = int(np.flatnonzero(spend <= budget * len(p)).max(initial=0))
-    return float(p[order][k]) if k < len(p) else -np.inf
-
-
-def hindsight_path(scores, costs, correct) -> tuple[np.ndarray, np.ndarray]:
-    """Every static threshold on ``scores`` in hindsight: reasoning on the ``k`` pairs of
-    highest score, ``k = 0 .. n``. Returns the total cost and the number correct of each."""
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    c, r = np.asarray(costs, dtype=np.float64)[order], np.asarray(correct)[order]
-    total = c[:, 0].sum() + np.concatenate([[0.0], np.cumsum(c[:, 1] - c[:, 0])])
-    right = r[:, 0].sum() + np.concatenate([[0.0], np.cumsum(r[:, 1] - r[:, 0])])
-    return total, right
 
 
 def policy_row(decision, costs, correct, budget: float) -> dict[str, float]:
@@ -153,16 +188,6 @@ def policy_row(decision, costs, correct, budget: float) -> dict[str, float]:
         "overspend": after / budget - 1,
         "reasoning_rate": float(d.mean()),
     }
-
-
-def _matched(p, costs, correct, spent: float) -> np.ndarray:
-    """Offline RACER's decisions at a realized total cost of at most ``spent``: the most pairs
-    of highest ``p`` that fit (:func:`hindsight_path`)."""
-    total, _ = hindsight_path(p, costs, correct)
-    k = int(np.flatnonzero(total <= spent + 1e-9).max(initial=0))
-    decision = np.zeros(len(p), dtype=np.int64)
-    decision[np.argsort(-np.asarray(p), kind="stable")[:k]] = 1
-    return decision
 
 
 def stream_runs(
@@ -195,7 +220,7 @@ def stream_runs(
         ).replay(scores["RACER"], costs)["decision"],
     }
     spent = float(costs[np.arange(len(costs)), decisions[PACED]].sum())
-    decisions[MATCHED] = _matched(scores["RACER"], costs, correct, spent)
+    decisions[MATCHED] = pacing.matched_decisions(scores["RACER"], costs, correct, spent)
     rows, curves = [], []
     for policy, d in decisions.items():
         d = np.asarray(d, dtype=np.int64)
@@ -204,46 +229,6 @@ def stream_runs(
         if policy != MATCHED:  # its threshold is set on the whole stream: no running cost
             curves += [{"policy": policy, "t": t, "mean_cost": running[t - 1]} for t in checkpoints]
     return rows, curves
-
-
-def bound_rows(scores, costs, correct, threshold: float, design: Design, rng) -> list[dict]:
-    """The pacing bound on one stream: for each length ``T`` of ``design.lengths``, the first
-    ``T`` pairs of ``design.draws`` i.i.d. draws (``rng``) of the pairs (``scores`` under a
-    rule whose ``threshold`` it is, ``costs``, ``correct``) paced with step ``eta0 /
-    sqrt(T)``: the budget violation, the largest excess of the cumulative cost over ``C t``
-    within the first ``T`` pairs (``max(0, max_t sum_{s <= t} c_s - C t)``), and the regret
-    (pairs correct) against the best static threshold in hindsight within ``C T``, each also
-    per pair (violation relative to C, regret in points), averaged over the draws."""
-    draws = rng.integers(0, len(scores), (design.draws, max(design.lengths)))
-    rows = []
-    for T in design.lengths:
-        eta = design.eta0 / np.sqrt(T)
-        found = []
-        for i in draws[:, :T]:
-            pacer = BudgetPacer(design.budget, threshold=threshold, eta=eta)
-            paced = pacer.replay(scores[i], costs[i])
-            d = paced["decision"]
-            total, right = hindsight_path(scores[i], costs[i], correct[i])
-            best = float(right[total <= design.budget * T + 1e-9].max(initial=right[0]))
-            excess = paced["spent"] - design.budget * np.arange(1, T + 1)
-            found.append(
-                (
-                    max(0.0, float(excess.max())),
-                    best - float(correct[i][np.arange(T), d].sum()),
-                )
-            )
-        violation, regret = np.mean(found, axis=0)
-        rows.append(
-            {
-                "T": T,
-                "eta": eta,
-                "violation": violation,
-                "regret": regret,
-                "violation_per_pair": violation / (design.budget * T),
-                "regret_per_pair": 100 * regret / T,
-            }
-        )
-    return rows
 
 
 def _pool(records, emb, fitted, rule: DecisionRule) -> tuple[dict, np.ndarray, np.ndarray]:
@@ -264,16 +249,47 @@ def _stream(pool, length: int, rng: np.random.Generator):
     return {k: v[i] for k, v in p.items()}, costs[i], correct[i]
 
 
+def _checkpoints(design: Design) -> list[int]:
+    """The pairs seen at which the running mean cost is recorded: every twentieth of a stream."""
+    step = max(1, design.stream_length // 20)
+    return list(range(step, design.stream_length + 1, step))
+
+
+def _replay(fit, test, design: Design, seed: int, k: int, stream: str):
+    """Stream ``k`` of replicate ``seed``: the routers of ``fit`` (``(records, embeddings,
+    Fit)``; the records' ``valid`` split sets the recalibrated threshold) deployed on ``test``
+    (records, embeddings), ``design.stream_length`` pairs drawn from it with ``[seed, k]`` and
+    replayed under every policy (:func:`stream_runs`). Returns its rows, its curves and the
+    deployed pool (:func:`_pool`)."""
+    records, emb, fitted = fit
+    rule = DecisionRule(design.rule, seed)
+    base = rule.scores(["0"], [0.5])[1]  # the rule's own threshold on its scores
+    valid = (records["split"] == "valid").to_numpy()
+    valid = _pool(records[valid], emb[valid], fitted, rule)
+    thresholds = {
+        "RACER": base,
+        "RACER-C": base,
+        RECALIBRATED: pacing.recalibrated_threshold(valid[0]["RACER"], valid[1], design.budget),
+    }
+    pool = _pool(*test, fitted, rule)
+    scores, costs, correct = _stream(pool, design.stream_length, np.random.default_rng([seed, k]))
+    if stream == DRIFT:
+        costs[len(costs) // 2 :, 1] *= design.drift_factor
+    rows, curves = stream_runs(scores, costs, correct, thresholds, design, _checkpoints(design))
+    labels = {"stream": stream, "seed": seed, "budget": design.budget, "pairs": len(costs)}
+    return [{**labels, **r} for r in rows], [{**labels, **c} for c in curves], pool
+
+
+def _configs(budget: float, seed: int) -> list[train.PolicyConfig]:
+    return [train.PolicyConfig(budget, seed=seed, variant=v) for v in ("RACER", "RACER-C")]
+
+
 def _replicate_job(design: Design, seed: int):
     """Replicate ``seed`` as a job of :func:`racer_lib.paper.experiments.fit_together`: it
     yields the fit of RACER and RACER-C on each training subset and returns its rows."""
     source = dict(design.source)
     ood = judge_set(design.judge, OOD, seed=seed, **source)
-    configs = [
-        train.PolicyConfig(design.budget, seed=seed, variant=v) for v in ("RACER", "RACER-C")
-    ]
-    step = max(1, design.stream_length // 20)
-    checkpoints = list(range(step, design.stream_length + 1, step))
+    configs = _configs(design.budget, seed)
     out: dict[str, Any] = {"runs": [], "curves": [], "bound": [], "provenance": set()}
     fits = {}
     for subset in dict.fromkeys(TRAINING.values()):
@@ -287,55 +303,81 @@ def _replicate_job(design: Design, seed: int):
         stream: judge_set(design.judge, bench, seed=seed, **{**source, "scale": 1.0})
         for stream, bench in BENCHMARK_STREAMS.items()
     }
-    rule = DecisionRule(design.rule, seed)
-    base = rule.scores(["0"], [0.5])[1]  # the rule's own threshold on its scores
     for k, stream in enumerate(STREAMS):
-        records, emb, fitted = fits[TRAINING[stream]]
-        split = {s: (records["split"] == s).to_numpy() for s in ("valid", "test")}
-        valid = _pool(records[split["valid"]], emb[split["valid"]], fitted, rule)
-        thresholds = {
-            "RACER": base,
-            "RACER-C": base,
-            RECALIBRATED: recalibrated_threshold(valid[0]["RACER"], valid[1], design.budget),
-        }
-        test = (records[split["test"]], emb[split["test"]]) if stream == DRIFT else deployed[stream]
-        pool = _pool(*test, fitted, rule)
-        scores, costs, correct = _stream(
-            pool, design.stream_length, np.random.default_rng([seed, k])
-        )
-        if stream == DRIFT:
-            costs[len(costs) // 2 :, 1] *= design.drift_factor
-        rows, curves = stream_runs(scores, costs, correct, thresholds, design, checkpoints)
-        labels = {"stream": stream, "seed": seed, "budget": design.budget, "pairs": len(costs)}
-        out["runs"] += [{**labels, **r} for r in rows]
-        out["curves"] += [{**labels, **c} for c in curves]
+        records, emb, _ = fit = fits[TRAINING[stream]]
+        is_test = (records["split"] == "test").to_numpy()
+        test = (records[is_test], emb[is_test]) if stream == DRIFT else deployed[stream]
+        rows, curves, pool = _replay(fit, test, design, seed, k, stream)
+        out["runs"] += rows
+        out["curves"] += curves
         if stream == COSTLIER:  # the bound where the budget binds
             rng = np.random.default_rng([seed, len(STREAMS)])
-            found = bound_rows(pool[0]["RACER"], *pool[1:], base, design, rng)
+            base = DecisionRule(design.rule, seed).scores(["0"], [0.5])[1]
+            found = pacing.bound_rows(pool[0]["RACER"], *pool[1:], base, design.bound, rng)
             out["bound"] += [{"stream": stream, "seed": seed, **r} for r in found]
     return out
 
 
+def _release_job(design: Design, sets: Mapping[str, tuple[pd.DataFrame, np.ndarray]], seed: int):
+    """Replicate ``seed`` of LLMBar's real streams (:class:`Release`), a job of
+    :func:`racer_lib.paper.experiments.fit_together`: per judge of ``sets``, RACER and RACER-C
+    trained on the Natural subset (``valid_share`` of it drawn by the seed for validation),
+    deployed on the other subsets; the seed also re-draws the initialisation, batch order and
+    the stream, an i.i.d. draw of the deployed pairs (so the pairs vary with the seed too)."""
+    release = design.release
+    real = replace(design, budget=release.budget)
+    out: dict[str, Any] = {"runs": [], "curves": [], "bound": [], "provenance": set()}
+    for k, (judge, (records, emb)) in enumerate(sets.items(), start=len(STREAMS) + 1):
+        natural = (records["subset"] == NATURAL).to_numpy()
+        split = np.full(len(records), "test", dtype=object)
+        split[natural] = stratified_split(
+            records["subset"][natural], seed, [1 - release.valid_share, release.valid_share]
+        )
+        records = records.assign(split=split)
+        fitted = yield records, emb, _configs(release.budget, seed)
+        test = (records[~natural], emb[~natural])
+        rows, curves, _ = _replay(
+            (records, emb, fitted), test, real, seed, k, release_stream(judge)
+        )
+        out["runs"] += rows
+        out["curves"] += curves
+        out["provenance"].add(rec.provenance(records))
+    return out
+
+
+def _gather(replicates: Sequence[dict[str, Any]], out: dict[str, Any]) -> None:
+    for replicate in replicates:
+        provenance = rec.combined_provenance(replicate["provenance"])
+        for key in ("runs", "curves", "bound"):
+            out[key] += [{"provenance": provenance, **row} for row in replicate[key]]
+        out["provenance"] |= replicate["provenance"]
+
+
 def run_replicates(design: Design, seeds: Sequence[int]) -> dict[str, Any]:
     """The replicates ``seeds`` (:func:`racer_lib.evaluation.verdicts.replicate_seeds`),
-    trained together (:func:`racer_lib.paper.experiments.fit_together`): ``runs`` (one row
-    per stream, policy and seed), ``curves`` (running mean costs), ``bound``
-    (:func:`bound_rows`) as DataFrames, and ``provenance`` (a set)."""
-    jobs = [_replicate_job(design, s) for s in seeds]
+    trained together (:func:`racer_lib.paper.experiments.fit_together`), the simulated streams
+    and then LLMBar's real ones (``design.release``): ``runs`` (one row per stream, policy and
+    seed), ``curves`` (running mean costs), ``bound``
+    (:func:`racer_lib.evaluation.pacing.bound_rows`) as DataFrames, each row with the
+    provenance of its records, and ``provenance`` (a set)."""
     out: dict[str, Any] = {"runs": [], "curves": [], "bound": [], "provenance": set()}
-    for replicate in experiments.fit_together(jobs, design.settings):
-        for key in ("runs", "curves", "bound"):
-            out[key] += replicate[key]
-        out["provenance"] |= replicate["provenance"]
+    jobs = [_replicate_job(design, s) for s in seeds]
+    _gather(experiments.fit_together(jobs, design.settings), out)
+    if sets := design.release.sets():
+        jobs = [_release_job(design, sets, s) for s in seeds]
+        settings = design.release.settings(design.settings)
+        _gather(experiments.fit_together(jobs, settings), out)
     return {k: pd.DataFrame(v) if k != "provenance" else v for k, v in out.items()}
 
 
 def pacing_summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per stream and policy (:data:`POLICIES`, then :data:`MATCHED`), over the seeds: accuracy
+    """Per stream (with its provenance) and policy (:data:`POLICIES`, then :data:`MATCHED`), over
+    the seeds: accuracy
     and realized mean cost (mean, sd, :func:`racer_lib.evaluation.metrics.over_seeds`), the
     mean overspend after :data:`WARMUP` pairs and the share of seeds over budget."""
-    table = evaluate.over_seeds(runs, ["stream", "policy"], cost_col="cost")
-    table = table.merge(runs.groupby(["stream", "policy"], as_index=False)["overspend"].mean())
+    by = ["provenance", "stream", "policy"]
+    table = evaluate.over_seeds(runs, by, cost_col="cost")
+    table = table.merge(runs.groupby(by, as_index=False)["overspend"].mean())
     order = {p: i for i, p in enumerate((*POLICIES, MATCHED))}
     table = table.sort_values(
         ["stream", "policy"], key=lambda s: s.map(order) if s.name == "policy" else s
@@ -367,7 +409,8 @@ def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
     table = curves.groupby(["stream", "policy", "t"], as_index=False)["mean_cost"].agg(
         mean_cost_mean="mean", mean_cost_sd="std", seeds="size"
     )
-    streams = [s for s in STREAMS if s in set(table["stream"])]
+    found = set(table["stream"])
+    streams = [s for s in STREAMS if s in found] + sorted(found - set(STREAMS))
     cols = min(3, len(streams))
     rows = -(-len(streams) // cols)
     fig, axes = plt.subplots(
@@ -393,35 +436,6 @@ def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
     axes[0][0].legend()
     fig.tight_layout()
     return fig
-
-
-def bound_summary(bound: pd.DataFrame) -> pd.DataFrame:
-    """The bound check over seeds, per stream length ``T``: the step, the violation and
-    regret per pair (mean, sd) and the seeds."""
-    return bound.groupby("T", as_index=False).agg(
-        eta=("eta", "first"),
-        violation_per_pair_mean=("violation_per_pair", "mean"),
-        violation_per_pair_sd=("violation_per_pair", "std"),
-        regret_per_pair_mean=("regret_per_pair", "mean"),
-        regret_per_pair_sd=("regret_per_pair", "std"),
-        seeds=("seed", "nunique"),
-    )
-
-
-def bound_slopes(summary: pd.DataFrame) -> pd.DataFrame:
-    """The log-log slope of each per-pair quantity of :func:`bound_summary` against ``T`` (a
-    least-squares line through the lengths where its mean is positive; NaN with fewer than
-    two) beside the bound's ``-1/2``: a slope at or below it is the bound's rate or faster."""
-    rows = []
-    for q in ("violation_per_pair", "regret_per_pair"):
-        sub = summary[summary[f"{q}_mean"] > 0]
-        slope = (
-            np.polyfit(np.log(sub["T"]), np.log(sub[f"{q}_mean"]), 1)[0]
-            if len(sub) >= 2
-            else np.nan
-        )
-        rows.append({"quantity": q, "slope": slope, "bound": -0.5, "lengths": len(sub)})
-    return pd.DataFrame(rows)
 
 
 def bound_panel(summary: pd.DataFrame) -> plt.Figure:
@@ -460,29 +474,33 @@ def bound_panel(summary: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def pacing_findings(folder, provenance: str) -> pd.DataFrame:
+def pacing_findings(folder) -> pd.DataFrame:
     """The chapter's claims (:data:`CLAIMS`) decided on the CSVs in ``folder`` by the
-    reproduction report's own rules, so that the page and the report cannot disagree."""
-    rows = rule_findings(CLAIMS, folder, ("difference",), BASIS_LEARNED)
-    return add_status(rows, provenance, registry.KEEPING_BUDGET, FINDINGS_CSV)
+    reproduction report's own rules, so that the page and the report cannot disagree: the
+    simulated streams' and the real streams' apart, each row with its provenance (a claim
+    without its streams in this run is left out)."""
+    parts = []
+    for provenance, claims in (("simulated", SIMULATED_CLAIMS), ("release", RELEASE_CLAIMS)):
+        rows = rule_findings(claims, folder, ("difference",), BASIS_LEARNED)
+        parts.append(add_status(rows, provenance, registry.KEEPING_BUDGET, FINDINGS_CSV))
+        parts[-1].insert(0, "provenance", provenance)
+    return pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
 
 
 def save_results(replicates: Mapping[str, Any], out, save_table) -> tuple[str, dict]:
     """Write the runs, curves and bound rows of :func:`run_replicates` to ``out`` with
     ``save_table`` (:func:`racer_lib.book.chapter.save_table`), then their summaries: returns
-    the provenance and the written tables by file name."""
+    the records' combined provenance and the written tables by file name."""
     provenance = rec.combined_provenance(replicates["provenance"])
-    written = {
-        name: save_table(replicates[key], out / name, provenance)
+    written = {  # each row with its own provenance
+        name: save_table(replicates[key], out / name)
         for key, name in (("runs", RUNS_CSV), ("curves", CURVES_CSV), ("bound", BOUND_CSV))
     }
-    summary = bound_summary(written[BOUND_CSV])
-    for name, table in (
-        (SUMMARY_CSV, pacing_summary(written[RUNS_CSV])),
-        (BOUND_SUMMARY_CSV, summary),
-        (SLOPES_CSV, bound_slopes(summary)),
-    ):
-        written[name] = save_table(table, out / name, provenance)
+    written[SUMMARY_CSV] = save_table(pacing_summary(written[RUNS_CSV]), out / SUMMARY_CSV)
+    bound = rec.combined_provenance(written[BOUND_CSV]["provenance"])
+    summary = pacing.bound_summary(written[BOUND_CSV])
+    for name, table in ((BOUND_SUMMARY_CSV, summary), (SLOPES_CSV, pacing.bound_slopes(summary))):
+        written[name] = save_table(table, out / name, bound)
     return provenance, written
 
 
@@ -503,47 +521,65 @@ PROSE_READS = [
         )
         for q in ("cost", "accuracy")
     ),
-    ("paced_over_max", SUMMARY_CSV, "overspend", "max", {"policy": PACED}),
-    ("capped_over_max", SUMMARY_CSV, "overspend", "max", {"policy": CAPPED}),
+    *(
+        (f"{key}_over_max", SUMMARY_CSV, "overspend", "max", {"policy": p, "provenance": kind})
+        for key, p in (("paced", PACED), ("capped", CAPPED))
+        for kind in ("simulated",)  # the sentence's streams
+    ),
     ("slope_violation", SLOPES_CSV, "slope", "one", {"quantity": "violation_per_pair"}),
     ("slope_regret", SLOPES_CSV, "slope", "one", {"quantity": "regret_per_pair"}),
 ]
 
-_COMPANION = dict(members=("stream",), sign=-1, bound=True)
+
+def _claims(provenance: str, streams: str) -> tuple[Claim, Claim]:
+    """The companion's two claims on the streams of ``provenance`` (``streams`` names them)."""
+    family = dict(members=("stream",), sign=-1, bound=True)
+    return (
+        Claim(
+            ARTIFACT,
+            f"paced RACER's running mean cost stays within the budget + "
+            f"{100 * effects.PACED_OVERSPEND.sesoi:g} % after {WARMUP} pairs, on every stream "
+            f"({streams})",
+            registry.KEEPING_BUDGET,
+            Difference(
+                RUNS_CSV,
+                "cost_after",
+                where={"policy": PACED, "provenance": provenance},
+                second_column="budget",
+                relative=True,
+                unit=" (cost / C - 1)",
+                effect=effects.PACED_OVERSPEND,
+                **family,
+            ),
+        ),
+        Claim(
+            ARTIFACT,
+            f"paced RACER's accuracy is at most {effects.PACED_ACCURACY.sesoi:g} point below "
+            "offline RACER's at the same realized cost (its threshold set in hindsight), on "
+            + ("every stream" if provenance == "simulated" else f"every stream ({streams})"),
+            registry.KEEPING_BUDGET,
+            Difference(
+                RUNS_CSV,
+                "accuracy",
+                first={"policy": MATCHED, "provenance": provenance},
+                second={"policy": PACED, "provenance": provenance},
+                pair_on=("stream", SEED),
+                effect=effects.PACED_ACCURACY,
+                **family,
+            ),
+        ),
+    )
+
+
 #: The companion's own claims (not the paper's: :data:`ARTIFACT`), decided by the report's
-#: rules on :data:`RUNS_CSV`, every stream a member of an intersection-union family.
-CLAIMS: tuple[Claim, ...] = (
-    Claim(
-        ARTIFACT,
-        f"paced RACER's running mean cost stays within the budget + "
-        f"{100 * effects.PACED_OVERSPEND.sesoi:g} % after {WARMUP} pairs, on every stream "
-        "(Fig. 3's cheaper and costlier shifts, reasoning costs drifting up, the three "
-        "out-of-distribution benchmarks)",
-        registry.KEEPING_BUDGET,
-        Difference(
-            RUNS_CSV,
-            "cost_after",
-            where={"policy": PACED},
-            second_column="budget",
-            relative=True,
-            unit=" (cost / C - 1)",
-            effect=effects.PACED_OVERSPEND,
-            **_COMPANION,
-        ),
-    ),
-    Claim(
-        ARTIFACT,
-        f"paced RACER's accuracy is at most {effects.PACED_ACCURACY.sesoi:g} point below offline "
-        "RACER's at the same realized cost (its threshold set in hindsight), on every stream",
-        registry.KEEPING_BUDGET,
-        Difference(
-            RUNS_CSV,
-            "accuracy",
-            first={"policy": MATCHED},
-            second={"policy": PACED},
-            pair_on=("stream", SEED),
-            effect=effects.PACED_ACCURACY,
-            **_COMPANION,
-        ),
-    ),
+#: rules on :data:`RUNS_CSV`, every stream a member of an intersection-union family: on the
+#: simulated streams, then on LLMBar's real ones (decided apart: their provenance differs).
+SIMULATED_CLAIMS = _claims(
+    "simulated",
+    "Fig. 3's cheaper and costlier shifts, reasoning costs drifting up, the three "
+    "out-of-distribution benchmarks",
 )
+RELEASE_CLAIMS = _claims(
+    "release", "LLMBar's released judgments, Natural to adversarial, every judge run"
+)
+CLAIMS: tuple[Claim, ...] = (*SIMULATED_CLAIMS, *RELEASE_CLAIMS)
