@@ -13,6 +13,7 @@ otherwise these tests skip. One test runs the chapter's first cells alone with a
 mirror, to see it stop with the DataError.
 """
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -26,7 +27,7 @@ import pytest
 from conftest import execute_notebook, real_chapter
 from papermill.exceptions import PapermillExecutionError
 
-from racer_lib import judging
+from racer_lib import cli, judging
 from racer_lib.judging import prompts
 from racer_lib.paper.chapters import judging as report
 from racer_lib.records import io as rio
@@ -443,3 +444,41 @@ def test_last_cell_lists_the_written_files(chapter, results):
     ]
     assert {results / name for name in expected} <= written
     assert all(p.is_file() for p in written)
+
+
+def test_paced_route_then_judge_moves_the_price_with_the_real_judges_tokens(
+    results, params, tmp_path
+):
+    """`racer judge run --router R --pace dual` on the real tiny judge (transformers on a CPU):
+    the chapter's router, its budget lowered below one instruct judgment so that every pair
+    overspends, paced one pair per round. Each pair is judged once, in the mode of its paced
+    decision; each round's saved price is the previous one moved by the tokens the judge
+    generated (mu <- max(0, mu + eta (c - C) / C)); a rerun judges nothing."""
+    router = Router.load(results / "router.pt")
+    budget, eta = 0.5, 0.2
+    lowered = dataclasses.replace(router, budget=budget).save(tmp_path / "router.pt")
+    argv = ["judge", "run", "--dataset", str(results / "sample_pairs.parquet")]
+    argv += ["--model", params["model"], "--backend", "transformers"]
+    argv += ["--setup", params["judge_setup"], "--max-tokens", str(params["max_tokens"])]
+    argv += ["--seed", str(params["seed"]), "--threads", "1", "--batch-size", "1"]
+    argv += ["--router", str(lowered), "--decision", params["route_decision"]]
+    argv += ["--pace", "dual", "--eta", str(eta), "--out", str(tmp_path / "paced"), "-q"]
+    assert cli.main(argv) == 0
+    folder = tmp_path / "paced" / "shard-0-of-1"
+    routes = pd.read_csv(folder / "routes.csv", dtype={"id": str})
+    assert list(routes["round"]) == list(range(len(routes))) == list(range(params["n_pairs"]))
+    parts = pd.concat([pd.read_parquet(f) for f in sorted(folder.glob("part-*.parquet"))])
+    assert sorted(parts["pair_id"]) == sorted(routes["id"])  # one judgment per pair
+    mode = dict(zip(parts["pair_id"], parts["task"], strict=True))
+    assert [mode[i] for i in routes["id"]] == [MODES[d] for d in routes["decision"]]
+    cost = parts.set_index("pair_id").loc[routes["id"], "n_tokens"] / router.tokens_per_unit
+    mu = 0.0
+    for k, c in enumerate(cost):
+        assert routes["mu"].iloc[k] == pytest.approx(mu)
+        mu = max(0.0, mu + eta * (c - budget) / budget)
+    state = json.loads((folder / routed.PACER_NAME).read_text())["state"]
+    assert state["t"] == len(routes) and state["mu"] == pytest.approx(mu) and mu > 0
+    assert state["spent"] == pytest.approx(cost.sum())
+    assert cli.main(argv) == 0  # resumed: everything judged, the same decisions and prices
+    pd.testing.assert_frame_equal(pd.read_csv(folder / "routes.csv", dtype={"id": str}), routes)
+    assert len(list(folder.glob("part-*.parquet"))) == len(routes)
