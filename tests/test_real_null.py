@@ -122,3 +122,27 @@ def test_a_seeds_test_resample_is_its_own_and_repeats(records):
     assert np.unique(drawn).size < drawn.size  # with replacement
     assert np.array_equal(drawn, ch15.test_draw(labels, 3))
     assert not np.array_equal(drawn, ch15.test_draw(labels, 4))
+
+
+def test_chapter_18_real_stream_claims_keep_their_level_on_their_own_null(records, tmp_path):
+    """Chapter 18's claims on LLMBar's streams (paced within C + 1 %; paced at most 1 point
+    below offline RACER at the same spend), decided by the report's rules, are measured on
+    nulls built from the streams' own per-seed values (GPT-4 and LLaMA2, ten seeds, the full
+    profile's release settings): each member in turn at the rule's boundary, the seeds
+    resampled (:func:`racer_lib.claims.engine.claim_rates`). Neither holds there more often
+    than the stated level allows."""
+    from racer_lib.book import chapter
+    from racer_lib.claims.engine import claim_rates
+    from racer_lib.paper.chapters import keeping_the_budget as ch18
+    from racer_lib.routing import train
+
+    tiny = train.TrainSettings(arch="linear", epochs=1, batch_size=256, lr=0.05, dual_step=0.05)
+    design = ch18.Design("qwen3-4b", 2.0, tiny, {"scale": 0.05, "dim": 8}, lengths=(100,),
+                         draws=1, release=ch18.Release(judges=("GPT-4", "LLaMA2")))  # fmt: skip
+    replicates = ch18.run_replicates(design, verdicts.replicate_seeds(0, 10))
+    ch18.save_results(replicates, tmp_path, chapter.save_table)
+    for claim in ch18.RELEASE_CLAIMS:
+        rates = claim_rates(claim, tmp_path, replications=400)
+        assert rates["members"] == 2 and rates["seeds"] == 10
+        _, hi = wilson_interval(rates["fpr_hits"], rates["trials"])
+        assert hi <= 0.05, (claim.claim, rates)
