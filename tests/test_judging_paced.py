@@ -205,3 +205,32 @@ def test_a_killed_paced_cli_run_resumes_without_losses_or_duplicates(tmp_path):
     pd.testing.assert_frame_equal(
         routed.read_routed(tmp_path / "cut"), routed.read_routed(tmp_path / "full")
     )
+
+
+def _part_row(pid: str, tokens: int) -> dict:
+    row = dict.fromkeys(judging.store.PART_COLUMNS)
+    return row | {"pair_id": pid, "task": "instruct", "order": "ab", "model": "m", "seed": 0,
+                  "enable_thinking": False, "n_tokens": tokens, "retried": False}  # fmt: skip
+
+
+def test_a_shards_parts_are_parsed_once_while_they_stay_the_same(tmp_path, monkeypatch):
+    """A paced run reads its shard's parts after every round: a part already read is not
+    parsed again, a new one is appended, and a part removed or rewritten reads the folder
+    afresh, so what read_parts returns is always what the files hold."""
+    store, parsed = judging.store, []
+    real = pd.read_parquet
+    monkeypatch.setattr(pd, "read_parquet", lambda f, *a, **k: parsed.append(f.name) or real(f))
+    first = store.write_part(tmp_path, [_part_row("p0", 3)])
+    store.write_part(tmp_path, [_part_row("p1", 4)])
+    assert list(store.read_parts(tmp_path)[0]["pair_id"]) == ["p0", "p1"]
+    third = store.write_part(tmp_path, [_part_row("p2", 5)])
+    frame, files = store.read_parts(tmp_path)
+    assert list(frame["pair_id"]) == ["p0", "p1", "p2"] and files[-1] == third
+    assert parsed == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    assert list(frame["part"]) == [f.name for f in files]
+    third.unlink()  # removed: the folder is read afresh
+    assert list(store.read_parts(tmp_path)[0]["pair_id"]) == ["p0", "p1"]
+    rewritten = _part_row("q0", 9) | {"text": "a longer answer"}  # another size too
+    pd.DataFrame([rewritten]).to_parquet(first)  # rewritten in place: the same inode
+    frame, _ = store.read_parts(tmp_path)
+    assert list(frame["pair_id"]) == ["q0", "p1"] and list(frame["n_tokens"]) == [9, 4]

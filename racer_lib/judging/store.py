@@ -128,18 +128,40 @@ def _changed_pairs_error(
     )
 
 
+#: Shard folders this process has read: absolute path -> (each part's name and content key;
+#: all of them as one frame). A part is written once, atomically, under a new name, so its
+#: inode, size and mtime identify its content. A paced run reads its shard's parts after
+#: every round: the parts read before are kept, only new ones are parsed and appended; any
+#: other change (a part removed, replaced or rewritten) reads the folder afresh.
+_SHARDS_READ: dict[str, tuple[tuple, pd.DataFrame]] = {}
+_SHARDS_KEPT = 1000  # folders remembered at most (then forgotten, all at once)
+
+
+def _content_key(path: Path) -> tuple[str, int, int, int]:
+    stat = path.stat()
+    return path.name, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 def read_parts(folder: Path) -> tuple[pd.DataFrame, list[Path]]:
     """Every part file of a shard folder as one frame (column ``part``: its file), and the
-    files."""
+    files (each parsed once while it stays the same: :data:`_SHARDS_READ`)."""
     files = sorted(p for p in folder.glob("part-*.parquet") if PART_RE.match(p.name))
     if not files:
         return pd.DataFrame(columns=PART_COLUMNS + ["part"]), []
-    frames = []
-    for f in files:
-        frame = pd.read_parquet(f)
-        frame["part"] = f.name
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True), files
+    keys, where = tuple(_content_key(f) for f in files), os.path.abspath(folder)
+    known, frame = _SHARDS_READ.get(where, ((), None))
+    if frame is None or keys[: len(known)] != known:
+        known, frame = (), None
+    frames = [] if frame is None else [frame]
+    for f in files[len(known) :]:
+        part = pd.read_parquet(f)
+        part["part"] = f.name
+        frames.append(part)
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(_SHARDS_READ) >= _SHARDS_KEPT:
+        _SHARDS_READ.clear()
+    _SHARDS_READ[where] = (keys, frame)
+    return frame, files
 
 
 def duplicates_error(parts: pd.DataFrame, where: str) -> JudgingError | None:
