@@ -231,3 +231,18 @@ def test_the_smoke_build_writes_every_stream_and_policy(smoke):
     assert (rate[ch.PACED] <= rate[ch.OFFLINE]).all()  # a price >= 0: never more reasoning
     bound = pd.read_csv(folder / ch.BOUND_CSV)
     assert sorted(bound["T"].unique()) == [100, 400]
+
+
+def test_each_panel_dashes_its_own_streams_budget():
+    """A real stream's budget is in its judge's unit (chapter 15's), not the simulated one's."""
+    rows = [
+        {"stream": stream, "budget": budget, "policy": policy, "seed": seed, "t": t,
+         "mean_cost": budget * (0.9 + 0.01 * seed)}
+        for stream, budget in ((ch.COSTLIER, BUDGET), (ch.release_stream("GPT-4"), 10.0))
+        for policy in ch.POLICIES for seed in range(3) for t in (100, 200)
+    ]  # fmt: skip
+    fig = ch.curve_panels(pd.DataFrame(rows))
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == [ch.COSTLIER, ch.release_stream("GPT-4")]
+    dashed = [[ln.get_ydata()[0] for ln in ax.lines if ln.get_linestyle() == "--"] for ax in panels]
+    assert dashed == [[BUDGET], [10.0]]

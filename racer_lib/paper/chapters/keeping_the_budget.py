@@ -402,10 +402,11 @@ def summary_view(summary: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
+def curve_panels(curves: pd.DataFrame) -> plt.Figure:
     """The running mean cost against the pairs seen, one panel per stream, one line per policy:
     the mean over seeds with its 95 % t-interval (:func:`racer_lib.paper.plots.seed_interval`,
-    the interval the claims are decided on) as a band; the budget dashed."""
+    the interval the claims are decided on) as a band; the stream's budget dashed."""
+    budgets = curves.groupby("stream")["budget"].first()
     table = curves.groupby(["stream", "policy", "t"], as_index=False)["mean_cost"].agg(
         mean_cost_mean="mean", mean_cost_sd="std", seeds="size"
     )
@@ -430,7 +431,7 @@ def curve_panels(curves: pd.DataFrame, budget: float) -> plt.Figure:
                 color=line.get_color(),
                 alpha=0.2,
             )
-        ax.axhline(budget, color="grey", ls="--", lw=0.8)
+        ax.axhline(budgets[stream], color="grey", ls="--", lw=0.8)
         ax.set(xlabel="pairs seen", ylabel="running mean cost", title=stream)
         ax.title.set_fontsize(10)
     axes[0][0].legend()
