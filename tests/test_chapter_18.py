@@ -203,6 +203,9 @@ def test_real_streams_train_on_natural_and_deploy_on_the_other_subsets(monkeypat
     assert (real["budget"] == 1.5).all()
     assert (runs.loc[runs["provenance"] == "simulated", "budget"] == BUDGET).all()
     assert set(out["bound"]["provenance"]) == {"simulated"}
+    view = ch.summary_view(ch.pacing_summary(runs))  # the page names each row's records
+    assert set(view["provenance"]) == {"simulated", "release"}
+    assert "provenance" not in ch.summary_view(ch.pacing_summary(runs[runs["budget"] == BUDGET]))
     assert out["provenance"] == {"simulated", "release"}
     paced = real[real["policy"] == ch.PACED].set_index(["stream", "seed"])["cost"]
     assert paced.xs(0, level="seed").tolist() != paced.xs(1, level="seed").tolist()

@@ -87,6 +87,7 @@ ARTIFACT = "companion claim, beyond the paper"
 RUNS_CSV, CURVES_CSV, BOUND_CSV = "pacing_runs.csv", "pacing_curves.csv", "pacing_bound.csv"
 SUMMARY_CSV, BOUND_SUMMARY_CSV = "pacing_summary.csv", "pacing_bound_summary.csv"
 SLOPES_CSV, FINDINGS_CSV = "pacing_slopes.csv", "pacing_findings.csv"
+SIM, RELEASE = "simulated", "release"  # the provenances of the streams' records
 
 
 #: LLMBar's subset a real stream's routers train on; they are deployed on every other subset.
@@ -386,17 +387,10 @@ def pacing_summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_view(summary: pd.DataFrame) -> pd.DataFrame:
-    """The page's columns of :func:`pacing_summary`."""
-    cols = [
-        "stream",
-        "policy",
-        "accuracy_mean",
-        "accuracy_sd",
-        "cost_mean",
-        "cost_sd",
-        "overspend",
-        "violation_rate",
-    ]
+    """The page's columns of :func:`pacing_summary` (the provenance where the streams' differ)."""
+    mixed = summary["provenance"].nunique() > 1
+    cols = ["provenance"] * mixed + ["stream", "policy", "accuracy_mean", "accuracy_sd"]
+    cols += ["cost_mean", "cost_sd", "overspend", "violation_rate"]
     return summary[cols].rename(
         columns={"overspend": "overspend after 500", "violation_rate": "seeds over C"}
     )
@@ -481,7 +475,7 @@ def pacing_findings(folder) -> pd.DataFrame:
     simulated streams' and the real streams' apart, each row with its provenance (a claim
     without its streams in this run is left out)."""
     parts = []
-    for provenance, claims in (("simulated", SIMULATED_CLAIMS), ("release", RELEASE_CLAIMS)):
+    for provenance, claims in ((SIM, SIMULATED_CLAIMS), (RELEASE, RELEASE_CLAIMS)):
         rows = rule_findings(claims, folder, ("difference",), BASIS_LEARNED)
         parts.append(add_status(rows, provenance, registry.KEEPING_BUDGET, FINDINGS_CSV))
         parts[-1].insert(0, "provenance", provenance)
@@ -522,10 +516,9 @@ PROSE_READS = [
         )
         for q in ("cost", "accuracy")
     ),
-    *(
-        (f"{key}_over_max", SUMMARY_CSV, "overspend", "max", {"policy": p, "provenance": kind})
+    *(  # the sentence's streams: the simulated ones
+        (f"{key}_over_max", SUMMARY_CSV, "overspend", "max", {"policy": p, "provenance": SIM})
         for key, p in (("paced", PACED), ("capped", CAPPED))
-        for kind in ("simulated",)  # the sentence's streams
     ),
     ("slope_violation", SLOPES_CSV, "slope", "one", {"quantity": "violation_per_pair"}),
     ("slope_regret", SLOPES_CSV, "slope", "one", {"quantity": "regret_per_pair"}),
@@ -557,7 +550,7 @@ def _claims(provenance: str, streams: str) -> tuple[Claim, Claim]:
             ARTIFACT,
             f"paced RACER's accuracy is at most {effects.PACED_ACCURACY.sesoi:g} point below "
             "offline RACER's at the same realized cost (its threshold set in hindsight), on "
-            + ("every stream" if provenance == "simulated" else f"every stream ({streams})"),
+            + ("every stream" if provenance == SIM else f"every stream ({streams})"),
             registry.KEEPING_BUDGET,
             Difference(
                 RUNS_CSV,
@@ -576,11 +569,11 @@ def _claims(provenance: str, streams: str) -> tuple[Claim, Claim]:
 #: rules on :data:`RUNS_CSV`, every stream a member of an intersection-union family: on the
 #: simulated streams, then on LLMBar's real ones (decided apart: their provenance differs).
 SIMULATED_CLAIMS = _claims(
-    "simulated",
+    SIM,
     "Fig. 3's cheaper and costlier shifts, reasoning costs drifting up, the three "
     "out-of-distribution benchmarks",
 )
 RELEASE_CLAIMS = _claims(
-    "release", "LLMBar's released judgments, Natural to adversarial, every judge run"
+    RELEASE, "LLMBar's released judgments, Natural to adversarial, every judge run"
 )
 CLAIMS: tuple[Claim, ...] = (*SIMULATED_CLAIMS, *RELEASE_CLAIMS)
