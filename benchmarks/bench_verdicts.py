@@ -317,17 +317,19 @@ def page(result: dict) -> str:
     )
     if st is not None:
         text += (
-            f" **Status stability** {100 * st['status_stability']:.1f} % (goal at least "
-            f"{100 * st['target']:.0f} %, {'met' if st['meets_target'] else 'not met'}): "
+            f" **Status stability** {100 * st['status_stability']:.1f} %: "
             f"{st['same_in_all']} of the report's {st['claims']} claims keep their status "
             f"when the `sim` book is rebuilt with master seeds {', '.join(map(str, st['seeds']))}"
             + (
                 f", and {st['movable']['hits']} of the {st['movable']['trials']} claims that can "
                 f"move (emergent), {100 * st['movable']['rate']:.1f} % (95 % Wilson interval "
                 f"{100 * st['movable']['wilson_95'][0]:.1f} to "
-                f"{100 * st['movable']['wilson_95'][1]:.1f} %)"
+                f"{100 * st['movable']['wilson_95'][1]:.1f} %; the goal, at least "
+                f"{100 * st['target']:.0f} % of them, "
+                f"{'met' if st['meets_target'] else 'not met'})"
                 if "movable" in st
-                else ""
+                else f" (goal at least {100 * st['target']:.0f} %, "
+                f"{'met' if st['meets_target'] else 'not met'})"
             )
             + (
                 f" (measured on {st['date']}, commit {st['commit']})"
