@@ -94,3 +94,14 @@ def test_one_router_one_rule(routers, capsys):
     assert cli.main(["records", "route", str(path), "--router", str(files["argmax"]),
                      "--seed", "3"]) == 2  # fmt: skip
     assert "the rule its file states" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["argmax", "sampled"])
+def test_a_rules_scores_above_its_threshold_are_its_decisions(name):
+    """What a pacer shifts (scores and the rule's threshold) decides as the rule does."""
+    rule = DecisionRule(name, 7)
+    p = np.random.default_rng(0).random(200)
+    ids = [f"pair-{i}" for i in range(200)]
+    scores, threshold = rule.scores(ids, p)
+    assert threshold == rule.threshold
+    np.testing.assert_array_equal((scores > rule.threshold).astype(int), rule.decide(ids, p))

@@ -108,16 +108,22 @@ class DecisionRule:
             return "argmax (reasoning iff p_reasoning > 1/2)"
         return f"sampled (a Bernoulli draw per pair from its id, seed {self.seed})"
 
+    @property
+    def threshold(self) -> float:
+        """The threshold on :meth:`scores` above which a pair reasons: 1/2 under ``argmax``
+        (the score is ``p``), 0 under ``sampled`` (the score is ``p - u``)."""
+        return 0.5 if self.name == "argmax" else 0.0
+
     def scores(self, ids, p_reasoning) -> tuple[np.ndarray, float]:
         """Scores and a threshold such that ``score > threshold`` is this rule's decision:
         ``argmax``: ``p`` and 1/2; ``sampled``: ``p - u`` and 0, ``u`` the pair's own draw.
         What a :class:`racer_lib.routing.pacing.BudgetPacer` shifts by its price."""
         p = np.asarray(p_reasoning, dtype=np.float64)
         if self.name == "argmax":
-            return p, 0.5
+            return p, self.threshold
         ids = [str(i) for i in (range(len(p)) if ids is None else ids)]
         u = [np.random.default_rng(item_seed(int(self.seed), i, "route")).random() for i in ids]
-        return p - np.asarray(u), 0.0
+        return p - np.asarray(u), self.threshold
 
     def decide(self, ids, p_reasoning) -> np.ndarray:
         """Each pair's mode (0 instruct, 1 reasoning) under this rule; ``ids`` name the pairs

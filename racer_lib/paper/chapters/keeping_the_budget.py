@@ -264,12 +264,11 @@ def _replay(fit, test, design: Design, seed: int, k: int, stream: str):
     deployed pool (:func:`_pool`)."""
     records, emb, fitted = fit
     rule = DecisionRule(design.rule, seed)
-    base = rule.scores(["0"], [0.5])[1]  # the rule's own threshold on its scores
     valid = (records["split"] == "valid").to_numpy()
     valid = _pool(records[valid], emb[valid], fitted, rule)
     thresholds = {
-        "RACER": base,
-        "RACER-C": base,
+        "RACER": rule.threshold,
+        "RACER-C": rule.threshold,
         RECALIBRATED: pacing.recalibrated_threshold(valid[0]["RACER"], valid[1], design.budget),
     }
     pool = _pool(*test, fitted, rule)
@@ -313,8 +312,8 @@ def _replicate_job(design: Design, seed: int):
         out["curves"] += curves
         if stream == COSTLIER:  # the bound where the budget binds
             rng = np.random.default_rng([seed, len(STREAMS)])
-            base = DecisionRule(design.rule, seed).scores(["0"], [0.5])[1]
-            found = pacing.bound_rows(pool[0]["RACER"], *pool[1:], base, design.bound, rng)
+            threshold = DecisionRule(design.rule, seed).threshold
+            found = pacing.bound_rows(pool[0]["RACER"], *pool[1:], threshold, design.bound, rng)
             out["bound"] += [{"stream": stream, "seed": seed, **r} for r in found]
     return out
 
