@@ -34,6 +34,7 @@ JOBS       ?=
 HTML       ?= book/_build/html
 
 BIN := $(VENV)/bin
+SEED_PLAN_BUILDS ?= results/sim
 ifeq ($(INSTALLER),pip)
 INSTALL := $(BIN)/python -m pip install --quiet --no-compile
 INSTALL_TOOL :=
@@ -51,7 +52,7 @@ STAMP_BASE := $(VENV)/.racer-base
 STAMP_BOOK := $(VENV)/.racer-book
 STAMP_TEST := $(VENV)/.racer-test
 
-.PHONY: book book-check test lint format install judge-model sim-check results bench bench-paper-sim bench-bf16-book bench-verdicts bench-claim-rates clean help
+.PHONY: book book-check test lint format install judge-model sim-check results bench bench-paper-sim bench-bf16-book bench-verdicts bench-claim-rates bench-seed-plan clean help
 
 help:
 	@sed -n '1,6p' Makefile
@@ -130,6 +131,13 @@ bench-verdicts: $(STAMP_BOOK)
 ## the sim build's own per-seed data (run `make book` first; about five minutes on two cores).
 bench-claim-rates: $(STAMP_BOOK)
 	VERDICTS_ONLY=claims $(BIN)/python benchmarks/run.py verdicts
+
+## The replicate seeds each sim chapter needs for its emergent claims' statuses to stop moving
+## with the master seed, planned on the tuning builds (master seeds 0, 1, 2) within the book's
+## ten minutes (results/bench/seed_plan.json; a few minutes). Name the builds' results folders:
+## make bench-seed-plan SEED_PLAN_BUILDS="results/sim ../seed1/sim ../seed2/sim"
+bench-seed-plan: $(STAMP_BOOK)
+	SEED_PLAN_BUILDS="$(SEED_PLAN_BUILDS)" $(BIN)/python benchmarks/run.py seed_plan
 
 ## Lint (import-linter: the layers of racer_lib; ruff: formatting and rules; both configured in
 ## pyproject.toml), then the test suite.

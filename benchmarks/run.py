@@ -20,6 +20,7 @@ LONG = {
     "paper_sim",
     "bf16_book",
     "verdicts",
+    "seed_plan",
 }  # minutes each on two cores: run only when named
 
 

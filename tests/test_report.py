@@ -984,3 +984,28 @@ def test_a_claim_reproduced_on_few_simulators_is_qualified_and_counted_apart(tmp
     assert counts.loc["simulated", "reproduced"] == 1
     assert counts.loc["simulated", "calibrated_only"] == 1
     assert counts.loc["release"].sum() == 0
+
+
+def test_status_odds_pools_the_tuning_builds_and_grows_with_the_seeds(tmp_path):
+    """``engine.status_odds`` (``make bench-seed-plan``): the per-seed values of two builds are
+    pooled; an effect a standard error or two above the SESOI holds in some redraws at ten seeds
+    and in nearly all at eighty; a loss of half a point is shown short of the SESOI (fails), never
+    holds; a claim decided inside a chapter has nothing to plan (None)."""
+    from dataclasses import replace
+
+    from racer_lib.paper.effects import ROUTER_ACCURACY
+
+    claim = _claim(replace(RACER_VS_RANDOM, effect=ROUTER_ACCURACY))
+    above = [_runs(tmp_path / f"b{k}", np.random.default_rng(k).normal(1.1, 2.0, SEEDS))
+             for k in range(2)]  # fmt: skip
+    few = engine.status_odds(claim, above, 10, replications=300, seed=1)
+    many = engine.status_odds(claim, above, 80, replications=300, seed=1)
+    assert few["pooled"] == many["pooled"] == 2 * SEEDS
+    assert few["holds"] + few["fails"] + few["inconclusive"] == pytest.approx(1.0)
+    assert 0.05 < few["holds"] < 0.9 and many["holds"] >= 0.9
+    null = [_runs(tmp_path / f"n{k}", np.random.default_rng(9 + k).normal(-0.5, 1.0, SEEDS))
+            for k in range(2)]  # fmt: skip
+    odds = engine.status_odds(claim, null, 40, replications=300, seed=1)
+    assert odds["holds"] == 0 and odds["fails"] >= 0.9
+    finding = rules.Claim("Fig. 4", "x", STEM, rules.Finding("x"))
+    assert engine.status_odds(finding, above, 10) is None

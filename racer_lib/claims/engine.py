@@ -51,6 +51,7 @@ __all__ = [
     "evaluate_claim",
     "rule_findings",
     "sensitivity_of",
+    "status_odds",
 ]
 
 
@@ -212,6 +213,44 @@ def claim_rates(
         "members": len(names),
         "seeds": int(min(x.size for x in data.values())),
     }
+
+
+def status_odds(
+    claim: Claim,
+    folders: Sequence[Path],
+    n_seeds: int,
+    replications: int = RATE_REPLICATIONS,
+    seed: int = 0,
+) -> dict[str, float] | None:
+    """How often a comparison claim's rule would reach each decision at ``n_seeds`` replicate
+    seeds, if the seeds behaved as those the builds in ``folders`` wrote for it (their per-seed
+    values pooled, each build a different master seed, so no seed is counted twice): ``n_seeds``
+    seeds drawn with replacement from the pool, jointly across the members where every member
+    has the same seeds, :data:`RATE_REPLICATIONS` times. The share of each decision (``holds``,
+    ``fails``, ``inconclusive``) and ``pooled``, the seeds in the pool. A planning estimate for
+    choosing a chapter's seed count on tuning builds (``make bench-seed-plan``), never evidence
+    for the claim: its pool is the builds it then decides. None for a claim with no per-seed
+    comparison."""
+    rule = claim.rule
+    if not isinstance(rule, (Difference, Equivalence)):
+        return None
+    pools: dict[str, list[np.ndarray]] = {}
+    for folder in folders:
+        for name, x in _member_values(rule, Path(folder)).items():
+            pools.setdefault(name, []).append(x)
+    data = {k: np.concatenate(v) for k, v in pools.items()}
+    sizes = {x.size for x in data.values()}
+    rng = np.random.default_rng(seed)
+    counts = {verdicts.HOLDS: 0, verdicts.FAILS: 0, verdicts.INCONCLUSIVE: 0}
+    for _ in range(replications):
+        if len(sizes) == 1:  # the seeds are the members' common unit: drawn together
+            idx = rng.integers(0, min(sizes), n_seeds)
+            drawn = {k: x[idx] for k, x in data.items()}
+        else:
+            drawn = {k: rng.choice(x, size=n_seeds) for k, x in data.items()}
+        counts[_family(rule, drawn)] += 1
+    shares = {k: v / replications for k, v in counts.items()}
+    return {**shares, "pooled": int(min(sizes))}
 
 
 def evaluate_claim(

@@ -16,6 +16,7 @@ from racer_lib.claims.engine import (
     RATE_REPLICATIONS,
     claim_rates,
     sensitivity_of,
+    status_odds,
 )
 from racer_lib.claims.rules import Claim, Outcome
 from racer_lib.paper.given import GIVEN, NOT_GIVEN_LEVEL
@@ -30,6 +31,7 @@ __all__ = [
     "evaluate_claim",
     "rule_findings",
     "sensitivity_of",
+    "status_odds",
 ]
 
 
