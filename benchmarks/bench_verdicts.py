@@ -76,7 +76,7 @@ PLANTED = "simulator={readable: 0.9}"
 REPLICATIONS = int(os.environ.get("VERDICTS_REPLICATIONS", "20"))
 #: Master seeds never used to choose a size of a profile (issue 40: 0, 1 and 2 were watched while
 #: ``profiles/sim.yaml`` was tuned, so a stability measured on them flatters the protocol). 10, 11
-#: and 12 measured the profile of d7a6ad2 (27 of 31 movable claims, 87 %); their movers were then
+#: and 12 measured the profile of badd95a (27 of 31 movable claims, 87 %); their movers were then
 #: looked at, so the seed plan (``make bench-seed-plan``, on 0, 1 and 2 alone) is measured on
 #: 40, 41 and 42, used for nothing else.
 STABILITY_SEEDS = (40, 41, 42) if os.environ.get("VERDICTS_STABILITY", "1") != "0" else ()
@@ -218,6 +218,7 @@ def _stability_only(commit: str) -> dict:
         stable = stability(Path(tmp))
     result["status_stability"] = {
         **stable,
+        "earlier": _earlier(result.get("status_stability")),
         "target": STABILITY_TARGET,
         "meets_target": stable["movable"]["rate"] >= STABILITY_TARGET,
         "date": time.strftime("%Y-%m-%d"),
@@ -226,6 +227,18 @@ def _stability_only(commit: str) -> dict:
     }
     PAGE.write_text(page(result), encoding="utf-8")
     return result
+
+
+def _earlier(recorded: dict | None) -> list[dict]:
+    """The recorded stability measures on other master seeds (the seeds change once a measure's
+    movers have been looked at), oldest first: seeds, commit, date and the movable claims kept."""
+    if not recorded:
+        return []
+    earlier = list(recorded.get("earlier", []))
+    if recorded.get("seeds") != list(STABILITY_SEEDS) and "movable" in recorded:
+        kept = {k: recorded["movable"][k] for k in ("hits", "trials", "rate")}
+        earlier.append({**{k: recorded.get(k) for k in ("seeds", "commit", "date")}, **kept})
+    return earlier
 
 
 def _recorded_stability() -> dict | None:
@@ -353,6 +366,14 @@ def page(result: dict) -> str:
             f"{100 * st['null_claim_same_in_all']:.0f} % at this level: claims with no effect, "
             "or one at a decision's edge, cap the stability that more seeds can buy."
         )
+        for e in st.get("earlier", []):
+            text += (
+                f" Earlier, on master seeds {', '.join(map(str, e['seeds']))} (commit "
+                f"{e['commit']}), {e['hits']} of {e['trials']} movable claims kept their status "
+                f"({100 * e['rate']:.1f} %); their movers were looked at, so the seed counts were "
+                "then planned on the tuning seeds 0, 1 and 2 alone (`make bench-seed-plan`) and "
+                "the measure repeated on master seeds used for nothing else."
+            )
     return text + "\n"
 
 

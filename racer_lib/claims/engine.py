@@ -224,9 +224,11 @@ def status_odds(
 ) -> dict[str, float] | None:
     """How often a comparison claim's rule would reach each decision at ``n_seeds`` replicate
     seeds, if the seeds behaved as those the builds in ``folders`` wrote for it (their per-seed
-    values pooled, each build a different master seed, so no seed is counted twice): ``n_seeds``
-    seeds drawn with replacement from the pool, jointly across the members where every member
-    has the same seeds, :data:`RATE_REPLICATIONS` times. The share of each decision (``holds``,
+    values pooled, each build a different master seed, so no seed is counted twice), redrawn
+    :data:`RATE_REPLICATIONS` times in two stages: a world drawn from the pool with replacement
+    (the pool's own effect is an estimate: a claim whose pooled effect lies near its rule's edge
+    stays unsettled at any count), then ``n_seeds`` seeds drawn from that world, jointly across
+    the members where every member has the same seeds. The share of each decision (``holds``,
     ``fails``, ``inconclusive``) and ``pooled``, the seeds in the pool. A planning estimate for
     choosing a chapter's seed count on tuning builds (``make bench-seed-plan``), never evidence
     for the claim: its pool is the builds it then decides. None for a claim with no per-seed
@@ -243,11 +245,16 @@ def status_odds(
     rng = np.random.default_rng(seed)
     counts = {verdicts.HOLDS: 0, verdicts.FAILS: 0, verdicts.INCONCLUSIVE: 0}
     for _ in range(replications):
+        # two stages: the pool is itself a sample, so each redraw first draws a world as
+        # uncertain as the pool (a resample of it), then the build's n_seeds from that world
         if len(sizes) == 1:  # the seeds are the members' common unit: drawn together
-            idx = rng.integers(0, min(sizes), n_seeds)
+            world = rng.integers(0, min(sizes), min(sizes))
+            idx = world[rng.integers(0, world.size, n_seeds)]
             drawn = {k: x[idx] for k, x in data.items()}
         else:
-            drawn = {k: rng.choice(x, size=n_seeds) for k, x in data.items()}
+            drawn = {
+                k: rng.choice(rng.choice(x, size=x.size), size=n_seeds) for k, x in data.items()
+            }
         counts[_family(rule, drawn)] += 1
     shares = {k: v / replications for k, v in counts.items()}
     return {**shares, "pooled": int(min(sizes))}
