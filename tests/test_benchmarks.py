@@ -144,3 +144,37 @@ def test_the_router_cli_bench_reads_both_fit_times_the_cli_prints():
     said = bench.line(result)
     assert "train_32k 70.0 s (goal <= 60 s NOT met)" in said
     assert "train_llmbar not measured" in said and "route_10k 2.0 s (goal <= 5 s met)" in said
+
+
+def _odds(shares: dict[int, float]) -> dict[int, dict[str, float]]:
+    """A claim's modal-decision share per seed count, the rest inconclusive."""
+    return {n: {"holds": p, "fails": 0.0, "inconclusive": 1.0 - p} for n, p in shares.items()}
+
+
+def test_the_seed_plan_settles_each_chapters_least_stable_claim_by_gain_per_second():
+    """``make bench-seed-plan``: a chapter takes the smallest count at which its least stable
+    claim reaches the target, or the count at which it is most stable; chapters are granted by
+    what their least stable claim gains per second while the notebook time stays within the
+    budget, and one whose claims have nothing to plan keeps its count."""
+    bench = _bench("seed_plan")
+    steady = {"claim": "steady", "odds": _odds({10: 1.0, 20: 1.0, 40: 1.0})}
+    per_chapter = {
+        # reaches the target at 20: 20, not 40
+        "a": [steady, {"claim": "edge", "odds": _odds({10: 0.6, 20: 0.99, 40: 1.0})}],
+        # never reaches it: the count at which it is most stable (20), not the largest
+        "b": [{"claim": "stuck", "odds": _odds({10: 0.5, 20: 0.8, 40: 0.7})}],
+        # a large gain, but too dear for the budget
+        "c": [{"claim": "dear", "odds": _odds({10: 0.5, 20: 1.0, 40: 1.0})}],
+        "d": [{"claim": "finding", "odds": None}],
+    }
+    seconds = {"a": 10.0, "b": 10.0, "c": 700.0, "d": 5.0}
+    current = {"a": 10, "b": 10, "c": 10}
+    plan, total = bench.select(per_chapter, seconds, current)
+    assert (plan["a"]["needed"], plan["b"]["needed"], plan["c"]["needed"]) == (20, 20, 20)
+    assert plan["a"]["granted"] and plan["b"]["granted"] and not plan["c"]["granted"]
+    assert plan["d"]["needed"] is None and not plan["d"]["granted"]
+    assert total == pytest.approx(sum(seconds.values()) + 10.0 + 10.0)
+    assert plan["a"]["gain"] == pytest.approx(0.39) and plan["b"]["gain"] == pytest.approx(0.3)
+    line = bench.line({"plan": plan, "notebook_s": total})
+    assert "a 10 -> 20 (+10 s)" in line and "c 10 needs 20 (+700 s)" in line
+    assert "d None (no claim it can plan)" in line
