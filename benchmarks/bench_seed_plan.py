@@ -108,16 +108,17 @@ def _least_stable(rows: list[dict], n: int) -> float:
     return min(max(r["odds"][n].values()) for r in rows if r["odds"])
 
 
-def _chosen(rows: list[dict], current: int) -> int | None:
-    """The smallest candidate at which the chapter's least stable claim reaches :data:`TARGET`;
+def _chosen(rows: list[dict]) -> int | None:
+    """The smallest candidate (those :func:`_odds` redrew: none below the chapter's count) at
+    which the chapter's least stable claim reaches :data:`TARGET`;
     where none does, the one at which it is most stable (the smallest of equals). None for a
     chapter with no plannable claim."""
     planned = [r for r in rows if r["odds"]]
     if not planned:
         return None
-    counts = sorted(set.intersection(*({int(n) for n in r["odds"]} for r in planned)))
-    for r in planned:
+    for r in planned:  # a plan read back from JSON has its counts as strings
         r["odds"] = {int(n): v for n, v in r["odds"].items()}
+    counts = sorted(set.intersection(*(set(r["odds"]) for r in planned)))
     reached = [n for n in counts if _least_stable(planned, n) >= TARGET]
     if reached:
         return reached[0]
@@ -131,7 +132,7 @@ def select(per_chapter: dict, seconds: dict, current: dict) -> tuple[dict, float
     total = sum(seconds.values())
     plan = {}
     for chapter, rows in per_chapter.items():
-        chosen = _chosen(rows, current.get(chapter, 0))
+        chosen = _chosen(rows)
         members = [chapter, *(k for k, v in TIED.items() if v == chapter)]
         entry = {"current": current.get(chapter), "needed": chosen, "extra_s": None, "gain": 0.0,
                  "chapters": members, "claims": rows}  # fmt: skip
