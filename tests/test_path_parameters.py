@@ -145,6 +145,8 @@ def test_a_foreign_file_in_the_staged_book_is_named_and_left(repo: Path, preciou
     (layout.staging / "notes.txt").unlink()
     (layout.staging / "notebooks").mkdir()
     (layout.staging / "notebooks" / "01_alpha.ipynb").write_text("{}")
+    for name in ("_chapters.md", "_citation.md", "_cite_box.html"):  # an earlier build's
+        (layout.staging / name).write_text("staged")
     _clear_staging(layout)  # only what the staging writes: removed
     assert not layout.staging.exists()
     layout.staging.symlink_to(precious / "book", target_is_directory=True)

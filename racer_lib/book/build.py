@@ -31,6 +31,8 @@ from racer_lib.records.sources import YAML_BUILD_ERRORS
 _INTRO_INCLUDE = "_chapters.md"  # written into the staged book; book/intro.md includes it
 _CITATION_INCLUDE = "_citation.md"  # BibTeX from CITATION.cff; book/cite.md includes it
 _CITE_BOX = "_cite_box.html"  # the "cite this page" box; book/_ext/racer_book.py ends pages with it
+#: The files the staging writes beside its copy of book/ (a rebuild removes them as its own).
+_WRITTEN = (_INTRO_INCLUDE, _CITATION_INCLUDE, _CITE_BOX)
 _TOC_NOTEBOOK_PREFIX = "notebooks/"
 _IMAGE_MIMES = ("image/png", "image/jpeg", "image/svg+xml")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -245,7 +247,7 @@ def _staged_by_us(relative: Path, layout: Layout) -> bool:
     if parts[0] == "notebooks" and len(parts) == 2 and relative.suffix == ".ipynb":
         return layout.notebook(relative.stem).is_file()
     return (
-        relative.as_posix() in (_INTRO_INCLUDE, _CITATION_INCLUDE)
+        relative.as_posix() in _WRITTEN
         or "__pycache__" in parts
         or (layout.book_src / relative).is_file()
     )
