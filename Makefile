@@ -126,9 +126,9 @@ bench-bf16-book: $(STAMP_BOOK)
 bench-verdicts: $(STAMP_BOOK)
 	$(BIN)/python benchmarks/run.py verdicts
 
-## The per-claim part of bench-verdicts alone: each emergent comparison claim's false-positive
-## rate under its least favourable null, power at the paper's effect and MDE, on resamples of
-## the sim build's own per-seed data (run `make book` first; about five minutes on two cores).
+## The per-claim part of bench-verdicts alone: each emergent claim's false-positive rate under
+## its least favourable null, power at the paper's effect and MDE, on resamples of the sim
+## build's own per-seed data, a chapter's finding on the family it wrote (run `make book` first).
 bench-claim-rates: $(STAMP_BOOK)
 	VERDICTS_ONLY=claims $(BIN)/python benchmarks/run.py verdicts
 

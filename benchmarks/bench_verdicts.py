@@ -22,8 +22,9 @@ run, on the CSVs the chapters write):
   the claims that can move (emergent: decided by a test on what routers did), with its Wilson
   interval. Goal: at least 95 % of the movable claims (:data:`STABILITY_TARGET`).
 
-* **per claim** (``claim_rates``; :mod:`claim_rates`): every emergent comparison claim of the
-  ``sim`` build at its own sizes, on resamples of the seeds it wrote: the false-positive rate
+* **per claim** (``claim_rates``; :mod:`claim_rates`): every emergent claim of the ``sim``
+  build at its own sizes (a chapter's finding on the per-seed family it wrote), on resamples of
+  the seeds it wrote: the false-positive rate
   under its least favourable null (at least 200 resamples; Wilson upper bound, goal at most
   5 %), its power at the paper's effect and its minimum detectable effect. No rebuild.
 

@@ -120,7 +120,7 @@ def test_the_claim_rates_page_states_each_claims_rates_and_the_goal():
                 "mde": 2.5,
             }
         },
-        "not_measured": {"Fig. 4 | concave": "decided inside chapter 07"},
+        "not_measured": {"Fig. 1(a) | gains": "chapter 03 decided it on no per-seed family"},
         "date": "2026-11-29",
         "commit": "abc1234",
     }
@@ -130,7 +130,10 @@ def test_the_claim_rates_page_states_each_claims_rates_and_the_goal():
         "| Fig. 4 | RACER beats Random | reproduced | 1.0 % (≤ 3.0 %) | 90 % | 2.5 | 20.0 % |"
         in text
     )
-    assert "1 emergent claims are decided inside their chapters" in text
+    assert "1 emergent claims have no per-seed family to measure" in text
+    unpowered = {**result["claims"]["Fig. 4 | RACER beats Random"], "power": None}
+    text = bench.page({**result, "claims": {"Fig. 4 | no stated effect": unpowered}})
+    assert "| Fig. 4 | no stated effect | reproduced | 1.0 % (≤ 3.0 %) |  | 2.5 |" in text
     assert "claim_rates: 1 of 1" in bench.line(result)
 
 

@@ -17,6 +17,8 @@ import yaml
 from conftest import execute_notebook
 from papermill.exceptions import PapermillExecutionError
 
+from racer_lib.claims import rules
+from racer_lib.claims.families import PER_SEED
 from racer_lib.evaluation import verdicts
 from racer_lib.paper import claims
 from racer_lib.paper import numbers as paper
@@ -289,7 +291,7 @@ def test_llama_findings_are_decided_over_the_seeds(smoke):
     runs = _csv(smoke, LLAMA, "llama_runs.csv")
     findings = _csv(smoke, LLAMA, "findings.csv")
     cols = ["provenance", "finding", "key", "observed", "interval", *claims.VERDICT_COLUMNS]
-    assert list(findings.columns) == [*cols, "status", "basis"]
+    assert list(findings.columns) == [*cols, "status", "basis", PER_SEED]
     expected = ch12.surpass_findings(runs.drop(columns="provenance"), "simulated")
     written = findings.drop(columns="provenance").astype({"note": object}).fillna({"note": ""})
     pd.testing.assert_frame_equal(written, expected, check_dtype=False, check_exact=False)
@@ -300,6 +302,10 @@ def test_llama_findings_are_decided_over_the_seeds(smoke):
     assert random["status"].iloc[0] == decided["status"]
     if _params(LLAMA)["n_seeds"] < verdicts.MIN_SEEDS:
         assert set(findings["status"]) == set(random["status"]) == {claims.INCONCLUSIVE}
+    # the finding's per-seed family, as written, decides it again: one seed per budget each
+    family = rules.Finding(ch12.KEY_SURPASSES).family(folder)
+    assert family.decide().decision == findings["decision"].iloc[0]
+    assert {len(m.values) for m in family.members} == {runs["seed"].nunique()}
 
 
 # ---------------------------------------------------------------------- both: book and figures

@@ -940,7 +940,8 @@ def test_the_report_chapter_on_the_smoke_build(smoke):
 def test_a_claims_error_rates_are_measured_on_its_own_per_seed_data(tmp_path):
     """``engine.claim_rates`` re-centres the build's own seeds: at the SESOI (the least
     favourable null) the rule holds at most at the level; at the paper's effect it holds
-    often; a claim decided inside a chapter has no per-seed data here (None)."""
+    often; a finding its chapter decided on no per-seed family (a check on one draw) has
+    nothing to measure (None)."""
     from dataclasses import replace
 
     from racer_lib.paper.effects import ROUTER_ACCURACY
@@ -957,6 +958,8 @@ def test_a_claims_error_rates_are_measured_on_its_own_per_seed_data(tmp_path):
     row = _one(claim, tmp_path)
     assert 0 < row["power"] <= 1 and row["mde"] > ROUTER_ACCURACY.sesoi
     finding = rules.Claim("Fig. 4", "x", STEM, rules.Finding("x"))
+    row = {"key": "x", "finding": "x", "decision": HOLDS, "observed": "one draw"}
+    _write(tmp_path, STEM, "findings.csv", [row])
     assert engine.claim_rates(finding, tmp_path / STEM) is None
 
 
@@ -990,7 +993,8 @@ def test_status_odds_pools_the_tuning_builds_and_grows_with_the_seeds(tmp_path):
     """``engine.status_odds`` (``make bench-seed-plan``): the per-seed values of two builds are
     pooled; an effect a standard error or two above the SESOI holds in some redraws at ten seeds
     and in nearly all at eighty; a loss of half a point is shown short of the SESOI (fails), never
-    holds; a claim decided inside a chapter has nothing to plan (None)."""
+    holds; a finding its chapter checked on one draw has nothing to plan (None; a finding with
+    its per-seed family is planned as a comparison is, ``tests/test_families.py``)."""
     from dataclasses import replace
 
     from racer_lib.paper.effects import ROUTER_ACCURACY
@@ -1008,4 +1012,7 @@ def test_status_odds_pools_the_tuning_builds_and_grows_with_the_seeds(tmp_path):
     odds = engine.status_odds(claim, null, 40, replications=300, seed=1)
     assert odds["holds"] == 0 and odds["fails"] >= 0.9
     finding = rules.Claim("Fig. 4", "x", STEM, rules.Finding("x"))
+    for folder in above:  # a finding checked on one draw: no per-seed family to redraw
+        row = {"key": "x", "finding": "x", "decision": HOLDS, "observed": "one draw"}
+        pd.DataFrame([row]).to_csv(folder / "findings.csv", index=False)
     assert engine.status_odds(finding, above, 10) is None

@@ -485,3 +485,30 @@ def test_every_training_chapter_receives_the_profiles_trainer_settings(smoke):
         else:
             assert "trainer" not in injected, path.stem
     assert len(declaring) >= 6, declaring  # 06, 07, 08, 09, 10, 12 (14, 15 on real data)
+
+
+def test_every_emergent_finding_is_written_with_the_family_that_decides_it(smoke):
+    """Issue 40: each finding a chapter decides over the replicate seeds carries its per-seed
+    family (``racer_lib.claims.families``); decided again on it, it reads as its row, so the
+    bench can redraw it. The checks on one record draw (Fig. 1(a)'s gains) carry none."""
+    from racer_lib.claims import engine
+    from racer_lib.claims.rules import Finding
+    from racer_lib.paper import registry
+
+    result, _ = smoke
+    decided = {}
+    for claim in registry.claims():
+        folder = result.results_dirs.get(claim.chapter)
+        if folder is None or not isinstance(claim.rule, Finding):
+            continue
+        family = engine.family_of(claim, Path(folder))
+        outcome = claim.rule.evaluate(Path(folder))  # refuses a row its family contradicts
+        if family is not None:
+            assert family.decide().decision == outcome.verdict.decision
+            assert family.members and max(len(m.values) for m in family.members) >= 1
+            decided[claim.rule.key] = claim.chapter
+    assert {
+        "fig1b_within", "reward_monotone", "concave", "over_instruct", "over_reasoning",
+        "racer_r_highest", "matched_spend_control", "most_accurate", "surpasses_all_reasoning",
+    } <= set(decided)  # fmt: skip
+    assert "fig1a_gains" not in decided

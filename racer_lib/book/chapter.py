@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from racer_lib.book import page
+from racer_lib.claims.families import PER_SEED
 from racer_lib.errors import RacerError
 from racer_lib.paper import plots
 from racer_lib.paper.evidence import ANCHORS_JSON
@@ -198,10 +199,13 @@ def render(
     csv: str | os.PathLike | None = None,
     verbatim: bool = False,
 ) -> Any:
-    """``table`` as :func:`show` displays it, numbered and captioned, but not displayed: an
+    """``table`` as :func:`show` displays it (without a finding's per-seed family,
+    :data:`racer_lib.claims.families.PER_SEED`), numbered and captioned, but not displayed: an
     ``IPython.display.HTML`` for a cell that changes the HTML before displaying it (the report
     links its claims tables). It takes the next table number: display what it returns."""
     frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+    # a finding's per-seed family is data for the redraws, never a cell of the page
+    frame = frame.drop(columns=PER_SEED, errors="ignore")
     if "provenance" in frame.columns and frame["provenance"].nunique(dropna=False) == 1:
         provenance = provenance or str(frame["provenance"].iloc[0])
         frame = frame.drop(columns="provenance")

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from racer_lib.claims import given as _given
-from racer_lib.claims.data import per_seed
+from racer_lib.claims.families import Family
 from racer_lib.claims.given import Given
 from racer_lib.claims.rules import (
     EMERGENT_KINDS,
@@ -49,6 +49,7 @@ __all__ = [
     "decide_all",
     "emergent",
     "evaluate_claim",
+    "family_of",
     "rule_findings",
     "sensitivity_of",
     "status_odds",
@@ -124,27 +125,29 @@ def sensitivity_of(claim: Claim, verdict: Verdict) -> tuple[float, float]:
     return sensitivity(verdict, rule.sign, rule.boundary(), expected)
 
 
+def _sensitivity(claim: Claim, verdict: Verdict, folder: Path) -> tuple[float, float]:
+    """``(power, mde)`` of a claim: :func:`sensitivity_of` for a comparison with a stated
+    effect, else its family's (:meth:`racer_lib.claims.families.Family.sensitivity`: a
+    chapter's finding, a rule of its own), NaN for a claim with neither."""
+    if getattr(claim.rule, "effect", None) is not None:
+        return sensitivity_of(claim, verdict)
+    family = family_of(claim, folder)
+    return family.sensitivity()[:2] if family is not None else (math.nan, math.nan)
+
+
 #: Resampled data sets per claim on which :func:`claim_rates` measures a rule.
 RATE_REPLICATIONS = 400
 
 
-def _member_values(rule: Difference | Equivalence, folder: Path) -> dict[str, np.ndarray]:
-    """The claim's per-seed values, one array per member (one member, ``""``, without
-    ``members``), as its rule decides them."""
-    d, _, _ = rule.differences(folder)
-    if not rule.members:
-        return {"": per_seed(d, "d")["d"].to_numpy(dtype=float)}
-    rows = per_seed(d, "d", rule.members)
-    return {
-        str(key): group["d"].to_numpy(dtype=float)
-        for key, group in rows.groupby(list(rule.members), sort=False)
-    }
-
-
-def _family(rule: Difference | Equivalence, data: dict[str, np.ndarray]) -> str:
-    members = {k: rule.decide(x) for k, x in data.items()}
-    verdict = next(iter(members.values())) if len(members) == 1 else verdicts.every(members)
-    return verdict.decision
+def family_of(claim: Claim, folder: Path) -> Family | None:
+    """The claim's per-seed family on ``folder`` (:class:`racer_lib.claims.families.Family`):
+    a comparison's members, or the family a chapter decided its finding on; None for a claim
+    with none (a level, an identity, a check on one draw, a rule without a stated effect)."""
+    rule = claim.rule
+    if isinstance(rule, (Difference, Equivalence)) and rule.effect is None:
+        return None
+    family = getattr(rule, "family", None)
+    return family(Path(folder)) if family is not None else None
 
 
 def _at_edge(x: np.ndarray, edge: float, side: int) -> np.ndarray:
@@ -159,59 +162,65 @@ def _at_edge(x: np.ndarray, edge: float, side: int) -> np.ndarray:
 def claim_rates(
     claim: Claim, folder: Path, replications: int = RATE_REPLICATIONS, seed: int = 0
 ) -> dict[str, Any] | None:
-    """A comparison claim's rule measured on data sets built from this build's own per-seed
-    values (each member's seeds resampled with replacement, ``seed`` drawing them): its
-    false-positive rate under the least favourable null (in turn one member shifted to the
-    rule's boundary, at the SESOI, or for an equivalence at one of its margins, so that neither
-    its mean nor its median lies beyond it (:func:`_at_edge`); the others re-centred far on the
-    claimed side), the same with the member's mean alone at the boundary (its median may lie
-    beyond: the null of the mean, which no test of a resample that misses a few outlying seeds
-    can hold), and its power with every member re-centred at the effect its quantity expects
-    (the paper's). Returns ``fpr_hits``, ``fpr_mean_hits``, ``power_hits``, ``trials``,
-    ``members`` and ``seeds``; None for a claim with no per-seed comparison (a level, a
-    chapter's finding)."""
-    rule = claim.rule
-    if not isinstance(rule, (Difference, Equivalence)) or rule.effect is None:
+    """A claim's rule measured on data sets built from this build's own per-seed values (its
+    family, :func:`family_of`; each member's seeds resampled with replacement, ``seed`` drawing
+    them): its false-positive rate under the least favourable null (in turn each of the
+    family's nulls, :meth:`~racer_lib.claims.families.Family.nulls`: the members that make the
+    claim false shifted to their boundary, at the SESOI, or for an equivalence at one of its
+    margins, so that neither their mean nor their median lies beyond it (:func:`_at_edge`);
+    the others re-centred far on the claimed side, or for an equivalence at no difference), the
+    same with the members' means alone at the boundary (their medians may lie beyond: the null
+    of the mean, which no test of a resample that misses a few outlying seeds can hold), and
+    its power with every member re-centred at the effect it expects (the paper's). Returns
+    ``fpr_hits``, ``fpr_mean_hits``, ``power_hits`` (None where a member states no effect),
+    ``trials``, ``members``, ``seeds`` and ``nulls``; None for a claim with no per-seed
+    family."""
+    family = family_of(claim, folder)
+    if family is None or not family.members:
         return None
-    data = _member_values(rule, folder)
+    data = family.values()
+    tests = {m.key: m.test for m in family.members}
     rng = np.random.default_rng(seed)
-    names = list(data)
-    equivalence = isinstance(rule, Equivalence)
-    sign = 1 if equivalence else rule.sign
-    boundary = rule.boundary()
-    if equivalence:
-        expected = 0.0
-    elif rule.bound:
-        expected = rule.effect.sesoi / 2
-    else:
-        expected = rule.threshold + rule.sign * rule.effect.expected()
+    nulls = family.nulls()
+    spread = 10 * max(float(np.ptp(x)) + 1 for x in data.values())
 
     def draw(x: np.ndarray, centre: float) -> np.ndarray:
         return rng.choice(x - x.mean(), size=x.size) + centre
 
-    # the other members of the least favourable null: far on the claimed side (inside an
-    # equivalence's margin), where they hold whatever the resample
-    beyond = (
-        0.0 if equivalence else boundary + sign * 10 * max(np.ptp(x) + 1 for x in data.values())
-    )
+    def beyond(t) -> float:
+        """Far on the claimed side, where a member holds whatever the resample (inside an
+        equivalence's margin: at no difference)."""
+        return 0.0 if t.sign == 0 else t.boundary + t.sign * spread
+
+    powered = all(np.isfinite(t.expected) for t in tests.values())
     fpr = fpr_mean = power = 0
     for r in range(replications):
-        at = names[r % len(names)]
-        edge = -boundary if equivalence and r % 2 else boundary
-        # the claimed side at this edge: above it, or for an equivalence inside the margin
-        side = (1 if edge < 0 else -1) if equivalence else sign
-        null = {k: draw(x, beyond) for k, x in data.items() if k != at}
-        shifted = _at_edge(data[at], edge, side)
-        fpr += _family(rule, {**null, at: draw(shifted, shifted.mean())}) == HOLDS
-        fpr_mean += _family(rule, {**null, at: draw(data[at], edge)}) == HOLDS
-        power += _family(rule, {k: draw(x, expected) for k, x in data.items()}) == HOLDS
+        at = nulls[r % len(nulls)]
+        flip = (r // len(nulls)) % 2  # an equivalence's null alternates between its margins
+        null, null_mean = {}, {}
+        for key, x in data.items():
+            t = tests[key]
+            if key not in at:
+                null[key] = null_mean[key] = draw(x, beyond(t))
+                continue
+            edge = -t.boundary if t.sign == 0 and flip else t.boundary
+            # the claimed side at this edge: above it, or for an equivalence inside the margin
+            side = (1 if edge < 0 else -1) if t.sign == 0 else t.sign
+            shifted = _at_edge(x, edge, side)
+            null[key] = draw(shifted, shifted.mean())
+            null_mean[key] = draw(x, edge)
+        fpr += family.holds(null, at)
+        fpr_mean += family.holds(null_mean, at)
+        if powered:
+            power += family.holds({k: draw(x, tests[k].expected) for k, x in data.items()})
     return {
         "fpr_hits": int(fpr),
         "fpr_mean_hits": int(fpr_mean),
-        "power_hits": int(power),
+        "power_hits": int(power) if powered else None,
         "trials": int(replications),
-        "members": len(names),
+        "members": len(data),
         "seeds": int(min(x.size for x in data.values())),
+        "nulls": len(nulls),
     }
 
 
@@ -222,25 +231,26 @@ def status_odds(
     replications: int = RATE_REPLICATIONS,
     seed: int = 0,
 ) -> dict[str, float] | None:
-    """How often a comparison claim's rule would reach each decision at ``n_seeds`` replicate
-    seeds, if the seeds behaved as those the builds in ``folders`` wrote for it (their per-seed
-    values pooled, each build a different master seed, so no seed is counted twice), redrawn
-    :data:`RATE_REPLICATIONS` times in two stages: a world drawn from the pool with replacement
-    (the pool's own effect is an estimate: a claim whose pooled effect lies near its rule's edge
-    stays unsettled at any count), then ``n_seeds`` seeds drawn from that world, jointly across
-    the members where every member has the same seeds. The share of each decision (``holds``,
-    ``fails``, ``inconclusive``) and ``pooled``, the seeds in the pool. A planning estimate for
-    choosing a chapter's seed count on tuning builds (``make bench-seed-plan``), never evidence
-    for the claim: its pool is the builds it then decides. None for a claim with no per-seed
-    comparison."""
-    rule = claim.rule
-    if not isinstance(rule, (Difference, Equivalence)):
+    """How often a claim's rule would reach each decision at ``n_seeds`` replicate seeds, if
+    the seeds behaved as those the builds in ``folders`` wrote for it (its family's per-seed
+    values, :func:`family_of`, pooled, each build a different master seed, so no seed is
+    counted twice), redrawn :data:`RATE_REPLICATIONS` times in two stages: a world drawn from
+    the pool with replacement (the pool's own effect is an estimate: a claim whose pooled
+    effect lies near its rule's edge stays unsettled at any count), then ``n_seeds`` seeds
+    drawn from that world, jointly across the members where every member has the same seeds.
+    The share of each decision (``holds``, ``fails``, ``inconclusive``) and ``pooled``, the
+    seeds in the pool. A planning estimate for choosing a chapter's seed count on tuning
+    builds (``make bench-seed-plan``), never evidence for the claim: its pool is the builds it
+    then decides. None for a claim with no per-seed family."""
+    families = [family_of(claim, Path(folder)) for folder in folders]
+    if not families or any(f is None or not f.members for f in families):
         return None
-    pools: dict[str, list[np.ndarray]] = {}
-    for folder in folders:
-        for name, x in _member_values(rule, Path(folder)).items():
-            pools.setdefault(name, []).append(x)
+    pools: dict[tuple[str, str], list[np.ndarray]] = {}
+    for fam in families:
+        for key, x in fam.values().items():
+            pools.setdefault(key, []).append(x)
     data = {k: np.concatenate(v) for k, v in pools.items()}
+    family = families[0]
     sizes = {x.size for x in data.values()}
     rng = np.random.default_rng(seed)
     counts = {verdicts.HOLDS: 0, verdicts.FAILS: 0, verdicts.INCONCLUSIVE: 0}
@@ -255,7 +265,7 @@ def status_odds(
             drawn = {
                 k: rng.choice(rng.choice(x, size=x.size), size=n_seeds) for k, x in data.items()
             }
-        counts[_family(rule, drawn)] += 1
+        counts[family.decide(drawn).decision] += 1
     shares = {k: v / replications for k, v in counts.items()}
     return {**shares, "pooled": int(min(sizes))}
 
@@ -300,7 +310,7 @@ def evaluate_claim(
     verdict = outcome.verdict
     if verdict is not None:
         row |= {k: getattr(verdict, k) for k in _VERDICT_FIELDS}
-        row |= dict(zip(("power", "mde"), sensitivity_of(claim, verdict)))
+        row |= dict(zip(("power", "mde"), _sensitivity(claim, verdict, folder)))
     return row | {
         "emergent": emergent(claim, outcome, given),
         "build_value": outcome.value,

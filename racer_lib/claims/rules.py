@@ -17,7 +17,9 @@ decision carries the test, the interval and the seeds.
   theory chapter's instances), optionally with a second bound shown beside it;
 * :class:`Finding` — a finding a chapter decided with the protocol itself (its findings CSV's
   verdict columns), found by the ``key`` the chapter's code wrote beside it (never by its
-  text); the engine computes the status, never copies the CSV's;
+  text); the engine computes the status, never copies the CSV's, and decides the finding again
+  on the per-seed family written beside it (:mod:`racer_lib.claims.families`), refusing a row
+  that disagrees with it;
 * :class:`Excerpts` — a qualitative reading (§2.2's case studies): never decided by a rule; the
   reason says what the build's excerpts are of.
 
@@ -33,7 +35,7 @@ import fnmatch
 import math
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -54,6 +56,7 @@ from racer_lib.claims.data import (
     select,
     verdict_text,
 )
+from racer_lib.claims.families import PER_SEED, Family, Test, from_rows, joined
 from racer_lib.claims.given import Read
 from racer_lib.evaluation import verdicts
 from racer_lib.evaluation.verdicts import FAILS, HOLDS, INCONCLUSIVE, MIN_SEEDS, Verdict
@@ -156,6 +159,18 @@ class _Paired:
     def _sides(self) -> tuple[Mapping[str, Any], ...]:
         return (self.first, self.second) if self.first or self.second else ({},)
 
+    def family(self, folder: Path) -> Family:
+        """The claim's per-seed values on ``folder`` with the subclass's test (:meth:`test`),
+        one member per group of ``members`` (every member holding), as the engine redraws
+        them."""
+        d, _, _ = self.differences(folder)
+        if not self.members:
+            groups = {"": per_seed(d, "d")["d"]}
+        else:
+            rows = per_seed(d, "d", self.members)
+            groups = {str(k): g["d"] for k, g in rows.groupby(list(self.members), sort=False)}
+        return Family(from_rows("", groups, self.test()))
+
     def evaluate(self, folder: Path) -> Outcome:
         """The claim decided on ``folder``: each member's per-seed differences tested by the
         subclass's ``decide``, every member holding when ``members`` is set."""
@@ -185,11 +200,22 @@ class Difference(_Paired):
         sesoi = self.effect.sesoi if self.effect is not None else 0.0
         return sesoi if self.bound else self.threshold + self.sign * sesoi
 
+    def test(self) -> Test:
+        """The claim's test of one member (:meth:`decide`), its power stated at the effect its
+        quantity expects (:meth:`racer_lib.claims.data.Effect.expected`, the paper's; for a
+        bound, the paper's own overspend, half the SESOI)."""
+        sesoi = self.effect.sesoi if self.effect is not None else 0.0
+        if self.effect is None:
+            expected = math.nan
+        elif self.bound:
+            expected = sesoi / 2
+        else:
+            expected = self.threshold + self.sign * self.effect.expected()
+        return Test(self.sign, self.boundary(), 0.0, expected, sesoi, self.min_seeds)
+
     def decide(self, x) -> Verdict:
         """The claim's test on one member's per-seed values ``x``."""
-        verdict = verdicts.directional(x, self.sign, self.boundary(), self.min_seeds)
-        sesoi = self.effect.sesoi if self.effect is not None else 0.0
-        return replace(verdict, sesoi=sesoi)
+        return self.test().decide(x)
 
 
 @dataclass(frozen=True)
@@ -207,9 +233,14 @@ class Equivalence(_Paired):
         """The equivalence margin: the effect's SESOI, else ``margin``."""
         return self.effect.sesoi if self.effect is not None else self.margin
 
+    def test(self) -> Test:
+        """The claim's test of one member (:meth:`decide`), its power stated at no
+        difference."""
+        return Test(0, 0.0, self.boundary(), 0.0, min_n=self.min_seeds)
+
     def decide(self, x) -> Verdict:
         """The claim's test on one member's per-seed values ``x``."""
-        return verdicts.equivalent(x, self.boundary(), self.min_seeds)
+        return self.test().decide(x)
 
 
 @dataclass(frozen=True)
@@ -401,7 +432,8 @@ class Finding:
     files: str = "*findings*.csv"
     kind = "finding"
 
-    def evaluate(self, folder: Path) -> Outcome:
+    def _rows(self, folder: Path) -> tuple[pd.DataFrame, Path]:
+        """The finding's rows and the CSV they are in."""
         paths = sorted(p for p in folder.glob("*.csv") if fnmatch.fnmatch(p.name, self.files))
         if not paths:
             raise NotAvailable(f"{folder.name} wrote no {self.files}")
@@ -410,42 +442,63 @@ class Finding:
             if FINDING_KEY not in table.columns or "decision" not in table.columns:
                 continue
             rows = table[table[FINDING_KEY].astype(str) == self.key]
-            if rows.empty:
-                continue
-            found = [_row_verdict(r) for r in rows.to_dict("records")]
-            decisions = {v.decision for v in found}
-            decision = (
-                HOLDS if decisions == {HOLDS} else FAILS if FAILS in decisions else INCONCLUSIVE
-            )
-            weakest = next(v for v in found if v.decision == decision)
-            verdict = Verdict(
-                weakest.effect,
-                weakest.lo,
-                weakest.hi,
-                weakest.p,
-                weakest.n,
-                weakest.test,
-                decision,
-                weakest.note,
-                sesoi=weakest.sesoi,
-            )
-            detail = next((c for c in ("observed", "detail") if c in rows.columns), None)
-            texts = []
-            for i, v in enumerate(found):
-                text = str(rows[detail].iloc[i]) if detail else ""
-                stated = verdict_text(v) if math.isfinite(v.effect) else v.test
-                texts.append(f"{text} ({stated})" if text else stated)
-            basis = rows["basis"].dropna().astype(str).unique() if "basis" in rows.columns else []
-            read = Read(path.name, ("finding",), keys=tuple(rows[FINDING_KEY].astype(str)))
-            return Outcome(
-                " | ".join(texts),
-                verdict,
-                provenance_of(rows),
-                path.name,
-                (read,),
-                reason="; ".join(basis),
-            )
+            if not rows.empty:
+                return rows, path
         raise NotAvailable(f"{folder.name}: no finding with {FINDING_KEY} {self.key!r}")
+
+    def family(self, folder: Path) -> Family | None:
+        """The per-seed values and tests the chapter decided the finding on (its rows'
+        :data:`racer_lib.claims.families.PER_SEED` column), several rows a conjunction; None
+        when the chapter decided it on no per-seed family (a check on one draw). A damaged
+        family is named (:class:`NotAvailable`), never used."""
+        rows, path = self._rows(folder)
+        if PER_SEED not in rows.columns or rows[PER_SEED].isna().any():
+            return None
+        try:
+            return joined(Family.from_json(str(text)) for text in rows[PER_SEED])
+        except ValueError as err:
+            raise NotAvailable(f"{path.name}, finding {self.key!r}: {PER_SEED}: {err}") from err
+
+    def evaluate(self, folder: Path) -> Outcome:
+        rows, path = self._rows(folder)
+        found = [_row_verdict(r) for r in rows.to_dict("records")]
+        decisions = {v.decision for v in found}
+        decision = HOLDS if decisions == {HOLDS} else FAILS if FAILS in decisions else INCONCLUSIVE
+        family = self.family(folder)
+        if family is not None and family.decide().decision != decision:
+            raise NotAvailable(
+                f"{path.name}, finding {self.key!r}: its per-seed values decide "
+                f"{family.decide().decision}, the row says {decision}: the file is damaged or "
+                "stale; rebuild the chapter"
+            )
+        weakest = next(v for v in found if v.decision == decision)
+        verdict = Verdict(
+            weakest.effect,
+            weakest.lo,
+            weakest.hi,
+            weakest.p,
+            weakest.n,
+            weakest.test,
+            decision,
+            weakest.note,
+            sesoi=weakest.sesoi,
+        )
+        detail = next((c for c in ("observed", "detail") if c in rows.columns), None)
+        texts = []
+        for i, v in enumerate(found):
+            text = str(rows[detail].iloc[i]) if detail else ""
+            stated = verdict_text(v) if math.isfinite(v.effect) else v.test
+            texts.append(f"{text} ({stated})" if text else stated)
+        basis = rows["basis"].dropna().astype(str).unique() if "basis" in rows.columns else []
+        read = Read(path.name, ("finding",), keys=tuple(rows[FINDING_KEY].astype(str)))
+        return Outcome(
+            " | ".join(texts),
+            verdict,
+            provenance_of(rows),
+            path.name,
+            (read,),
+            reason="; ".join(basis),
+        )
 
 
 @dataclass(frozen=True)

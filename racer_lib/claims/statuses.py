@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from racer_lib.claims import given as _given
+from racer_lib.claims.families import PER_SEED
 from racer_lib.claims.given import Given
 from racer_lib.claims.rules import FINDING_KEY
 from racer_lib.evaluation.verdicts import FAILS, HOLDS
@@ -89,7 +90,8 @@ def add_status(
     verdict's columns (``p_other`` after them when given) and ``status`` (:func:`status_of`).
     Whether the simulator was given a finding is derived (:func:`racer_lib.claims.given.given_by`
     on the ``given`` table and its ``key``), never declared; a ``status`` the rows carry is
-    replaced. ``basis`` goes last. A table without rows keeps its columns."""
+    replaced. ``basis`` goes last, then the finding's per-seed family
+    (:data:`racer_lib.claims.families.PER_SEED`). A table without rows keeps its columns."""
     import pandas as pd
 
     table = pd.DataFrame(findings).copy()
@@ -108,9 +110,10 @@ def add_status(
     added = pd.DataFrame(rows, columns=[*VERDICT_COLUMNS, "status"], index=table.index)
     if "p_other" in table.columns:  # a verdict's other side (Verdict.columns): with the rest
         added.insert(len(VERDICT_COLUMNS), "p_other", table["p_other"])
-    drop = {*VERDICT_COLUMNS, "p_other", "status", "holds", "level", "basis"}
+    drop = {*VERDICT_COLUMNS, "p_other", "status", "holds", "level", "basis", PER_SEED}
     keep = [c for c in table.columns if c not in drop]
     out = pd.concat([table[keep], added], axis=1)
-    if "basis" in table.columns:
-        out["basis"] = table["basis"]
+    for last in ("basis", PER_SEED):
+        if last in table.columns:
+            out[last] = table[last]
     return out

@@ -15,6 +15,7 @@ from racer_lib.claims import engine
 from racer_lib.claims.engine import (
     RATE_REPLICATIONS,
     claim_rates,
+    family_of,
     sensitivity_of,
     status_odds,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "decide_all",
     "emergent",
     "evaluate_claim",
+    "family_of",
     "rule_findings",
     "sensitivity_of",
     "status_odds",

@@ -30,7 +30,7 @@ Chapter 15 (:mod:`racer_lib.paper.chapters.llmbar_shift`) tests on fixed subsets
 cannot re-draw the test pairs from the population; each tests on its own resample of them, with
 the corrected standard error (``llmbar_shift.TEST_OVERLAP``). :func:`shift_false_positive_rate`
 runs its rule
-(:func:`racer_lib.paper.shift.control_verdicts`) on a robust router and a matched-spend control
+(:func:`racer_lib.paper.shift.control_family`) on a robust router and a matched-spend control
 that are exchangeable (both rankings without signal, persisting across seeds), and measures how
 often it declares that the robust one beats its control.
 """
@@ -189,7 +189,7 @@ def _shift_runs(records: pd.DataFrame, shift, design: NullDesign, budgets, ranki
 def shift_false_positive_rate(
     records: pd.DataFrame, design: NullDesign, budgets: Sequence[float], shifts: Sequence
 ) -> dict[str, float]:
-    """How often chapter 15's rule (:func:`racer_lib.paper.shift.control_verdicts`, "beats
+    """How often chapter 15's rule (:func:`racer_lib.paper.shift.control_family`, "beats
     the matched-spend control": fewer runs over budget and accuracy alike, seeds as
     replicates, every shift and budget pooled within the seed) holds when the robust router and
     its control are exchangeable: two rankings of the pairs with no signal, drawn per null
@@ -202,9 +202,8 @@ def shift_false_positive_rate(
         for sh in shifts:
             rankings = [(rng.permutation(n), rng.permutation(n)) for _ in budgets]
             rows += _shift_runs(records, sh, design, budgets, rankings, k)
-        found = shift_rules.control_verdicts(pd.DataFrame(rows), overlap=llmbar_shift.TEST_OVERLAP)[
-            "beats the control"
-        ]
+        found = shift_rules.control_family(pd.DataFrame(rows), overlap=llmbar_shift.TEST_OVERLAP)
+        found = found.decide()
         held += found.decision == verdicts.HOLDS
     lo, hi = wilson_interval(held, design.replicates)
     return {"replicates": design.replicates, "held": held, "rate": held / design.replicates,

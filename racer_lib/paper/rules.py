@@ -11,9 +11,11 @@ declares the claim.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from racer_lib.claims.data import (
     ACCURACY_TOLERANCE,
@@ -28,6 +30,7 @@ from racer_lib.claims.data import (
     select,
     verdict_text,
 )
+from racer_lib.claims.families import Family, Test, from_rows
 from racer_lib.claims.given import Read
 from racer_lib.claims.rules import Level
 from racer_lib.evaluation import verdicts
@@ -75,7 +78,9 @@ class HalfCost:
     tol: float = ROUTER_ACCURACY.sesoi
     kind = "difference"
 
-    def evaluate(self, folder: Path) -> Outcome:
+    def _gaps(self, folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, Path]:
+        """``(d, racer, path)``: per judge, split and seed the gap (column ``d``), the RACER
+        rows read and the runs' CSV."""
         runs, path = read_csv(folder, self.runs)
         ends, _ = read_csv(folder, self.ends)
         if self.judges:
@@ -96,12 +101,24 @@ class HalfCost:
         best = cheap.groupby(keys).apply(
             lambda g: g["accuracy"].max() - g["ar_acc"].iloc[0], include_groups=False
         )
-        d = best.rename("d").reset_index()
-        verdict, members = decide_members(
-            d,
-            ("judge", "set"),
-            lambda x: replace(verdicts.directional(x, 1, -self.tol), sesoi=self.tol),
-        )
+        return best.rename("d").reset_index(), racer, path
+
+    def test(self) -> Test:
+        """One member's test: the gap above ``-tol`` (non-inferiority), its power stated at
+        equal accuracy."""
+        return Test(1, -self.tol, 0.0, expected=0.0, shown=self.tol)
+
+    def family(self, folder: Path) -> Family:
+        """The gaps per judge and split (a member each, every member holding), as the engine
+        redraws them."""
+        d, _, _ = self._gaps(folder)
+        rows = per_seed(d, "d", ("judge", "set"))
+        groups = {str(k): g["d"] for k, g in rows.groupby(["judge", "set"], sort=False)}
+        return Family(from_rows("", groups, self.test()))
+
+    def evaluate(self, folder: Path) -> Outcome:
+        d, racer, path = self._gaps(folder)
+        verdict, members = decide_members(d, ("judge", "set"), self.test().decide)
         chosen = {"judge": self.judges} if self.judges else {}
         reads = (
             Read(path.name, ("accuracy", "cost"), {"method": "RACER", "set": self.sets, **chosen}),

@@ -26,9 +26,8 @@ that claim against:
   accuracy difference; the tests run over the seeds. Violation counts keep their 95 % Wilson
   intervals (:func:`wilson_interval`) as a description of the runs, not as the test.
 
-**Beats the control** (the rule of :func:`control_verdicts`), a conjunction of two tests
-(:func:`racer_lib.evaluation.verdicts.conjunction`: it holds when both hold and fails when
-either fails):
+**Beats the control** (the rule of :func:`control_family`), a conjunction of two tests (it
+holds when both hold and fails when either fails):
 
 * **fewer violations**: the per-seed difference of the shares over budget (robust minus
   control) is below zero, a one-sided t-test over the seeds
@@ -37,9 +36,7 @@ either fails):
   points) lies within ``±EQUAL_ACCURACY_POINTS``, the margin fixed here before any run: TOST
   (:func:`racer_lib.evaluation.verdicts.equivalent`).
 
-A tie in violations in every seed (e.g. none on either side) is no effect at all and fails;
-with fewer than :data:`racer_lib.evaluation.verdicts.MIN_SEEDS` seeds the verdict is
-``inconclusive``.
+A tie in violations in every seed is no effect and fails; too few seeds are inconclusive.
 
 **Fig. 3** (the robustness ablation, decided alike wherever it is run: its chapter 08 and the
 simulator sweep of chapter 16): the plan of one replicate's runs (:func:`ablation_plan`), each
@@ -56,10 +53,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.families import PER_SEED, Family, Test, from_rows
 from racer_lib.evaluation import intervals, verdicts
 from racer_lib.evaluation import metrics as evaluate
 from racer_lib.evaluation.intervals import wilson_interval
-from racer_lib.evaluation.verdicts import Verdict, conjunction
 from racer_lib.paper import effects, experiments, registry
 from racer_lib.paper.claims import VERDICT_COLUMNS, add_status
 from racer_lib.paper.files import ABLATION_FINDINGS_CSV as ABLATION_FINDINGS_CSV
@@ -87,7 +84,7 @@ __all__ = [
     "control_findings",
     "control_plan",
     "control_rows",
-    "control_verdicts",
+    "control_family",
     "control_view",
     "highest_reward",
     "matched_controls",
@@ -263,21 +260,22 @@ def per_seed_shares(both: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def control_verdicts(
+def control_family(
     both: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS, overlap: float = 0.0
-) -> dict[str, Verdict]:
+) -> Family:
     """The rule of the module on :func:`paired_runs` rows, seeds as replicates
-    (:func:`per_seed_shares`): ``fewer violations`` (directional, below zero), ``equal
-    accuracy`` (TOST within ``±EQUAL_ACCURACY_POINTS``) and ``beats the control``, their
-    :func:`conjunction`. ``overlap``: Nadeau and Bengio's correction where the seeds test on
-    resamples of one fixed set of pairs (chapter 15; :func:`verdicts.directional`)."""
+    (:func:`per_seed_shares`), as a family of two parts: ``fewer violations`` (directional,
+    below zero by the SESOI; its power stated at twice it, the paper printing no number) and
+    ``equal accuracy`` (TOST within ``±EQUAL_ACCURACY_POINTS``; power at no difference).
+    ``overlap``: Nadeau and Bengio's correction where the seeds test on resamples of one fixed
+    set of pairs (chapter 15; :func:`verdicts.directional`)."""
     seeds, kw = per_seed_shares(both), {"min_n": min_n, "overlap": overlap}
-    fewer = verdicts.directional(
-        seeds["violation_difference"], -1, sesoi=effects.VIOLATIONS.sesoi, **kw
+    fewer = Test(-1, 0.0, effects.VIOLATIONS.sesoi, -effects.VIOLATIONS.expected(), **kw)
+    alike = Test(0, 0.0, EQUAL_ACCURACY_POINTS, 0.0, **kw)
+    return Family(
+        from_rows("fewer violations", {"share": seeds["violation_difference"]}, fewer)
+        + from_rows("equal accuracy", {"accuracy": seeds["accuracy_difference"]}, alike)
     )
-    alike = verdicts.equivalent(seeds["accuracy_difference"], EQUAL_ACCURACY_POINTS, **kw)
-    parts = {"fewer violations": fewer, "equal accuracy": alike}
-    return {**parts, "beats the control": conjunction(parts)}
 
 
 def _describe(g: pd.DataFrame, cost_col: str) -> dict[str, Any]:
@@ -315,7 +313,7 @@ def control_comparison(
     ``by``: the runs described (:func:`_describe`: runs, seeds, both violation counts with
     rates and Wilson intervals, the discordant runs, the robust runs' validation spend in the
     training unit and as a share of the budget, the controls' budget, both mean costs and
-    accuracies), then the protocol's tests over the seeds (:func:`control_verdicts`):
+    accuracies), then the protocol's tests over the seeds (:func:`control_family`):
     ``violation_difference`` (mean over seeds of the robust share over budget minus the
     control's) with its 95 % t-interval ``violation_lo``/``violation_hi``, ``violations_p``
     and ``violations_decision``; ``accuracy_difference`` (points) with ``difference_lo``/
@@ -327,9 +325,9 @@ def control_comparison(
     rows = []
     for key, g in both.groupby(list(by), sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        found = control_verdicts(g, min_n, overlap)
-        fewer, alike = found["fewer violations"], found["equal accuracy"]
-        beats = found["beats the control"]
+        family = control_family(g, min_n, overlap)
+        found, beats = family.verdicts(), family.decide()
+        fewer, alike = found["fewer violations"]["share"], found["equal accuracy"]["accuracy"]
         rows.append(
             {
                 **dict(zip(by, key)),
@@ -345,6 +343,7 @@ def control_comparison(
                 "accuracy_p": alike.p,
                 "accuracy_decision": alike.decision,
                 **beats.columns(),
+                PER_SEED: family.to_json(),
             }
         )
     return pd.DataFrame(rows)
@@ -403,7 +402,7 @@ def control_findings(
     registry stem) as ``csv``: the ``label`` columns, ``finding`` (``text`` with ``name`` the
     ``label`` columns joined), its ``key`` (a claim's :class:`racer_lib.claims.rules.Finding`
     reads it), ``observed`` (the row in words), the row's verdict (its
-    conjunction, :func:`control_verdicts`), ``status``
+    conjunction, :func:`control_family`; its ``per_seed`` family), ``status``
     (:func:`racer_lib.paper.claims.add_status`) and ``basis``."""
     rows = []
     for d in comparison.to_dict("records"):
@@ -414,7 +413,7 @@ def control_findings(
                 "finding": text.format(name=name),
                 "key": key,
                 "observed": _detail(d, name),
-                **{c: d[c] for c in (*VERDICT_COLUMNS, "p_other")},
+                **{c: d[c] for c in (*VERDICT_COLUMNS, "p_other", PER_SEED) if c in d},
                 "basis": basis,
             }
         )
@@ -547,11 +546,10 @@ def highest_reward(runs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[
     racer_r = here[here["variant"] == "RACER-R"].groupby("seed")["accuracy"].mean()
     others = here[here["variant"] != "RACER-R"]
     acc = others.pivot_table(index="seed", columns="method", values="accuracy", sort=False)
-    sesoi = effects.ROUTER_ACCURACY.sesoi
-    members = {
-        m: verdicts.directional(racer_r - acc[m], min_n=min_n, sesoi=sesoi) for m in acc.columns
-    }
-    found = verdicts.every(members)
+    gain = effects.ROUTER_ACCURACY
+    test = Test(1, 0.0, gain.sesoi, gain.expected(), min_n=min_n)
+    family = Family(from_rows("", {m: racer_r - acc[m] for m in acc.columns}, test))
+    members, found = family.verdicts()[""], family.decide()
     return {
         "finding": HIGHEST,
         "key": KEY_HIGHEST,
@@ -560,6 +558,7 @@ def highest_reward(runs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[
         + ", ".join(f"{m}: {v.effect:+.2f} pts" for m, v in members.items()),
         **found.columns(),
         "basis": experiments.BASIS_LEARNED,
+        PER_SEED: family.to_json(),
     }
 
 
@@ -583,7 +582,7 @@ def matched_spend_finding(
     """The finding that decides whether cost robustness is more than thrift, written by chapter
     08 as :data:`CONTROL_FINDINGS_CSV`: under the costlier shift, RACER-C (every τ_C pooled within
     its seed, each run paired with its own control, :func:`matched_controls`) against its
-    matched-spend controls, by the rule of :func:`control_verdicts` (fewer runs over budget per
+    matched-spend controls, by the rule of :func:`control_family` (fewer runs over budget per
     seed **and** accuracy alike within ``EQUAL_ACCURACY_POINTS``, a conjunction), as the
     finding ``"costlier shift: RACER-C beats the matched-spend control"`` with its
     ``scenario``."""

@@ -23,7 +23,7 @@ the training unit) after a shift of the inputs. This module runs that claim on r
   Wilson intervals, and the reasoning rate before and after the shift.
 
 The chapter's findings, whether RACER-C and RACER beat their matched-spend controls, are
-decided over the seeds by :func:`racer_lib.paper.shift.control_verdicts` (every judge, shift,
+decided over the seeds by :func:`racer_lib.paper.shift.control_family` (every judge, shift,
 budget and temperature of a variant pooled within its seed). The shifted subsets are one fixed
 set of pairs, so the pairs are a level of variation more seeds cannot average away: each seed
 tests on its own resample of them, drawn with replacement (:func:`test_draw`), and the tests

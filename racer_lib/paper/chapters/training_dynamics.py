@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from racer_lib.claims.families import PER_SEED, Family, Member, Test, from_rows
 from racer_lib.claims.rules import Claim, Difference, Equivalence, Finding
 from racer_lib.evaluation import intervals, verdicts
 from racer_lib.paper import effects, experiments, registry
@@ -135,22 +136,33 @@ def monotone_rhos(history: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def monotone_family(history: pd.DataFrame) -> Family:
+    """Fig. 5's "reward increases monotonically" as a family over the budgets of ``history``,
+    two members each, decided over the replicate seeds of :func:`monotone_rhos`: the mean
+    Spearman correlation above :data:`MONOTONE_RHO` (``B = 2``; its power stated at a
+    monotone curve, ρ = 1) and the mean largest drop below :data:`MONOTONE_DIP` (``B = 2
+    dip``; power at no drop), each a one-sided test
+    (:func:`racer_lib.evaluation.verdicts.directional`), every member holding."""
+    members: tuple[Member, ...] = ()
+    for budget, sub in monotone_rhos(history).groupby("budget", sort=True):
+        members += from_rows("", {f"B = {budget:g}": sub["rho"]}, Test(1, MONOTONE_RHO, expected=1))
+        members += from_rows(
+            "", {f"B = {budget:g} dip": sub["drop"]}, Test(-1, MONOTONE_DIP, expected=0)
+        )
+    return Family(members)
+
+
 def monotone_members(history: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, verdicts.Verdict]]:
-    """Fig. 5's "reward increases monotonically" per budget of ``history``, two members of the
-    family each: over the replicate seeds, the one-sided test that the mean Spearman
-    correlation of :func:`monotone_rhos` exceeds :data:`MONOTONE_RHO` (``B = 2``), and that the
-    mean largest drop lies below :data:`MONOTONE_DIP` (``B = 2 dip``), both
-    :func:`racer_lib.evaluation.verdicts.directional`. Returns the page's table (``budget``,
-    ``rising_steps``: the mean share of non-decreasing steps, the ρ verdict's columns, its
-    ``effect`` the mean ρ, then ``drop`` and ``drop_hi``, the mean largest drop and its upper
-    bound, and ``drop_decision``) and the members by name."""
+    """The members of :func:`monotone_family`, per budget of ``history``. Returns the page's
+    table (``budget``, ``rising_steps``: the mean share of non-decreasing steps, the ρ
+    verdict's columns, its ``effect`` the mean ρ, then ``drop`` and ``drop_hi``, the mean
+    largest drop and its upper bound, and ``drop_decision``) and the members' verdicts by
+    name."""
     rhos = monotone_rhos(history)
-    table, members = [], {}
+    members = monotone_family(history).verdicts().get("", {})
+    table = []
     for budget, sub in rhos.groupby("budget", sort=True):
-        verdict = verdicts.directional(sub["rho"], 1, threshold=MONOTONE_RHO)
-        dip = verdicts.directional(sub["drop"], -1, threshold=MONOTONE_DIP)
-        members[f"B = {budget:g}"] = verdict
-        members[f"B = {budget:g} dip"] = dip
+        verdict, dip = members[f"B = {budget:g}"], members[f"B = {budget:g} dip"]
         table.append(
             {
                 "budget": budget,
@@ -171,8 +183,9 @@ def training_findings(history: pd.DataFrame, provenance: str) -> pd.DataFrame:
     Columns ``finding``, ``observed`` (each budget's mean ρ and largest drop), ``interval``
     (the weakest member's estimate and interval, as text), the verdict's, ``status`` and
     ``basis``; it emerges from training (the simulator is given no router's curve)."""
-    table, members = monotone_members(history)
-    verdict = verdicts.every(members)
+    table, _ = monotone_members(history)
+    family = monotone_family(history)
+    verdict = family.decide()
     tests = f"one-sided t and bootstrap-t (ρ > {MONOTONE_RHO:g}; largest drop < {MONOTONE_DIP:g})"
     verdict = replace(verdict, test=verdict.test.split(": ", 1)[0] + ": " + tests)
     observed = "; ".join(
@@ -190,6 +203,7 @@ def training_findings(history: pd.DataFrame, provenance: str) -> pd.DataFrame:
         "interval": verdict.interval_text(digits=3),
         **{k: v for k, v in verdict.columns().items() if k in VERDICT_COLUMNS},
         "basis": BASIS_LEARNED,
+        PER_SEED: family.to_json(),
     }
     return add_status([row], provenance, registry.DYNAMICS, FINDINGS_CSV)
 
