@@ -237,7 +237,7 @@ def test_the_rates_say_what_was_measured_and_what_was_not(tmp_path):
     rates = verdict.rates_html(tmp_path)
     assert "not measured in this build" not in rates
     assert (
-        f"{per_claim['meeting_target']} of {per_claim['measured']} emergent comparison claims"
+        f"{per_claim['meeting_target']} of {per_claim['measured']} emergent claims"
         in rates
     )
 

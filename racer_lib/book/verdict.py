@@ -123,8 +123,9 @@ def _verdict_rates(found: dict[str, Any], command: str) -> list[str]:
 def _claim_rates(found: dict[str, Any], command: str) -> list[str]:
     """The per-claim false-positive rates (``verdicts.json``'s ``claim_rates``) as a list item."""
     return [
-        f"<b>Per claim</b>: {found['meeting_target']} of {found['measured']} emergent "
-        f"comparison claims keep their false-positive rate under their least favourable null "
+        f"<b>Per claim</b>: {found['meeting_target']} of {found['measured']} emergent claims "
+        "(a chapter's finding on the per-seed family it wrote) keep their false-positive rate "
+        "under their least favourable null "
         f"within {_pct(found['fpr_target'])} (95 % Wilson upper bound; the largest "
         f"{_pct(found['largest_fpr_upper'])}), {found['replications']} resampled data sets "
         f"each{_when(found)}. <code>{command}</code>"

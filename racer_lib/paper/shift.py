@@ -26,17 +26,12 @@ that claim against:
   accuracy difference; the tests run over the seeds. Violation counts keep their 95 % Wilson
   intervals (:func:`wilson_interval`) as a description of the runs, not as the test.
 
-**Beats the control** (the rule of :func:`control_family`), a conjunction of two tests (it
-holds when both hold and fails when either fails):
-
-* **fewer violations**: the per-seed difference of the shares over budget (robust minus
-  control) is below zero, a one-sided t-test over the seeds
-  (:func:`racer_lib.evaluation.verdicts.directional`, sign -1);
-* **at equal accuracy**: the per-seed mean paired accuracy difference (robust minus control,
-  points) lies within ``±EQUAL_ACCURACY_POINTS``, the margin fixed here before any run: TOST
-  (:func:`racer_lib.evaluation.verdicts.equivalent`).
-
-A tie in violations in every seed is no effect and fails; too few seeds are inconclusive.
+**Beats the control** (the rule of :func:`control_family`): *fewer violations* (the per-seed
+difference of the shares over budget, robust minus control, below zero by its SESOI: a one-sided
+test, :func:`racer_lib.evaluation.verdicts.directional`) and *equal accuracy* (the per-seed mean
+paired difference within ``±EQUAL_ACCURACY_POINTS``, fixed before any run: TOST,
+:func:`racer_lib.evaluation.verdicts.equivalent`), both holding; it fails when either fails. A tie
+in violations in every seed is no effect and fails; too few seeds are inconclusive.
 
 **Fig. 3** (the robustness ablation, decided alike wherever it is run: its chapter 08 and the
 simulator sweep of chapter 16): the plan of one replicate's runs (:func:`ablation_plan`), each
