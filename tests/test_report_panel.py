@@ -236,10 +236,7 @@ def test_the_rates_say_what_was_measured_and_what_was_not(tmp_path):
     (tmp_path / "verdicts.json").write_text(json.dumps({**found, "claim_rates": per_claim}))
     rates = verdict.rates_html(tmp_path)
     assert "not measured in this build" not in rates
-    assert (
-        f"{per_claim['meeting_target']} of {per_claim['measured']} emergent claims"
-        in rates
-    )
+    assert f"{per_claim['meeting_target']} of {per_claim['measured']} emergent claims" in rates
 
 
 def test_the_cite_box_names_the_companion_the_paper_the_commit_and_the_profile():
