@@ -130,12 +130,22 @@ class Family:
             return next(iter(members.values()))
         return _COMBINE[self.combine.get(part, EVERY)](members)
 
-    def decide(self, values: Mapping[tuple[str, str], np.ndarray] | None = None) -> Verdict:
-        """The claim's verdict: each part's members joined, the parts in a conjunction."""
-        parts = {p: self._part(p, ms) for p, ms in self.verdicts(values).items()}
+    def part_verdicts(self, found: Mapping[str, Mapping[str, Verdict]]) -> dict[str, Verdict]:
+        """Each part's verdict from its members' (``found``, as :meth:`verdicts` gives them):
+        joined by the part's ``combine``, a lone member as itself."""
+        return {p: self._part(p, found.get(p, {})) for p in self.parts}
+
+    def join(self, found: Mapping[str, Mapping[str, Verdict]]) -> Verdict:
+        """The claim's verdict from its members' (``found``, as :meth:`verdicts` gives them):
+        each part's members joined, the parts in a conjunction."""
+        parts = self.part_verdicts(found)
         if not parts:
             return _untested()
         return next(iter(parts.values())) if len(parts) == 1 else verdicts.conjunction(parts)
+
+    def decide(self, values: Mapping[tuple[str, str], np.ndarray] | None = None) -> Verdict:
+        """The claim's verdict on ``values`` (by member key; the family's own by default)."""
+        return self.join(self.verdicts(values))
 
     def holds(
         self, values: Mapping[tuple[str, str], np.ndarray], first: Iterable[tuple[str, str]] = ()

@@ -465,10 +465,11 @@ class Finding:
         decisions = {v.decision for v in found}
         decision = HOLDS if decisions == {HOLDS} else FAILS if FAILS in decisions else INCONCLUSIVE
         family = self.family(folder)
-        if family is not None and family.decide().decision != decision:
+        redecided = family.decide().decision if family is not None else decision
+        if redecided != decision:
             raise NotAvailable(
                 f"{path.name}, finding {self.key!r}: its per-seed values decide "
-                f"{family.decide().decision}, the row says {decision}: the file is damaged or "
+                f"{redecided}, the row says {decision}: the file is damaged or "
                 "stale; rebuild the chapter"
             )
         weakest = next(v for v in found if v.decision == decision)

@@ -321,8 +321,9 @@ def control_comparison(
     for key, g in both.groupby(list(by), sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         family = control_family(g, min_n, overlap)
-        found, beats = family.verdicts(), family.decide()
-        fewer, alike = found["fewer violations"]["share"], found["equal accuracy"]["accuracy"]
+        found = family.verdicts()
+        parts, beats = family.part_verdicts(found), family.join(found)
+        fewer, alike = parts["fewer violations"], parts["equal accuracy"]
         rows.append(
             {
                 **dict(zip(by, key)),
@@ -544,7 +545,8 @@ def highest_reward(runs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[
     gain = effects.ROUTER_ACCURACY
     test = Test(1, 0.0, gain.sesoi, gain.expected(), min_n=min_n)
     family = Family(from_rows("", {m: racer_r - acc[m] for m in acc.columns}, test))
-    members, found = family.verdicts()[""], family.decide()
+    members = family.verdicts()[""]
+    found = family.join({"": members})
     return {
         "finding": HIGHEST,
         "key": KEY_HIGHEST,

@@ -223,7 +223,8 @@ def most_accurate(
             gap = {f"{judge}, {method}": (racer - mine.loc[method]).dropna()}
             found += from_rows("", gap, test)
     family = Family(found)
-    members, verdict = family.verdicts()[""], family.decide()
+    found = family.verdicts()
+    members, verdict = found[""], family.join(found)
     gaps = [v.effect for v in members.values()]
     row = {
         "finding": _most_accurate_text(budget),

@@ -174,7 +174,7 @@ def concavity(runs: pd.DataFrame, ends: pd.DataFrame, sesoi: float = CONCAVITY_S
     )
     found = family.verdicts()
     bends, points = found["bends"], found["no dip"]
-    verdict = replace(family.decide(), sesoi=sesoi)
+    verdict = replace(family.join(found), sesoi=sesoi)
     observed = (
         f"mean elevation above the neighbours' chords {_span(bends)} over {len(bends)} "
         f"judge x set members, each point's {_span(points)}; SESOI {sesoi:g} pts (half the "
@@ -198,7 +198,8 @@ def over_all_instruct(runs: pd.DataFrame, ends: pd.DataFrame, benchmarks: Sequen
     d = (pooled - _endpoints(ends, "All-Instruct")["accuracy"]).dropna().rename("d").reset_index()
     gain = replace(_GAIN, expected=_paper_gain_over_instruct())
     family = Family(from_rows("", _groups(d, ("judge", "set")), gain), parts=("",))
-    members, verdict = family.verdicts()[""], family.decide()
+    found = family.verdicts()
+    members, verdict = found[""], family.join(found)
     observed = (
         f"RACER (mean over budgets) minus All-Instruct {_span(members)} over {len(members)} "
         "judge x benchmark members"
@@ -231,7 +232,8 @@ def over_all_reasoning(
     family = Family(
         from_rows("", _groups(d, ("judge", "set")), _GAIN), combine={"": MOST}, parts=("",)
     )
-    members, verdict = family.verdicts()[""], family.decide()
+    found = family.verdicts()
+    members, verdict = found[""], family.join(found)
     observed = (
         f"best RACER run at <= {share:g} x All-Reasoning's cost minus All-Reasoning "
         f"{_span(members)} over {len(members)} judge x split members; "

@@ -209,7 +209,8 @@ def stays_within(costs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[s
             Test(1, RATIO_TOLERANCE, expected=2 * RATIO_TOLERANCE, min_n=min_n),
         )
     )
-    parts = {part: next(iter(found.values())) for part, found in family.verdicts().items()}
+    found = family.verdicts()
+    parts = family.part_verdicts(found)
     over = costs.groupby("variant")["shift_violated"].agg(["sum", "count"])
     counts = ", ".join(f"{v} {int(r['sum'])} of {int(r['count'])}" for v, r in over.iterrows())
     return {
@@ -218,7 +219,7 @@ def stays_within(costs: pd.DataFrame, min_n: int = verdicts.MIN_SEEDS) -> dict[s
         "observed": "per seed, cost / C - 1 after the shift (RACER-C's τ pooled): "
         + "; ".join(f"{k} {v.interval_text()}" for k, v in parts.items())
         + f"; runs over budget: {counts}",
-        **family.decide().columns(),
+        **family.join(found).columns(),
         PER_SEED: family.to_json(),
         "basis": BASIS_LEARNED,
     }

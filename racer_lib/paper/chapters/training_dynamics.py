@@ -183,9 +183,9 @@ def training_findings(history: pd.DataFrame, provenance: str) -> pd.DataFrame:
     Columns ``finding``, ``observed`` (each budget's mean ρ and largest drop), ``interval``
     (the weakest member's estimate and interval, as text), the verdict's, ``status`` and
     ``basis``; it emerges from training (the simulator is given no router's curve)."""
-    table, _ = monotone_members(history)
+    table, members = monotone_members(history)
     family = monotone_family(history)
-    verdict = family.decide()
+    verdict = family.join({"": members})
     tests = f"one-sided t and bootstrap-t (ρ > {MONOTONE_RHO:g}; largest drop < {MONOTONE_DIP:g})"
     verdict = replace(verdict, test=verdict.test.split(": ", 1)[0] + ": " + tests)
     observed = "; ".join(
